@@ -1,0 +1,68 @@
+# flashback — every way in. `make demo` and `make test` bootstrap everything they need.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(abspath $(VENV))/bin
+export VIRTUAL_ENV := $(abspath $(VENV))
+export PATH := $(BIN):$(PATH)
+CARGO := cargo
+MANIFEST := native/Cargo.toml
+
+SYS_STAMP := $(VENV)/.system-deps
+BUILD_STAMP := $(VENV)/.built
+RUST_SRC := $(shell find native/src -name '*.rs' 2>/dev/null) native/Cargo.toml native/Cargo.lock
+
+.PHONY: setup demo test test-rust test-python bench lab fmt lint clean
+
+setup: $(BUILD_STAMP)
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q maturin==1.16.0
+
+# Debian packages: fio (agreement tests, benchmarks, fio import) and chromium (HTML report
+# and JupyterLab checks). Installed when missing; needs root (as CI is).
+$(SYS_STAMP): | $(BIN)/python
+	@missing=""; for p in fio:fio chromium:chromium; do \
+	  command -v $${p%%:*} >/dev/null || missing="$$missing $${p##*:}"; done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing Debian packages:$$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	  else echo "flashback: missing$$missing; install them with: sudo apt-get install$$missing" >&2; fi; \
+	fi
+	@touch $@
+
+$(BUILD_STAMP): $(BIN)/python $(SYS_STAMP) $(RUST_SRC) pyproject.toml
+	cd $(CURDIR) && $(BIN)/maturin develop --release --extras dev --quiet
+	@touch $@
+
+demo: setup
+	$(BIN)/python -m flashback.demo
+
+test: setup test-rust test-python
+
+test-rust:
+	$(CARGO) test --manifest-path $(MANIFEST) --quiet
+
+test-python: setup
+	$(BIN)/python -m pytest tests -q
+
+bench: setup
+	$(CARGO) build --release --manifest-path $(MANIFEST) --examples --quiet
+	$(BIN)/python tests/bench/run.py
+
+lab: setup
+	$(BIN)/jupyter lab --notebook-dir=notebooks
+
+fmt: setup
+	$(CARGO) fmt --manifest-path $(MANIFEST)
+	$(BIN)/ruff format toolkit tests notebooks
+
+lint: setup
+	$(CARGO) clippy --manifest-path $(MANIFEST) --all-targets --features python -- -D warnings
+	$(BIN)/ruff check toolkit tests
+
+clean:
+	rm -rf $(VENV) native/target out

@@ -1,0 +1,40 @@
+//! One capture row. Rates (`*_iops`, `*_mbps`) are derived when the row is written to Arrow.
+
+/// Completion-latency statistics of one direction in one interval, in microseconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LatStats {
+    pub mean_us: f64,
+    pub p50_us: f64,
+    pub p99_us: f64,
+    pub p999_us: f64,
+    pub max_us: f64,
+}
+
+/// The simulator's ground truth at the end of an interval. Byte counters are cumulative since
+/// the drive's last secure erase, like `host_written_bytes`.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SimTruth {
+    pub nand_written_bytes: u64,
+    pub gc_copied_bytes: u64,
+    pub free_blocks: u64,
+}
+
+/// One interval of a capture.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct IntervalRow {
+    /// End of the interval, seconds since the capture began.
+    pub t_s: f64,
+    pub interval_s: f64,
+    /// Completed operations, indexed by `OpKind` (read, write, trim).
+    pub ios: [u64; 3],
+    /// Completed bytes, indexed by `OpKind`.
+    pub bytes: [u64; 3],
+    /// Latency of reads and writes; `None` when none completed.
+    pub lat: [Option<LatStats>; 2],
+    /// Cumulative host bytes written (see the design's schema).
+    pub host_written_bytes: u64,
+    pub step: String,
+    pub sim: Option<SimTruth>,
+    /// NAND bytes / host bytes written in this interval (sim only; `None` if no host writes).
+    pub wa: Option<f64>,
+}

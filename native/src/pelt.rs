@@ -1,0 +1,1 @@
+//! Exact PELT change-point search. (Placeholder; the analysis issue fills it in.)

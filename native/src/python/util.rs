@@ -1,0 +1,93 @@
+//! The one wrapper every long call goes through: release the GIL, poll for Ctrl-C, forward
+//! progress rows to a Python callback, convert the error.
+
+use super::errors::IntoPy;
+use crate::capture::IntervalRow;
+use crate::run::Observer;
+use pyo3::prelude::*;
+use std::time::{Duration, Instant};
+
+/// Observer that checks Python signals (Ctrl-C) and calls `progress(dict)` with each row.
+pub struct PyObserver {
+    progress: Option<Py<PyAny>>,
+    pub interrupted: bool,
+    last_poll: Instant,
+    pub callback_error: Option<PyErr>,
+}
+
+impl PyObserver {
+    pub fn new(progress: Option<Py<PyAny>>) -> Self {
+        PyObserver {
+            progress,
+            interrupted: false,
+            last_poll: Instant::now() - Duration::from_secs(1),
+            callback_error: None,
+        }
+    }
+}
+
+impl Observer for PyObserver {
+    fn on_rows(&mut self, rows: &[IntervalRow]) {
+        let Some(cb) = &self.progress else { return };
+        if self.callback_error.is_some() {
+            return;
+        }
+        Python::attach(|py| {
+            for r in rows {
+                let d = pyo3::types::PyDict::new(py);
+                let res = (|| -> PyResult<()> {
+                    d.set_item("t_s", r.t_s)?;
+                    d.set_item("interval_s", r.interval_s)?;
+                    d.set_item("read_bytes", r.bytes[0])?;
+                    d.set_item("write_bytes", r.bytes[1])?;
+                    d.set_item("trim_bytes", r.bytes[2])?;
+                    d.set_item("read_ios", r.ios[0])?;
+                    d.set_item("write_ios", r.ios[1])?;
+                    d.set_item("trim_ios", r.ios[2])?;
+                    d.set_item("host_written_bytes", r.host_written_bytes)?;
+                    d.set_item("step", &r.step)?;
+                    cb.call1(py, (d,))?;
+                    Ok(())
+                })();
+                if let Err(e) = res {
+                    self.callback_error = Some(e);
+                    break;
+                }
+            }
+        });
+    }
+
+    fn should_stop(&mut self) -> bool {
+        if self.interrupted || self.callback_error.is_some() {
+            return true;
+        }
+        if self.last_poll.elapsed() < Duration::from_millis(50) {
+            return false;
+        }
+        self.last_poll = Instant::now();
+        let sig = Python::attach(|py| py.check_signals());
+        if let Err(e) = sig {
+            // KeyboardInterrupt: stop cleanly; the capture is marked `interrupted`.
+            Python::attach(|py| {
+                if !e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) {
+                    self.callback_error = Some(e);
+                }
+            });
+            self.interrupted = true;
+        }
+        self.interrupted || self.callback_error.is_some()
+    }
+}
+
+/// Runs `f` with the GIL released and converts its error; a progress-callback error wins.
+pub fn run_detached<T: Send>(
+    py: Python<'_>,
+    obs: &mut PyObserver,
+    f: impl FnOnce(&mut PyObserver) -> crate::Result<T> + Send,
+) -> PyResult<T> {
+    let out = py.detach(|| f(obs));
+    if let Some(e) = obs.callback_error.take() {
+        return Err(e);
+    }
+    out.py_err()
+}

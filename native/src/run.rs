@@ -1,0 +1,248 @@
+//! What every run shares, real or simulated: the recorder, the capture file, the observer
+//! (progress and Ctrl-C), and the capture metadata.
+
+use crate::capture::ipc::IpcSink;
+use crate::capture::{IntervalRow, Recorder, SimTruth};
+use crate::error::Result;
+use crate::workload::{measure_compress_ratio, OpKind, Workload};
+use serde_json::{json, Value};
+use std::path::PathBuf;
+
+/// Receives progress and decides whether to stop (Ctrl-C).
+pub trait Observer {
+    /// Called with every batch of newly closed intervals, in order.
+    fn on_rows(&mut self, _rows: &[IntervalRow]) {}
+    /// Polled at least every 100 ms of wall time; `true` stops the run (status `interrupted`).
+    fn should_stop(&mut self) -> bool {
+        false
+    }
+}
+
+/// An observer that watches nothing and never stops.
+pub struct Quiet;
+impl Observer for Quiet {}
+
+/// Per-run options that are not part of the workload.
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    /// Protocol step label written in the `step` column.
+    pub step: String,
+    /// Stream the capture to this Arrow IPC file, flushed every interval.
+    pub capture_path: Option<PathBuf>,
+    /// Keep per-interval recording off (for measuring its cost in benchmarks): only totals.
+    pub no_recording: bool,
+}
+
+/// Final status of a run.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Status {
+    Complete,
+    Interrupted,
+    Failed(String),
+}
+
+impl Status {
+    pub fn as_str(&self) -> String {
+        match self {
+            Status::Complete => "complete".into(),
+            Status::Interrupted => "interrupted".into(),
+            Status::Failed(m) => format!("failed: {m}"),
+        }
+    }
+}
+
+/// The result of a run: rows and metadata (JSON object).
+#[derive(Clone, Debug)]
+pub struct RunOutput {
+    pub rows: Vec<IntervalRow>,
+    pub meta: Value,
+    pub with_sim: bool,
+}
+
+/// The live state of one run. Engines call [`Session::tick`] with the current clock (ns since
+/// the start; wall clock for real targets, virtual for `sim:`) before recording completions at
+/// that time, and [`Session::finish`] at the end.
+pub struct Session<'o> {
+    pub rec: Recorder,
+    rows: Vec<IntervalRow>,
+    pushed: usize,
+    sink: Option<IpcSink>,
+    obs: &'o mut dyn Observer,
+    meta: Value,
+    with_sim: bool,
+    recording: bool,
+    /// totals kept even when recording is off
+    pub total_ios: [u64; 3],
+    pub total_bytes: [u64; 3],
+}
+
+impl<'o> Session<'o> {
+    /// Starts a run: builds the metadata and, if asked, creates the streaming capture file.
+    pub fn start(
+        w: &Workload,
+        opts: &RunOptions,
+        target_meta: Value,
+        with_sim: bool,
+        host_written_start: u64,
+        obs: &'o mut dyn Observer,
+    ) -> Result<Self> {
+        let ratio = if w.rw.is_destructive() {
+            json!(measure_compress_ratio(&w.data, w.bs, w.seed, 16))
+        } else {
+            Value::Null
+        };
+        let meta = json!({
+            "flashback_version": env!("CARGO_PKG_VERSION"),
+            "format": "flashback-capture/1",
+            "start_time": now_rfc3339(),
+            "status": "running",
+            "step": opts.step,
+            "workload": w.to_json(),
+            "target": target_meta,
+            "host": host_meta(),
+            "data_compress_ratio": ratio,
+            "host_written_start_bytes": host_written_start,
+        });
+        let sink = match &opts.capture_path {
+            Some(p) => Some(IpcSink::create(p, with_sim, &meta.to_string())?),
+            None => None,
+        };
+        Ok(Session {
+            rec: Recorder::new(w.interval_s, &opts.step, host_written_start),
+            rows: vec![],
+            pushed: 0,
+            sink,
+            obs,
+            meta,
+            with_sim,
+            recording: !opts.no_recording,
+            total_ios: [0; 3],
+            total_bytes: [0; 3],
+        })
+    }
+
+    /// Records one completion (call [`Session::tick`] with its completion time first).
+    #[inline]
+    pub fn record(&mut self, kind: OpKind, bytes: u64, latency_ns: u64) {
+        let k = kind as usize;
+        self.total_ios[k] += 1;
+        self.total_bytes[k] += bytes;
+        if self.recording {
+            self.rec.record(kind, bytes, latency_ns);
+        }
+    }
+
+    /// Sets the simulator's ground truth carried by the rows closed next.
+    pub fn set_truth(&mut self, t: SimTruth) {
+        self.rec.set_truth(t);
+    }
+
+    /// Advances the clock to `now_ns`: closes finished intervals, streams them to the file and
+    /// the observer. Returns `true` when the observer asks to stop.
+    #[inline]
+    pub fn tick(&mut self, now_ns: u64) -> Result<()> {
+        if self.recording && now_ns >= self.rec.next_boundary_ns() {
+            self.rec.roll(now_ns, &mut self.rows);
+            self.push()?;
+        }
+        Ok(())
+    }
+
+    /// Asks the observer whether to stop (call at least every 100 ms of wall time).
+    pub fn should_stop(&mut self) -> bool {
+        self.obs.should_stop()
+    }
+
+    fn push(&mut self) -> Result<()> {
+        let new = &self.rows[self.pushed..];
+        if new.is_empty() {
+            return Ok(());
+        }
+        if let Some(s) = self.sink.as_mut() {
+            s.push(new)?;
+        }
+        self.obs.on_rows(new);
+        self.pushed = self.rows.len();
+        Ok(())
+    }
+
+    /// Host bytes written so far, cumulative.
+    pub fn host_written_bytes(&self) -> u64 {
+        self.rec.host_written_bytes()
+    }
+
+    /// Ends the run at `now_ns` with `status`; `extra` keys are merged into the metadata.
+    pub fn finish(mut self, now_ns: u64, status: Status, extra: Value) -> Result<RunOutput> {
+        if self.recording {
+            self.rec.finish(now_ns, &mut self.rows);
+            self.push()?;
+        }
+        let m = self.meta.as_object_mut().expect("meta is an object");
+        m.insert("status".into(), json!(status.as_str()));
+        m.insert("end_time".into(), json!(now_rfc3339()));
+        m.insert("duration_s".into(), json!(now_ns as f64 / 1e9));
+        m.insert(
+            "totals".into(),
+            json!({
+                "read_ios": self.total_ios[0], "write_ios": self.total_ios[1], "trim_ios": self.total_ios[2],
+                "read_bytes": self.total_bytes[0], "write_bytes": self.total_bytes[1], "trim_bytes": self.total_bytes[2],
+            }),
+        );
+        if let Value::Object(x) = extra {
+            for (k, v) in x {
+                m.insert(k, v);
+            }
+        }
+        if let Some(s) = self.sink.take() {
+            s.finalize(&self.rows, &self.meta.to_string())?;
+        }
+        Ok(RunOutput {
+            rows: self.rows,
+            meta: self.meta,
+            with_sim: self.with_sim,
+        })
+    }
+}
+
+/// UTC time as RFC 3339 without pulling in a date crate.
+pub fn now_rfc3339() -> String {
+    let d = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    let secs = d.as_secs() as i64;
+    let (days, rem) = (secs.div_euclid(86400), secs.rem_euclid(86400));
+    // civil-from-days (Howard Hinnant)
+    let z = days + 719468;
+    let era = z.div_euclid(146097);
+    let doe = z - era * 146097;
+    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3600,
+        (rem / 60) % 60,
+        rem % 60,
+        d.subsec_millis()
+    )
+}
+
+/// Kernel and CPU of this machine.
+pub fn host_meta() -> Value {
+    let read = |p: &str| std::fs::read_to_string(p).ok().map(|s| s.trim().to_string());
+    let cpu = std::fs::read_to_string("/proc/cpuinfo").ok().and_then(|s| {
+        s.lines()
+            .find(|l| l.starts_with("model name"))
+            .and_then(|l| l.split(':').nth(1))
+            .map(|x| x.trim().to_string())
+    });
+    json!({
+        "kernel": read("/proc/sys/kernel/osrelease"),
+        "hostname": read("/proc/sys/kernel/hostname"),
+        "cpu": cpu,
+        "cpus": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+    })
+}

@@ -1,0 +1,432 @@
+//! The workload: fio's vocabulary, parsed and validated once, shared by the real engine and
+//! the simulator.
+
+mod data;
+mod ops;
+
+pub use data::{measure_compress_ratio, DataGen};
+pub use ops::{job_slices, Op, OpKind, OpStream};
+
+use crate::error::{Error, Result};
+use crate::units::{parse_duration, parse_size};
+use serde::Serialize;
+
+/// I/O pattern (`rw`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Rw {
+    Read,
+    Write,
+    RandRead,
+    RandWrite,
+    RandRw,
+    Trim,
+    RandTrim,
+}
+
+impl Rw {
+    pub fn is_random(self) -> bool {
+        matches!(self, Rw::RandRead | Rw::RandWrite | Rw::RandRw | Rw::RandTrim)
+    }
+    /// True when the workload can write (or unmap) data on the target.
+    pub fn is_destructive(self) -> bool {
+        !matches!(self, Rw::Read | Rw::RandRead)
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Rw::Read => "read",
+            Rw::Write => "write",
+            Rw::RandRead => "randread",
+            Rw::RandWrite => "randwrite",
+            Rw::RandRw => "randrw",
+            Rw::Trim => "trim",
+            Rw::RandTrim => "randtrim",
+        }
+    }
+}
+
+/// What written buffers contain (`data`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DataPattern {
+    /// Incompressible: refilled from a fast PRNG for every I/O.
+    Random,
+    /// All zero bytes.
+    Zeros,
+    /// `compress:N`: N % of every 4 KiB chunk is zeros, the rest random, so a compressor keeps
+    /// about (100 − N) % of the bytes.
+    Compress(u8),
+    /// `pattern:HEX`: the given bytes repeated.
+    Pattern(Vec<u8>),
+}
+
+impl DataPattern {
+    pub fn spec(&self) -> String {
+        match self {
+            DataPattern::Random => "random".into(),
+            DataPattern::Zeros => "zeros".into(),
+            DataPattern::Compress(n) => format!("compress:{n}"),
+            DataPattern::Pattern(b) => {
+                let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+                format!("pattern:{hex}")
+            }
+        }
+    }
+}
+
+/// How random offsets are drawn (`random`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RandomDist {
+    /// With replacement, as IOMeter does.
+    Uniform,
+    /// Every block once per pass, as fio does by default.
+    Permutation,
+}
+
+/// I/O engine for real targets (`engine`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EngineKind {
+    /// io_uring where the kernel allows it, psync otherwise.
+    Auto,
+    IoUring,
+    Psync,
+}
+
+/// A validated workload. Sizes are bytes, times seconds.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Workload {
+    pub rw: Rw,
+    /// % of reads in `randrw` (0–100).
+    pub rwmix_read: u32,
+    pub bs: u64,
+    pub iodepth: u32,
+    pub jobs: u32,
+    pub offset: u64,
+    /// Span length; `None` = from `offset` to the end of the target.
+    pub size: Option<u64>,
+    pub time_s: Option<f64>,
+    pub written: Option<u64>,
+    pub loops: Option<u64>,
+    pub data: DataPattern,
+    pub random: RandomDist,
+    pub direct: bool,
+    pub engine: EngineKind,
+    pub interval_s: f64,
+    pub seed: u64,
+}
+
+impl Default for Workload {
+    fn default() -> Self {
+        Workload {
+            rw: Rw::Write,
+            rwmix_read: 50,
+            bs: 4096,
+            iodepth: 1,
+            jobs: 1,
+            offset: 0,
+            size: None,
+            time_s: None,
+            written: None,
+            loops: None,
+            data: DataPattern::Random,
+            random: RandomDist::Permutation,
+            direct: true,
+            engine: EngineKind::Auto,
+            interval_s: 1.0,
+            seed: 0x5eed,
+        }
+    }
+}
+
+/// The field names [`Workload::from_pairs`] accepts.
+pub const FIELDS: &[&str] = &[
+    "rw",
+    "rwmix_read",
+    "bs",
+    "iodepth",
+    "jobs",
+    "offset",
+    "size",
+    "time",
+    "written",
+    "loops",
+    "data",
+    "random",
+    "direct",
+    "engine",
+    "interval",
+    "seed",
+];
+
+fn parse_int(field: &str, v: &str, lo: u64, hi: u64) -> Result<u64> {
+    let n: u64 = v.trim().parse().map_err(|_| {
+        Error::InvalidValue(format!("{field}={v:?} is not a whole number; use {lo} to {hi}"))
+    })?;
+    if n < lo || n > hi {
+        return Err(Error::InvalidValue(format!(
+            "{field}={n} is out of range; use {lo} to {hi}"
+        )));
+    }
+    Ok(n)
+}
+
+fn parse_bool(field: &str, v: &str) -> Result<bool> {
+    match v.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Ok(true),
+        "0" | "false" | "no" | "off" => Ok(false),
+        _ => Err(Error::InvalidValue(format!(
+            "{field}={v:?} is not a boolean; use true or false"
+        ))),
+    }
+}
+
+impl Workload {
+    /// Builds a workload from fio-style `key=value` pairs (values as strings), validating every
+    /// field. Unknown keys and bad values are an [`Error::InvalidValue`] naming the field.
+    pub fn from_pairs<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Result<Self> {
+        let mut w = Workload::default();
+        for (k, v) in pairs {
+            match k {
+                "rw" => {
+                    w.rw = match v.trim().to_ascii_lowercase().as_str() {
+                        "read" => Rw::Read,
+                        "write" => Rw::Write,
+                        "randread" => Rw::RandRead,
+                        "randwrite" => Rw::RandWrite,
+                        "randrw" => Rw::RandRw,
+                        "trim" => Rw::Trim,
+                        "randtrim" => Rw::RandTrim,
+                        _ => {
+                            return Err(Error::InvalidValue(format!(
+                                "rw={v:?} is not an I/O pattern; use read, write, randread, randwrite, randrw, trim or randtrim"
+                            )))
+                        }
+                    }
+                }
+                "rwmix_read" => w.rwmix_read = parse_int(k, v, 0, 100)? as u32,
+                "bs" => w.bs = parse_size(k, v)?,
+                "iodepth" => w.iodepth = parse_int(k, v, 1, 4096)? as u32,
+                "jobs" => w.jobs = parse_int(k, v, 1, 256)? as u32,
+                "offset" => w.offset = parse_size(k, v)?,
+                "size" => w.size = Some(parse_size(k, v)?),
+                "time" => w.time_s = Some(parse_duration(k, v)?),
+                "written" => w.written = Some(parse_size(k, v)?),
+                "loops" => w.loops = Some(parse_int(k, v, 1, u64::MAX)?),
+                "data" => w.data = parse_data(v)?,
+                "random" => {
+                    w.random = match v.trim() {
+                        "uniform" => RandomDist::Uniform,
+                        "permutation" => RandomDist::Permutation,
+                        _ => {
+                            return Err(Error::InvalidValue(format!(
+                                "random={v:?} is not a distribution; use uniform or permutation"
+                            )))
+                        }
+                    }
+                }
+                "direct" => w.direct = parse_bool(k, v)?,
+                "engine" => {
+                    w.engine = match v.trim() {
+                        "auto" => EngineKind::Auto,
+                        "io_uring" => EngineKind::IoUring,
+                        "psync" => EngineKind::Psync,
+                        _ => {
+                            return Err(Error::InvalidValue(format!(
+                                "engine={v:?} is not an engine; use io_uring, psync or auto"
+                            )))
+                        }
+                    }
+                }
+                "interval" => w.interval_s = parse_duration(k, v)?,
+                "seed" => w.seed = parse_int(k, v, 0, u64::MAX)?,
+                _ => {
+                    return Err(Error::InvalidValue(format!(
+                        "{k:?} is not a workload field; use one of {}",
+                        FIELDS.join(", ")
+                    )))
+                }
+            }
+        }
+        w.validate()?;
+        Ok(w)
+    }
+
+    /// Cross-field checks.
+    pub fn validate(&self) -> Result<()> {
+        if self.bs == 0 {
+            return Err(Error::InvalidValue(
+                "bs=0 is not a block size; use 512 bytes or more".into(),
+            ));
+        }
+        if self.direct && self.bs % 512 != 0 {
+            return Err(Error::InvalidValue(format!(
+                "bs={} is not a multiple of 512, which direct I/O needs; use a multiple of 512 or direct=false",
+                self.bs
+            )));
+        }
+        if self.direct && self.offset % 512 != 0 {
+            return Err(Error::InvalidValue(format!(
+                "offset={} is not a multiple of 512, which direct I/O needs; align it",
+                self.offset
+            )));
+        }
+        if let Some(size) = self.size {
+            if size < self.bs * self.jobs as u64 {
+                return Err(Error::InvalidValue(format!(
+                    "size={size} is smaller than bs × jobs ({}); make the span larger",
+                    self.bs * self.jobs as u64
+                )));
+            }
+        }
+        if !(self.interval_s >= 0.001) {
+            return Err(Error::InvalidValue(format!(
+                "interval={}s is too short; use 1ms or more",
+                self.interval_s
+            )));
+        }
+        if let Some(t) = self.time_s {
+            if t <= 0.0 {
+                return Err(Error::InvalidValue(
+                    "time=0 would run nothing; give a positive duration".into(),
+                ));
+            }
+        }
+        if self.written == Some(0) {
+            return Err(Error::InvalidValue(
+                "written=0 would run nothing; give a positive size".into(),
+            ));
+        }
+        if self.written.is_some() && !self.rw.is_destructive() {
+            return Err(Error::InvalidValue(format!(
+                "written= limits bytes written, but rw={} writes nothing; use time= or loops=",
+                self.rw.name()
+            )));
+        }
+        Ok(())
+    }
+
+    /// The effective loop limit: one pass when no limit at all is given (as fio does).
+    pub fn loops_limit(&self) -> Option<u64> {
+        match (self.time_s, self.written, self.loops) {
+            (None, None, None) => Some(1),
+            (_, _, l) => l,
+        }
+    }
+
+    /// The workload as a JSON object for capture metadata, in the user's vocabulary.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "rw": self.rw.name(),
+            "rwmix_read": self.rwmix_read,
+            "bs": self.bs,
+            "iodepth": self.iodepth,
+            "jobs": self.jobs,
+            "offset": self.offset,
+            "size": self.size,
+            "time_s": self.time_s,
+            "written": self.written,
+            "loops": self.loops,
+            "data": self.data.spec(),
+            "random": self.random,
+            "direct": self.direct,
+            "engine": self.engine,
+            "interval_s": self.interval_s,
+            "seed": self.seed,
+        })
+    }
+}
+
+fn parse_data(v: &str) -> Result<DataPattern> {
+    let v = v.trim();
+    if v == "random" {
+        return Ok(DataPattern::Random);
+    }
+    if v == "zeros" {
+        return Ok(DataPattern::Zeros);
+    }
+    if let Some(p) = v.strip_prefix("compress:") {
+        let n: u8 = p.trim_end_matches('%').parse().ok().filter(|n| *n <= 100).ok_or_else(|| {
+            Error::InvalidValue(format!(
+                "data={v:?} has a bad percentage; use compress:N with N from 0 to 100"
+            ))
+        })?;
+        return Ok(DataPattern::Compress(n));
+    }
+    if let Some(h) = v.strip_prefix("pattern:") {
+        let h = h.trim_start_matches("0x");
+        let ok = !h.is_empty() && h.len() % 2 == 0 && h.chars().all(|c| c.is_ascii_hexdigit());
+        if !ok {
+            return Err(Error::InvalidValue(format!(
+                "data={v:?} is not a hex pattern; use pattern:HEX with an even number of hex digits, e.g. pattern:deadbeef"
+            )));
+        }
+        let bytes = (0..h.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&h[i..i + 2], 16).unwrap())
+            .collect();
+        return Ok(DataPattern::Pattern(bytes));
+    }
+    Err(Error::InvalidValue(format!(
+        "data={v:?} is not a data pattern; use random, zeros, compress:N or pattern:HEX"
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_fio_vocabulary() {
+        let w = Workload::from_pairs([
+            ("rw", "randrw"),
+            ("rwmix_read", "70"),
+            ("bs", "4k"),
+            ("iodepth", "32"),
+            ("size", "8g"),
+            ("time", "60s"),
+            ("data", "compress:50"),
+            ("random", "uniform"),
+        ])
+        .unwrap();
+        assert_eq!(w.rw, Rw::RandRw);
+        assert_eq!(w.rwmix_read, 70);
+        assert_eq!(w.bs, 4096);
+        assert_eq!(w.iodepth, 32);
+        assert_eq!(w.size, Some(8 << 30));
+        assert_eq!(w.time_s, Some(60.0));
+        assert_eq!(w.data, DataPattern::Compress(50));
+        assert_eq!(w.random, RandomDist::Uniform);
+        assert_eq!(w.loops_limit(), None);
+    }
+
+    #[test]
+    fn no_limit_means_one_pass() {
+        let w = Workload::from_pairs([("rw", "write")]).unwrap();
+        assert_eq!(w.loops_limit(), Some(1));
+    }
+
+    #[test]
+    fn rejects_bad_fields_with_one_sentence() {
+        let cases = [
+            ("rw", "scribble", "rw="),
+            ("bs", "0", "bs=0"),
+            ("bs", "1000", "multiple of 512"),
+            ("iodepth", "0", "iodepth=0"),
+            ("data", "compress:150", "compress:N"),
+            ("data", "pattern:abc", "hex pattern"),
+            ("nosuch", "1", "not a workload field"),
+        ];
+        for (k, v, needle) in cases {
+            let e = Workload::from_pairs([(k, v)]).unwrap_err().to_string();
+            assert!(e.contains(needle), "{k}={v}: {e}");
+            assert!(!e.contains('\n'));
+        }
+    }
+
+    #[test]
+    fn pattern_bytes() {
+        let w = Workload::from_pairs([("data", "pattern:deadBEEF")]).unwrap();
+        assert_eq!(w.data, DataPattern::Pattern(vec![0xde, 0xad, 0xbe, 0xef]));
+    }
+}

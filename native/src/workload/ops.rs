@@ -1,0 +1,267 @@
+//! The offset/operation sequence of a workload: deterministic for a given seed, shared by the
+//! real engine and the simulator so both see exactly the same I/O stream.
+
+use super::{RandomDist, Rw, Workload};
+use rand::{Rng, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+
+/// Direction of one I/O.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum OpKind {
+    Read = 0,
+    Write = 1,
+    Trim = 2,
+}
+
+/// One I/O: byte offset on the target and length in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Op {
+    pub kind: OpKind,
+    pub offset: u64,
+    pub len: u64,
+}
+
+/// Splits the span `[offset, offset + len)` into `jobs` contiguous, `bs`-aligned slices, one per
+/// job, so that sequential passes and permutations cover every block exactly once across jobs.
+/// Returns `(slice_offset, slice_len)` pairs; trailing bytes that do not fill a block are unused.
+pub fn job_slices(offset: u64, len: u64, bs: u64, jobs: u32) -> Vec<(u64, u64)> {
+    let blocks = len / bs;
+    let jobs = jobs.max(1) as u64;
+    (0..jobs)
+        .map(|j| {
+            let b0 = blocks * j / jobs;
+            let b1 = blocks * (j + 1) / jobs;
+            (offset + b0 * bs, (b1 - b0) * bs)
+        })
+        .collect()
+}
+
+/// A keyed bijection on `[0, n)`: a 4-round Feistel network on the smallest even-width power
+/// of two ≥ n, with cycle-walking. Used for `random=permutation` without storing n offsets.
+#[derive(Clone, Debug)]
+struct Permutation {
+    n: u64,
+    half_bits: u32,
+    keys: [u64; 4],
+}
+
+fn mix64(mut z: u64) -> u64 {
+    // splitmix64 finaliser
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d049bb133111eb);
+    z ^ (z >> 31)
+}
+
+impl Permutation {
+    fn new(n: u64, key: u64) -> Self {
+        let bits = 64 - (n.max(2) - 1).leading_zeros();
+        let half_bits = bits.div_ceil(2).max(1);
+        let mut k = key;
+        let keys = std::array::from_fn(|_| {
+            k = mix64(k.wrapping_add(0x9e3779b97f4a7c15));
+            k
+        });
+        Permutation { n, half_bits, keys }
+    }
+
+    fn apply_once(&self, x: u64) -> u64 {
+        let mask = (1u64 << self.half_bits) - 1;
+        let (mut l, mut r) = (x >> self.half_bits, x & mask);
+        for k in self.keys {
+            let f = mix64(r ^ k) & mask;
+            (l, r) = (r, l ^ f);
+        }
+        (l << self.half_bits) | r
+    }
+
+    fn get(&self, i: u64) -> u64 {
+        let mut x = self.apply_once(i);
+        while x >= self.n {
+            x = self.apply_once(x);
+        }
+        x
+    }
+}
+
+/// The operation stream of one job over its slice.
+#[derive(Clone, Debug)]
+pub struct OpStream {
+    rw: Rw,
+    rwmix_read: u32,
+    random: RandomDist,
+    start: u64,
+    bs: u64,
+    nblocks: u64,
+    /// index within the current pass
+    pos: u64,
+    pass: u64,
+    loops: Option<u64>,
+    seed: u64,
+    rng: Xoshiro256PlusPlus,
+    perm: Option<Permutation>,
+}
+
+impl OpStream {
+    /// The stream for job `job` of `w` over the slice `[slice_offset, slice_offset + slice_len)`.
+    pub fn new(w: &Workload, slice_offset: u64, slice_len: u64, job: u32) -> Self {
+        let seed = mix64(w.seed ^ mix64(job as u64 + 1));
+        let nblocks = slice_len / w.bs;
+        let mut s = OpStream {
+            rw: w.rw,
+            rwmix_read: w.rwmix_read,
+            random: w.random,
+            start: slice_offset,
+            bs: w.bs,
+            nblocks,
+            pos: 0,
+            pass: 0,
+            loops: w.loops_limit(),
+            seed,
+            rng: Xoshiro256PlusPlus::seed_from_u64(seed),
+            perm: None,
+        };
+        s.new_pass();
+        s
+    }
+
+    fn new_pass(&mut self) {
+        if self.rw.is_random() && self.random == RandomDist::Permutation {
+            self.perm = Some(Permutation::new(
+                self.nblocks,
+                mix64(self.seed ^ self.pass.wrapping_mul(0x2545f4914f6cdd1d)),
+            ));
+        }
+    }
+
+    /// Blocks in one pass (= ops per pass).
+    pub fn blocks_per_pass(&self) -> u64 {
+        self.nblocks
+    }
+
+    /// Completed passes so far.
+    pub fn passes(&self) -> u64 {
+        self.pass
+    }
+
+    /// The next operation, or `None` once the loop limit is reached.
+    pub fn next_op(&mut self) -> Option<Op> {
+        if self.nblocks == 0 {
+            return None;
+        }
+        if self.pos == self.nblocks {
+            self.pass += 1;
+            self.pos = 0;
+            self.new_pass();
+        }
+        if let Some(l) = self.loops {
+            if self.pass >= l {
+                return None;
+            }
+        }
+        let i = self.pos;
+        self.pos += 1;
+        let block = if !self.rw.is_random() {
+            i
+        } else {
+            match (&self.perm, self.random) {
+                (Some(p), RandomDist::Permutation) => p.get(i),
+                _ => self.rng.random_range(0..self.nblocks),
+            }
+        };
+        let kind = match self.rw {
+            Rw::Read | Rw::RandRead => OpKind::Read,
+            Rw::Write | Rw::RandWrite => OpKind::Write,
+            Rw::Trim | Rw::RandTrim => OpKind::Trim,
+            Rw::RandRw => {
+                if self.rng.random_range(0..100u32) < self.rwmix_read {
+                    OpKind::Read
+                } else {
+                    OpKind::Write
+                }
+            }
+        };
+        Some(Op {
+            kind,
+            offset: self.start + block * self.bs,
+            len: self.bs,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn w(pairs: &[(&str, &str)]) -> Workload {
+        Workload::from_pairs(pairs.iter().copied()).unwrap()
+    }
+
+    #[test]
+    fn permutation_is_a_bijection() {
+        for n in [1u64, 2, 3, 7, 64, 1000, 4097] {
+            let p = Permutation::new(n, 42);
+            let mut seen = vec![false; n as usize];
+            for i in 0..n {
+                let x = p.get(i);
+                assert!(x < n);
+                assert!(!seen[x as usize], "n={n} repeats {x}");
+                seen[x as usize] = true;
+            }
+        }
+    }
+
+    #[test]
+    fn permutation_pass_touches_each_block_once_and_passes_differ() {
+        let wl = w(&[("rw", "randwrite"), ("loops", "2"), ("bs", "4k")]);
+        let mut s = OpStream::new(&wl, 0, 4096 * 100, 0);
+        let mut first: Vec<u64> = (0..100).map(|_| s.next_op().unwrap().offset).collect();
+        let second: Vec<u64> = (0..100).map(|_| s.next_op().unwrap().offset).collect();
+        assert!(s.next_op().is_none());
+        assert_ne!(first, second);
+        first.sort();
+        assert_eq!(first, (0..100).map(|b| b * 4096).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn sequential_covers_span_in_order() {
+        let wl = w(&[("rw", "write"), ("bs", "8k")]);
+        let mut s = OpStream::new(&wl, 4096, 8192 * 4 + 100, 0);
+        let offs: Vec<u64> = std::iter::from_fn(|| s.next_op()).map(|o| o.offset).collect();
+        assert_eq!(offs, vec![4096, 4096 + 8192, 4096 + 16384, 4096 + 24576]);
+    }
+
+    #[test]
+    fn uniform_repeats_and_mix_ratio_holds() {
+        let wl = w(&[("rw", "randrw"), ("rwmix_read", "70"), ("random", "uniform"), ("loops", "1")]);
+        let mut s = OpStream::new(&wl, 0, 4096 * 10_000, 0);
+        let ops: Vec<Op> = std::iter::from_fn(|| s.next_op()).collect();
+        assert_eq!(ops.len(), 10_000);
+        let reads = ops.iter().filter(|o| o.kind == OpKind::Read).count();
+        assert!((6700..7300).contains(&reads), "{reads}");
+        let mut offs: Vec<u64> = ops.iter().map(|o| o.offset).collect();
+        offs.sort();
+        offs.dedup();
+        // with replacement: about 1 - 1/e of blocks are distinct
+        assert!(offs.len() < 7000 && offs.len() > 5800, "{}", offs.len());
+    }
+
+    #[test]
+    fn same_seed_same_stream() {
+        let wl = w(&[("rw", "randwrite"), ("random", "uniform"), ("seed", "7")]);
+        let a: Vec<Op> = {
+            let mut s = OpStream::new(&wl, 0, 1 << 20, 0);
+            std::iter::from_fn(|| s.next_op()).collect()
+        };
+        let b: Vec<Op> = {
+            let mut s = OpStream::new(&wl, 0, 1 << 20, 0);
+            std::iter::from_fn(|| s.next_op()).collect()
+        };
+        assert_eq!(a, b);
+    }
+
+    #[test]
+    fn job_slices_partition_the_span() {
+        let sl = job_slices(4096, 4096 * 10 + 5, 4096, 3);
+        assert_eq!(sl, vec![(4096, 3 * 4096), (4096 * 4, 3 * 4096), (4096 * 7, 4 * 4096)]);
+    }
+}

@@ -1,0 +1,43 @@
+"""flashback — capture, replay and analyse how SSD performance changes as a drive is written.
+
+>>> import flashback as fb
+>>> w = fb.Workload(rw="randwrite", bs="4k", iodepth=32, size="64m", time="5s")
+>>> cap = fb.run("sim:generic?scale=1/64", w)
+"""
+
+from flashback import _native
+from flashback.capture import Capture, load, recover
+from flashback.errors import (
+    AnalysisError,
+    CaptureFileError,
+    DeviceError,
+    FlashbackError,
+    ImportFormatError,
+    ParameterError,
+    ReplayError,
+    SafetyError,
+    TargetError,
+)
+from flashback.targets import Target, open_target, run
+from flashback.workload import Workload
+
+__version__ = _native.__version__
+
+__all__ = [
+    "Capture",
+    "Target",
+    "Workload",
+    "load",
+    "open_target",
+    "recover",
+    "run",
+    "FlashbackError",
+    "ParameterError",
+    "TargetError",
+    "SafetyError",
+    "CaptureFileError",
+    "ImportFormatError",
+    "DeviceError",
+    "AnalysisError",
+    "ReplayError",
+]

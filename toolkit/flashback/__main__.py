@@ -1,0 +1,5 @@
+import sys
+
+from flashback.cli import main
+
+sys.exit(main())

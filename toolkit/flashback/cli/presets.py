@@ -1,0 +1,29 @@
+"""``flashback presets``: the simulated drives and their key parameters."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("presets", help="list the simulated-drive presets")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.set_defaults(func=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    from flashback import _native
+
+    presets = json.loads(_native.sim_presets_json())
+    if args.json:
+        print(json.dumps(presets, indent=2))
+        return 0
+    import polars as pl
+
+    if not presets:
+        print("no presets")
+        return 0
+    with pl.Config(tbl_rows=-1, tbl_cols=-1, fmt_str_lengths=60, tbl_width_chars=200):
+        print(pl.DataFrame([{k: v for k, v in p.items() if not isinstance(v, (dict, list))} for p in presets]))
+    return 0

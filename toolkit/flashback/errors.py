@@ -1,0 +1,57 @@
+"""flashback's one exception hierarchy.
+
+Every error flashback raises is a :class:`FlashbackError`. Subclasses also derive from the
+built-in exception a caller would naturally catch (``ValueError``, ``OSError``,
+``PermissionError``). The native core maps each of its error variants to one of these classes.
+"""
+
+from __future__ import annotations
+
+
+class FlashbackError(Exception):
+    """Base class of every flashback error."""
+
+
+class ParameterError(FlashbackError, ValueError):
+    """A parameter is malformed or out of range (workload field, simulator key, size string)."""
+
+
+class TargetError(FlashbackError, ValueError):
+    """A target string names nothing usable (unknown preset, missing file without a size...)."""
+
+
+class SafetyError(FlashbackError, PermissionError):
+    """Writing to the target was refused by the safety rules; nothing was written."""
+
+
+class CaptureFileError(FlashbackError, OSError):
+    """A capture file is malformed or torn (see :func:`flashback.recover`)."""
+
+
+class ImportFormatError(FlashbackError, ValueError):
+    """A foreign input (fio log or JSON, block trace) is malformed; the message names file and line."""
+
+
+class DeviceError(FlashbackError, OSError):
+    """The operating system reported an I/O error while flashback was using a target."""
+
+
+class AnalysisError(FlashbackError, ValueError):
+    """An analysis got input it cannot use (empty, NaN, unsorted, missing column...)."""
+
+
+class ReplayError(FlashbackError):
+    """A replay protocol cannot run as asked (unknown name, target too small...)."""
+
+
+__all__ = [
+    "FlashbackError",
+    "ParameterError",
+    "TargetError",
+    "SafetyError",
+    "CaptureFileError",
+    "ImportFormatError",
+    "DeviceError",
+    "AnalysisError",
+    "ReplayError",
+]

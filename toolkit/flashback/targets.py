@@ -1,0 +1,153 @@
+"""Targets: a regular file, a block device (guarded) or a simulated drive (``sim:...``)."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Callable
+
+from flashback import _native
+from flashback.capture import Capture, from_native
+from flashback.progress import make_progress
+from flashback.workload import Workload
+
+
+class Target:
+    """An opened target that keeps its state across runs (a simulated drive's FTL, a file's
+    descriptor, the cumulative host bytes written).
+
+    Args:
+        spec: a file path, ``/dev/...``, or ``sim:<preset>[?key=value&...]``.
+        destroy: for a block device, the same device path again (confirms data loss).
+        overwrite: allow writing over a regular file flashback did not create.
+        size: bytes (or a size string) to create a missing regular file with.
+
+    Raises:
+        TargetError: the spec names nothing usable.
+        SafetyError: writing to it is refused (nothing is written).
+        ParameterError: a simulator key is out of range.
+    """
+
+    def __init__(
+        self,
+        spec: str | os.PathLike[str],
+        *,
+        destroy: str | None = None,
+        overwrite: bool = False,
+        size: int | str | None = None,
+    ) -> None:
+        from flashback.units import parse_size
+
+        create_size = None if size is None else parse_size(size, field="size")
+        self._t = _native.NativeTarget(
+            os.fspath(spec), destroy=destroy, overwrite=overwrite, create_size=create_size
+        )
+
+    @property
+    def spec(self) -> str:
+        return self._t.spec
+
+    @property
+    def kind(self) -> str:
+        """``file``, ``block`` or ``sim``."""
+        return self._t.kind
+
+    @property
+    def size_bytes(self) -> int:
+        """User-visible capacity in bytes."""
+        return self._t.size_bytes
+
+    @property
+    def host_written_bytes(self) -> int:
+        """Host bytes written since opened or sanitized (a sim drive: since secure erase)."""
+        return self._t.host_written_bytes
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        return json.loads(self._t.meta_json())
+
+    def run(
+        self,
+        workload: Workload,
+        *,
+        step: str = "",
+        capture_path: str | os.PathLike[str] | None = None,
+        progress: bool | Callable[[dict], None] | None = None,
+    ) -> Capture:
+        """Runs ``workload`` and returns its capture (also streamed to ``capture_path``).
+
+        ``progress``: ``True`` for a progress bar (rich in a terminal, tqdm in a notebook),
+        a callable to receive each interval as a dict, ``None``/``False`` for nothing.
+        Ctrl-C stops within a second; the capture comes back with status ``interrupted``.
+        """
+        bar = make_progress(progress, workload, self.size_bytes, label=step or workload.rw)
+        try:
+            table, meta_json = self._t.run(
+                workload.fields(),
+                step=step,
+                capture_path=None if capture_path is None else os.fspath(capture_path),
+                progress=bar,
+            )
+        finally:
+            if hasattr(bar, "close"):
+                bar.close()
+        cap = from_native(table, meta_json)
+        cap.meta.setdefault("target", {})["spec"] = self.spec
+        return cap
+
+    def discard(self, *, offset: int | str = 0, size: int | str | None = None) -> None:
+        """Discards (TRIM) ``size`` bytes from ``offset`` (``None``: to the end)."""
+        from flashback.units import parse_size
+
+        self._t.discard(
+            parse_size(offset, field="offset"),
+            None if size is None else parse_size(size, field="size"),
+        )
+
+    def idle(self, seconds: float | str) -> bool:
+        """Leaves the drive idle (virtual seconds on a sim drive). False if interrupted."""
+        from flashback.units import parse_duration
+
+        return self._t.idle(parse_duration(seconds, field="idle"))
+
+    def sanitize(self) -> None:
+        """Secure erase (sim) or whole-span discard (real); resets host bytes written."""
+        self._t.sanitize()
+
+    def __repr__(self) -> str:
+        return f"Target({self.spec!r}, kind={self.kind!r}, size_bytes={self.size_bytes})"
+
+
+def open_target(spec: str | os.PathLike[str] | Target, **kwargs: Any) -> Target:
+    """Opens ``spec`` (or returns it if it is already a :class:`Target`)."""
+    if isinstance(spec, Target):
+        return spec
+    return Target(spec, **kwargs)
+
+
+def run(
+    target: str | os.PathLike[str] | Target,
+    workload: Workload,
+    *,
+    step: str = "",
+    capture_path: str | os.PathLike[str] | None = None,
+    progress: bool | Callable[[dict], None] | None = None,
+    destroy: str | None = None,
+    overwrite: bool = False,
+) -> Capture:
+    """Runs ``workload`` on ``target`` and returns the capture.
+
+    A missing regular file is created (and preallocated) to ``offset + size`` of the workload.
+    A ``sim:`` string makes a freshly erased simulated drive; pass a :class:`Target` to keep a
+    drive's state across runs.
+
+    Raises:
+        ParameterError, TargetError, SafetyError, DeviceError: see :class:`Target`.
+    """
+    if not isinstance(target, Target):
+        r = workload.resolved
+        size = None
+        if r.get("size") is not None:
+            size = int(r["offset"]) + int(r["size"])
+        target = Target(target, destroy=destroy, overwrite=overwrite, size=size)
+    return target.run(workload, step=step, capture_path=capture_path, progress=progress)

@@ -1,0 +1,89 @@
+"""The workload: fio's vocabulary, validated by the native core."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+from flashback import _native
+
+_FIELDS = (
+    "rw",
+    "rwmix_read",
+    "bs",
+    "iodepth",
+    "jobs",
+    "offset",
+    "size",
+    "time",
+    "written",
+    "loops",
+    "data",
+    "random",
+    "direct",
+    "engine",
+    "interval",
+    "seed",
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Workload:
+    """What to run, in fio's words.
+
+    Sizes accept ``4k``, ``1m``, ``10g``, ``1.8t`` (binary, as fio; a plain integer is bytes),
+    durations ``30s``, ``5m``, ``2h``. ``None`` leaves a field at its default: ``rw="write"``,
+    ``bs="4k"``, ``iodepth=1``, ``jobs=1``, ``offset=0``, ``size`` = to the end of the target,
+    ``data="random"``, ``random="permutation"``, ``direct=True``, ``engine="auto"``,
+    ``interval="1s"``. With no ``time``, ``written`` or ``loops`` limit a workload makes one pass.
+
+    Raises:
+        ParameterError: a field is malformed or out of range (the message names it).
+    """
+
+    rw: str = "write"
+    bs: int | str | None = None
+    iodepth: int | None = None
+    jobs: int | None = None
+    offset: int | str | None = None
+    size: int | str | None = None
+    time: float | str | None = None
+    written: int | str | None = None
+    loops: int | None = None
+    data: str | None = None
+    random: str | None = None
+    rwmix_read: int | None = None
+    direct: bool | None = None
+    engine: str | None = None
+    interval: float | str | None = None
+    seed: int | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_resolved", json.loads(_native.parse_workload(self.fields())))
+
+    def fields(self) -> dict[str, str]:
+        """The fields that are set, as the strings the native core parses."""
+        out = {}
+        for name in _FIELDS:
+            v = getattr(self, name)
+            if v is None:
+                continue
+            if isinstance(v, bool):
+                v = "true" if v else "false"
+            out[name] = str(v)
+        return out
+
+    @property
+    def resolved(self) -> dict[str, Any]:
+        """Every field with defaults applied; sizes in bytes, ``time_s`` and ``interval_s`` in s."""
+        return dict(self._resolved)  # type: ignore[attr-defined]
+
+    def replace(self, **changes: Any) -> "Workload":
+        """A copy with some fields changed (validated again)."""
+        return dataclasses.replace(self, **changes)
+
+    def describe(self) -> str:
+        """A one-line fio-like description, e.g. ``randwrite bs=4k iodepth=32 time=60s``."""
+        parts = [self.rw] + [f"{k}={v}" for k, v in self.fields().items() if k != "rw"]
+        return " ".join(parts)
