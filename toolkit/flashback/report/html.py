@@ -1,0 +1,148 @@
+"""Self-contained HTML: every chart rendered by an inlined Vega bundle, no network requests.
+
+The Vega/Vega-Lite/Vega-Embed JavaScript comes from vl-convert (bundled in its wheel), is
+inlined once in ``<head>``, and each chart is embedded from its Vega-Lite spec. Figures are
+also written beside the report as PNG and SVG.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import html
+import json
+import os
+import re
+from pathlib import Path
+from typing import Iterable
+
+import altair as alt
+import polars as pl
+import vl_convert as vlc
+
+
+@dataclasses.dataclass
+class Section:
+    """One section of the report: a title, prose paragraphs, named charts and captioned tables."""
+
+    title: str
+    paragraphs: list[str] = dataclasses.field(default_factory=list)
+    charts: list[tuple[str, alt.TopLevelMixin]] = dataclasses.field(default_factory=list)
+    tables: list[tuple[str, pl.DataFrame]] = dataclasses.field(default_factory=list)
+
+    @property
+    def slug(self) -> str:
+        return re.sub(r"[^a-z0-9]+", "-", self.title.lower()).strip("-")
+
+
+@functools.cache
+def vega_bundle() -> str:
+    """The Vega + Vega-Lite + Vega-Embed bundle as one script (assigns ``window.vegaEmbed``)."""
+    return vlc.javascript_bundle()
+
+
+def _fmt(v: object) -> str:
+    if v is None:
+        return "—"
+    if isinstance(v, float):
+        if v != v:
+            return "—"
+        a = abs(v)
+        if a == 0:
+            return "0"
+        if a >= 1000:
+            return f"{v:,.0f}"
+        if a >= 10:
+            return f"{v:.1f}"
+        return f"{v:.3g}"
+    return html.escape(str(v))
+
+
+def table_html(df: pl.DataFrame, *, caption: str = "", max_rows: int = 200) -> str:
+    """A plain HTML table of ``df`` (first ``max_rows`` rows)."""
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in df.columns)
+    rows = []
+    for r in df.head(max_rows).iter_rows():
+        rows.append("<tr>" + "".join(f"<td>{_fmt(v)}</td>" for v in r) + "</tr>")
+    more = f"<p class='more'>… {len(df) - max_rows} more rows</p>" if len(df) > max_rows else ""
+    cap = f"<caption>{html.escape(caption)}</caption>" if caption else ""
+    return f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>{more}"
+
+
+_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;max-width:1200px;color:#222;padding:0 1rem}
+h1{font-size:1.7rem}h2{margin-top:2.5rem;border-bottom:1px solid #ddd;padding-bottom:.3rem}
+nav a{margin-right:1rem}
+.chart{margin:1rem 0;min-height:60px}
+table{border-collapse:collapse;margin:1rem 0;font-size:.85rem}
+th,td{border:1px solid #ddd;padding:.25rem .5rem;text-align:right}
+th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}
+caption{caption-side:top;text-align:left;font-weight:600;padding:.3rem 0}
+.more{color:#777;font-size:.8rem}
+"""
+
+
+def _spec(chart: alt.TopLevelMixin) -> dict:
+    with alt.data_transformers.disable_max_rows():
+        return chart.to_dict()
+
+
+def write_report(
+    sections: Iterable[Section],
+    out_dir: str | os.PathLike[str],
+    *,
+    title: str = "flashback report",
+    subtitle: str = "",
+    figure_formats: tuple[str, ...] = ("png", "svg"),
+) -> Path:
+    """Writes ``out_dir/report.html`` and ``out_dir/figures/<section>-<chart>.{png,svg}``.
+
+    Returns the report path. The HTML needs nothing but itself: no network requests.
+    """
+    out = Path(out_dir)
+    (out / "figures").mkdir(parents=True, exist_ok=True)
+    sections = list(sections)
+    body, embeds = [], []
+    nav = " ".join(f"<a href='#{s.slug}'>{html.escape(s.title)}</a>" for s in sections)
+    for s in sections:
+        body.append(f"<section id='{s.slug}'><h2>{html.escape(s.title)}</h2>")
+        body.extend(f"<p>{html.escape(p)}</p>" for p in s.paragraphs)
+        for name, chart in s.charts:
+            cid = f"chart-{s.slug}-{re.sub(r'[^a-z0-9]+', '-', name.lower())}"
+            spec = _spec(chart)
+            body.append(f"<div class='chart' id='{cid}' data-chart='{html.escape(name)}'></div>")
+            embeds.append((cid, spec))
+            for fmt in figure_formats:
+                path = out / "figures" / f"{cid.removeprefix('chart-')}.{fmt}"
+                if fmt == "png":
+                    path.write_bytes(vlc.vegalite_to_png(spec, scale=2))
+                elif fmt == "svg":
+                    path.write_text(vlc.vegalite_to_svg(spec))
+        for caption, df in s.tables:
+            body.append(table_html(df, caption=caption))
+        body.append("</section>")
+    script = "\n".join(
+        f"vegaEmbed({json.dumps('#' + cid)}, {json.dumps(spec)}, {{renderer: 'svg', actions: false}})"
+        ".catch(e => console.error('chart {cid} failed: ' + e));"
+        for cid, spec in embeds
+    )
+    doc = f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{html.escape(title)}</title>
+<link rel="icon" href="data:,">
+<style>{_CSS}</style>
+<script>{vega_bundle()}</script>
+</head><body>
+<h1>{html.escape(title)}</h1>
+<p>{html.escape(subtitle)}</p>
+<nav>{nav}</nav>
+{''.join(body)}
+<script>{script}</script>
+</body></html>
+"""
+    path = out / "report.html"
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(doc, encoding="utf-8")
+    os.replace(tmp, path)
+    return path
