@@ -1,0 +1,104 @@
+"""A real JupyterLab on loopback runs a notebook; headless Chromium must see the chart.
+
+This catches a renderer that loads vega from a CDN (which fails offline): every request the
+page makes must go to the local server (or be data:/blob:).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from tests.support.chromium import Chromium, chromium_binary
+
+pytestmark = pytest.mark.skipif(chromium_binary() is None, reason="chromium is not installed (make test installs it)")
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _notebook(path: Path) -> None:
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell(
+            "import flashback.notebook as fbn\nfbn.setup()\n"
+            "import polars as pl, altair as alt\n"
+            "df = pl.DataFrame({'gb': [0.0, 10, 20, 40], 'mbps': [190.0, 180, 90, 60]})\n"
+            "alt.Chart(df).mark_line().encode(x='gb:Q', y='mbps:Q')"
+        )
+    ]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, path)
+
+
+@pytest.fixture
+def lab(tmp_path: Path):
+    _notebook(tmp_path / "chart.ipynb")
+    port, token = _free_port(), secrets.token_hex(16)
+    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(tmp_path / "cfg"), JUPYTER_RUNTIME_DIR=str(tmp_path / "rt"))
+    proc = subprocess.Popen(
+        [
+            sys.executable, "-m", "jupyterlab", "--no-browser",
+            "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
+            f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={tmp_path}",
+            "--ServerApp.allow_root=True", "--LabApp.expose_app_in_browser=True", "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        ],
+        env=env, stdout=subprocess.DEVNULL, stderr=open(tmp_path / "lab.log", "wb"),
+    )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2)
+            break
+        except OSError:
+            if time.monotonic() > deadline or proc.poll() is not None:
+                proc.kill()
+                pytest.fail("JupyterLab did not start: " + (tmp_path / "lab.log").read_text()[-2000:])
+            time.sleep(0.3)
+    yield base, token
+    proc.terminate()
+    try:
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+NB = "[...window.jupyterapp.shell.widgets('main')].find(w => w.title.label === 'chart.ipynb')"
+
+
+def test_chart_renders_in_jupyterlab_offline(lab):
+    base, token = lab
+    with Chromium(timeout_s=60) as b:
+        b.navigate(f"{base}/lab/tree/chart.ipynb?token={token}")
+        assert b.wait_for(
+            f"(() => {{ try {{ return {NB}.sessionContext.session.kernel.connectionStatus === 'connected' }}"
+            " catch (e) { return false } })()",
+            timeout_s=120,
+        ), "the notebook's kernel did not connect"
+        b.evaluate(f"(() => {{ window.jupyterapp.shell.activateById({NB}.id); return true }})()")
+        b.pump(1)
+        b.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells').then(() => true)")
+        found = b.wait_for(
+            "document.querySelectorAll('.jp-OutputArea-output .vega-embed svg, .jp-OutputArea-output .vega-embed canvas').length",
+            timeout_s=120,
+        )
+        assert found, "no rendered chart (.vega-embed svg/canvas) in the notebook output"
+        text = b.evaluate("document.querySelector('.jp-OutputArea-output .vega-embed').innerText")
+        assert "mbps" in text and "gb" in text  # the axes of our chart, drawn
+        foreign = [u for u in b.requests if not u.startswith((base, "data:", "blob:", "about:", "ws://127.0.0.1"))]
+        assert foreign == [], f"requests left the machine: {foreign[:5]}"
