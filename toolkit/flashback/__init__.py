@@ -18,6 +18,7 @@ from flashback.errors import (
     SafetyError,
     TargetError,
 )
+from flashback.published import published
 from flashback.targets import Target, open_target, run
 from flashback.workload import Workload
 
@@ -29,6 +30,7 @@ __all__ = [
     "Workload",
     "load",
     "open_target",
+    "published",
     "recover",
     "run",
     "FlashbackError",
