@@ -65,7 +65,7 @@ def _load_all() -> pl.DataFrame:
         raise ParameterError(
             "no published-number CSVs found in the flashback package; reinstall flashback"
         )
-    return pl.concat(frames, how="vertical")
+    return pl.concat(frames, how="vertical").sort("source", maintain_order=True)
 
 
 def published(
