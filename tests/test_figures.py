@@ -58,9 +58,16 @@ def loops(n_loops: int = 200, *, seed: int = 1) -> pl.DataFrame:
         for test in ("cdm_seq_write", "cdm_rnd4k_qd32_write"):
             gb = np.arange(1, n_loops + 1) * 9.2e9
             level = np.where(gb < 40e9, base, np.where(gb < 380e9, base * 0.7, base * 0.82))
-            rows.append(pl.DataFrame({
-                "host_written_bytes": gb, "write_mbps": level + rng.normal(0, 4, n_loops),
-                "test": test, "data": data}))
+            rows.append(
+                pl.DataFrame(
+                    {
+                        "host_written_bytes": gb,
+                        "write_mbps": level + rng.normal(0, 4, n_loops),
+                        "test": test,
+                        "data": data,
+                    }
+                )
+            )
     return pl.concat(rows)
 
 
@@ -89,8 +96,12 @@ def encodings(d) -> list[dict]:
 
 
 def titles(d) -> set[str]:
-    return {str(ch["title"]) for enc in encodings(d) for ch in enc.values()
-            if isinstance(ch, dict) and "title" in ch}
+    return {
+        str(ch["title"])
+        for enc in encodings(d)
+        for ch in enc.values()
+        if isinstance(ch, dict) and "title" in ch
+    }
 
 
 def datasets(d) -> list[list[dict]]:
@@ -107,10 +118,17 @@ def rows(d) -> int:
 
 
 def test_performance_vs_written_layers_and_breakpoints():
-    seg = pl.DataFrame({"x_start": [0.0, 40e9], "x_end": [40e9, 1.8e12],
-                        "level": [190.0, 140.0], "level_lo": [186.0, 137.0],
-                        "level_hi": [194.0, 143.0], "test": ["cdm_seq_write"] * 2,
-                        "data": ["incompressible"] * 2})
+    seg = pl.DataFrame(
+        {
+            "x_start": [0.0, 40e9],
+            "x_end": [40e9, 1.8e12],
+            "level": [190.0, 140.0],
+            "level_lo": [186.0, 137.0],
+            "level_hi": [194.0, 143.0],
+            "test": ["cdm_seq_write"] * 2,
+            "data": ["incompressible"] * 2,
+        }
+    )
     bp = pl.DataFrame({"x": [40e9, 380e9], "x_lo": [33e9, 300e9], "x_hi": [47e9, 450e9]})
     chart = ff.performance_vs_written(loops(), segments=seg, breakpoints=bp)
     d = chart.to_dict()
@@ -123,7 +141,8 @@ def test_performance_vs_written_layers_and_breakpoints():
     # x is converted to GB; breakpoints without a test column appear in every panel
     bps = [r for r in data if r["layer"] == "breakpoint"]
     assert sorted({(r["test"], r["x_gb"]) for r in bps}) == sorted(
-        (t, x) for t in ("cdm_rnd4k_qd32_write", "cdm_seq_write") for x in (40.0, 380.0))
+        (t, x) for t in ("cdm_rnd4k_qd32_write", "cdm_seq_write") for x in (40.0, 380.0)
+    )
     assert max(r["x_gb"] for r in data if r["layer"] == "curve") == pytest.approx(200 * 9.2)
     colors = [e["color"] for e in encodings(d) if "field" in e.get("color", {})]
     assert colors and all(c["field"] == "data" for c in colors)
@@ -136,8 +155,14 @@ def test_performance_vs_written_without_test_column_is_one_panel():
 
 
 def test_max_avg_bars():
-    summary = loops().group_by("test", "data").agg(
-        pl.col("write_mbps").max().alias("max_mbps"), pl.col("write_mbps").mean().alias("avg_mbps"))
+    summary = (
+        loops()
+        .group_by("test", "data")
+        .agg(
+            pl.col("write_mbps").max().alias("max_mbps"),
+            pl.col("write_mbps").mean().alias("avg_mbps"),
+        )
+    )
     d = ff.max_avg_bars(summary).to_dict()
     assert marks(d) == ["bar"] and d["facet"]["column"]["field"] == "stat"
     (data,) = datasets(d)
@@ -150,8 +175,12 @@ def test_max_avg_bars():
 
 
 def consistency_runs() -> pl.DataFrame:
-    return pl.concat([intervals(2000, seed=s).with_columns(pl.lit(v).alias("variant"))
-                      for s, v in ((2, "default_op"), (3, "op_25"))])
+    return pl.concat(
+        [
+            intervals(2000, seed=s).with_columns(pl.lit(v).alias("variant"))
+            for s, v in ((2, "default_op"), (3, "op_25"))
+        ]
+    )
 
 
 @pytest.mark.parametrize("scale", ["log", "linear"])
@@ -166,7 +195,9 @@ def test_iops_scatter_scales_and_zoom(scale):
         assert y["scale"]["domain"] == [0, 40000]
     (data,) = datasets(d)
     assert min(r["t_s"] for r in data) >= 1400 and {r["variant"] for r in data} == {
-        "default_op", "op_25"}
+        "default_op",
+        "op_25",
+    }
     assert "Time (s)" in titles(d)
 
 
@@ -194,10 +225,13 @@ def test_condition_bars_from_published():
 
 
 def test_relative_to_fresh():
-    frame = pl.DataFrame({
-        "drive": ["A"] * 4 + ["B"] * 4,
-        "condition": ["fresh", "used", "after_idle", "after_trim"] * 2,
-        "value": [40000.0, 36000, 37000, 39000, 30000, 25500, 26000, 29000]})
+    frame = pl.DataFrame(
+        {
+            "drive": ["A"] * 4 + ["B"] * 4,
+            "condition": ["fresh", "used", "after_idle", "after_trim"] * 2,
+            "value": [40000.0, 36000, 37000, 39000, 30000, 25500, 26000, 29000],
+        }
+    )
     d = ff.relative_to_fresh(frame).to_dict()
     data = next(s for s in datasets(d) if "pct_of_fresh" in s[0])
     by = {(r["drive"], r["condition"]): r["pct_of_fresh"] for r in data}
@@ -241,8 +275,11 @@ def test_latency_percentiles():
 def test_wa_free_blocks():
     d = ff.wa_free_blocks(intervals(3000, sim=True)).to_dict()
     assert len(d["vconcat"]) == 2 and marks(d) == ["line", "area"]
-    assert {"Write amplification (NAND / host)", "Free blocks (count)",
-            "Host data written (GB)"} <= titles(d)
+    assert {
+        "Write amplification (NAND / host)",
+        "Free blocks (count)",
+        "Host data written (GB)",
+    } <= titles(d)
     with pytest.raises(AnalysisError, match="free_blocks"):
         ff.wa_free_blocks(intervals(100))  # not a simulator capture
 
@@ -258,7 +295,8 @@ def test_steady_state_window_fit_and_bands():
     mean = float(iops[15:20].mean())
     band = next(s for s in sets if s and "band" in s[0])
     assert {b["band"]: (b["lo"], b["hi"]) for b in band}["±10 %"] == pytest.approx(
-        (0.9 * mean, 1.1 * mean))
+        (0.9 * mean, 1.1 * mean)
+    )
     fit = next(s for s in sets if s and "fit" in s[0])
     slope, icpt = np.polyfit(r[15:20], iops[15:20], 1)
     assert [p["fit"] for p in fit] == pytest.approx([icpt + slope * 16, icpt + slope * 20])
@@ -280,10 +318,16 @@ def test_published_overlay_points_levels_breakpoints():
 
 
 def test_compare_errors():
-    cmp = pl.DataFrame({"metric": ["max_mbps", "breakpoint_1_gb"],
-                        "condition": ["incompressible"] * 2, "published": [193.3, 40.0],
-                        "replayed": [180.0, 45.0], "unit": ["MB/s", "GB"],
-                        "rel_error": [-0.069, 0.125]})
+    cmp = pl.DataFrame(
+        {
+            "metric": ["max_mbps", "breakpoint_1_gb"],
+            "condition": ["incompressible"] * 2,
+            "published": [193.3, 40.0],
+            "replayed": [180.0, 45.0],
+            "unit": ["MB/s", "GB"],
+            "rel_error": [-0.069, 0.125],
+        }
+    )
     d = ff.compare_errors(cmp, tolerance_pct=10).to_dict()
     assert marks(d) == ["bar", "rule", "rule"]
     assert [r["rel_error_pct"] for r in datasets(d)[0]] == pytest.approx([-6.9, 12.5])
@@ -294,9 +338,15 @@ def test_compare_errors():
 
 def test_100k_rows_never_exceed_the_row_limit():
     big = intervals(100_000, sim=True, steps=("fresh", "used"))
-    big_loops = pl.concat([big.select("host_written_bytes", "write_mbps").with_columns(
-        pl.lit(t).alias("test"), pl.lit(dt).alias("data"))
-        for t in ("a", "b") for dt in ("compressible", "incompressible")])
+    big_loops = pl.concat(
+        [
+            big.select("host_written_bytes", "write_mbps").with_columns(
+                pl.lit(t).alias("test"), pl.lit(dt).alias("data")
+            )
+            for t in ("a", "b")
+            for dt in ("compressible", "incompressible")
+        ]
+    )
     assert len(big_loops) == 400_000
     charts = [
         ff.performance_vs_written(big_loops),

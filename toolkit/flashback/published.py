@@ -35,15 +35,45 @@ SCHEMA: dict[str, pl.DataType] = {
 
 #: Allowed values of ``unit`` (documented in data/published/README.md).
 UNITS = frozenset(
-    {"MB/s", "IOPS", "GB", "KiB", "s", "ms", "us", "%", "count", "fills", "ratio", "nm",
-     "years", "GHz", "Gb/s", "MT/s"}
+    {
+        "MB/s",
+        "IOPS",
+        "GB",
+        "KiB",
+        "s",
+        "ms",
+        "us",
+        "%",
+        "count",
+        "fills",
+        "ratio",
+        "nm",
+        "years",
+        "GHz",
+        "Gb/s",
+        "MT/s",
+    }
 )
 #: Allowed values of ``x_unit``.
 X_UNITS = frozenset({"GB written", "s"})
 #: Allowed values of ``condition``.
 CONDITIONS = frozenset(
-    {"spec", "all", "fresh", "used", "after_trim", "after_idle", "clean", "torture",
-     "compressible", "incompressible", "steady_state", "default_op", "op_25", "trim_on_vs_off"}
+    {
+        "spec",
+        "all",
+        "fresh",
+        "used",
+        "after_trim",
+        "after_idle",
+        "clean",
+        "torture",
+        "compressible",
+        "incompressible",
+        "steady_state",
+        "default_op",
+        "op_25",
+        "trim_on_vs_off",
+    }
 )
 
 _DATA_PACKAGE = ("data", "published")

@@ -34,8 +34,16 @@ def title_for(col: str) -> str:
     if col in TITLES:
         return TITLES[col]
     base = col
-    for suffix, unit in (("_mbps", "MB/s"), ("_iops", "IOPS"), ("_us", "µs"), ("_ms", "ms"),
-                         ("_s", "s"), ("_bytes", "GB"), ("_gb", "GB"), ("_pct", "%")):
+    for suffix, unit in (
+        ("_mbps", "MB/s"),
+        ("_iops", "IOPS"),
+        ("_us", "µs"),
+        ("_ms", "ms"),
+        ("_s", "s"),
+        ("_bytes", "GB"),
+        ("_gb", "GB"),
+        ("_pct", "%"),
+    ):
         if col.endswith(suffix):
             base = col[: -len(suffix)].replace("_", " ").strip().capitalize()
             return f"{base} ({unit})"
@@ -111,7 +119,9 @@ def bin_mean(
     by = [c for c in (by or []) if c in frame.columns]
     groups = frame.select(by).n_unique() if by else 1
     if len(frame) <= max_points:
-        extra = [pl.col(y).alias(f"{y}_{s}") for y in ys for s in ("min", "max")] if envelope else []
+        extra = (
+            [pl.col(y).alias(f"{y}_{s}") for y in ys for s in ("min", "max")] if envelope else []
+        )
         return frame.with_columns(extra)
     nbins = max(max_points // groups, 50)
     lo, hi = frame[x].min(), frame[x].max()

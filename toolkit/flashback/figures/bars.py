@@ -10,13 +10,23 @@ from flashback.figures._theme import CONDITION_COLORS
 from flashback.figures._util import clean, require
 
 # Order in which drive states are shown, left to right.
-CONDITION_ORDER = ["fresh", "clean", "used", "torture", "after_idle", "after_trim",
-                   "steady_state", "compressible", "incompressible"]
+CONDITION_ORDER = [
+    "fresh",
+    "clean",
+    "used",
+    "torture",
+    "after_idle",
+    "after_trim",
+    "steady_state",
+    "compressible",
+    "incompressible",
+]
 
 
 def _color(values: list[str], title: str) -> alt.Color:
     domain = [c for c in CONDITION_ORDER if c in values] + sorted(
-        v for v in values if v not in CONDITION_ORDER)
+        v for v in values if v not in CONDITION_ORDER
+    )
     palette = alt.Scale(domain=domain, range=[CONDITION_COLORS.get(v, "#4c78a8") for v in domain])
     if any(v not in CONDITION_COLORS for v in domain):
         palette = alt.Scale(domain=domain, scheme="tableau10")
@@ -24,8 +34,13 @@ def _color(values: list[str], title: str) -> alt.Color:
 
 
 def _value_title(unit: str) -> str:
-    return {"MB/s": "Throughput (MB/s)", "IOPS": "IOPS", "ms": "Latency (ms)",
-            "us": "Latency (µs)", "%": "Relative (%)"}.get(unit, f"Value ({unit})")
+    return {
+        "MB/s": "Throughput (MB/s)",
+        "IOPS": "IOPS",
+        "ms": "Latency (ms)",
+        "us": "Latency (µs)",
+        "%": "Relative (%)",
+    }.get(unit, f"Value ({unit})")
 
 
 def max_avg_bars(
@@ -56,8 +71,9 @@ def max_avg_bars(
     require(summary, [test, data, max_col, avg_col], what="summary")
     long = clean(
         summary.select(test, data, max_col, avg_col)
-        .unpivot(index=[test, data], on=[max_col, avg_col], variable_name="stat",
-                 value_name="value")
+        .unpivot(
+            index=[test, data], on=[max_col, avg_col], variable_name="stat", value_name="value"
+        )
         .with_columns(
             pl.col("stat").replace({max_col: "maximum", avg_col: "average"}),
             pl.col(data).alias("_c"),
@@ -115,7 +131,8 @@ def condition_bars(
         .properties(width=width)
     )
     text = chart.mark_text(align="left", dx=3, fontSize=10).encode(
-        text=alt.Text(f"{value}:Q", format=".1f"), color=alt.value("#333333"))
+        text=alt.Text(f"{value}:Q", format=".1f"), color=alt.value("#333333")
+    )
     out = alt.layer(chart, text)
     return out.properties(title=title) if title else out
 
@@ -152,20 +169,33 @@ def relative_to_fresh(
     df = clean(
         frame.join(fresh, on=drive)
         .filter(pl.col(condition).is_in(list(order)))
-        .with_columns((pl.col(value) / pl.col("_f") * 100).alias("pct_of_fresh"),
-                      pl.col(condition).alias("_c"))
+        .with_columns(
+            (pl.col(value) / pl.col("_f") * 100).alias("pct_of_fresh"),
+            pl.col(condition).alias("_c"),
+        )
         .drop("_f")
     )
-    bars = alt.Chart(df).mark_bar().encode(
-        y=alt.Y(f"{drive}:N", title=None),
-        yOffset=alt.YOffset("_c:N", sort=list(order)),
-        x=alt.X("pct_of_fresh:Q", title="Performance relative to fresh (%)",
-                scale=alt.Scale(domain=[0, max(110.0, float(df["pct_of_fresh"].max() or 0))])),
-        color=_color(df["_c"].unique().to_list(), "State"),
-        tooltip=[drive, condition, alt.Tooltip("pct_of_fresh:Q", format=".1f")],
-    ).properties(width=width)
-    rule = alt.Chart(pl.DataFrame({"pct": [100.0]})).mark_rule(
-        strokeDash=[4, 3], color="#333333").encode(x="pct:Q")
+    bars = (
+        alt.Chart(df)
+        .mark_bar()
+        .encode(
+            y=alt.Y(f"{drive}:N", title=None),
+            yOffset=alt.YOffset("_c:N", sort=list(order)),
+            x=alt.X(
+                "pct_of_fresh:Q",
+                title="Performance relative to fresh (%)",
+                scale=alt.Scale(domain=[0, max(110.0, float(df["pct_of_fresh"].max() or 0))]),
+            ),
+            color=_color(df["_c"].unique().to_list(), "State"),
+            tooltip=[drive, condition, alt.Tooltip("pct_of_fresh:Q", format=".1f")],
+        )
+        .properties(width=width)
+    )
+    rule = (
+        alt.Chart(pl.DataFrame({"pct": [100.0]}))
+        .mark_rule(strokeDash=[4, 3], color="#333333")
+        .encode(x="pct:Q")
+    )
     return alt.layer(bars, rule)
 
 
@@ -183,7 +213,11 @@ def new_vs_used(
     Raises:
         AnalysisError: empty or missing columns.
     """
-    sub = frame.filter(pl.col(condition).is_in(["fresh", "used"])) if condition in frame.columns \
+    sub = (
+        frame.filter(pl.col(condition).is_in(["fresh", "used"]))
+        if condition in frame.columns
         else frame
-    return condition_bars(sub, group=drive, condition=condition, value=value, unit=unit,
-                          title=title)
+    )
+    return condition_bars(
+        sub, group=drive, condition=condition, value=value, unit=unit, title=title
+    )

@@ -50,17 +50,22 @@ def iops_scatter(
     if scale == "log":
         df = df.filter(pl.col(y) > 0)  # zero-IOPS seconds cannot sit on a log axis
     require(df, [t, y], what="intervals in the chosen window")
-    df = clean(bin_extremes(df, x=t, y=y, by=[var_col] if var_col else None,
-                            max_points=max_points))
-    y_scale = alt.Scale(type="log") if scale == "log" else alt.Scale(
-        domain=[0, y_max] if y_max else alt.Undefined, clamp=bool(y_max))
+    df = clean(bin_extremes(df, x=t, y=y, by=[var_col] if var_col else None, max_points=max_points))
+    y_scale = (
+        alt.Scale(type="log")
+        if scale == "log"
+        else alt.Scale(domain=[0, y_max] if y_max else alt.Undefined, clamp=bool(y_max))
+    )
     chart = (
         alt.Chart(df)
         .mark_point(size=8, filled=True, opacity=0.7)
         .encode(
             x=alt.X(f"{t}:Q", title=title_for(t), scale=alt.Scale(zero=t_min_s is None)),
-            y=alt.Y(f"{y}:Q", title=title_for(y) + (" (log scale)" if scale == "log" else ""),
-                    scale=y_scale),
+            y=alt.Y(
+                f"{y}:Q",
+                title=title_for(y) + (" (log scale)" if scale == "log" else ""),
+                scale=y_scale,
+            ),
             tooltip=[alt.Tooltip(f"{t}:Q", format=".0f"), alt.Tooltip(f"{y}:Q", format=",.0f")],
         )
         .properties(width=width, height=height)
@@ -88,7 +93,9 @@ def consistency_panel(
     return alt.vconcat(
         iops_scatter(intervals, scale="log", **kw).properties(title="Full run"),
         iops_scatter(intervals, scale="log", t_min_s=steady_from_s, **kw).properties(
-            title=f"Steady state from t = {steady_from_s:.0f} s"),
-        iops_scatter(intervals, scale="linear", t_min_s=steady_from_s, y_max=linear_max,
-                     **kw).properties(title="Steady state, linear scale"),
+            title=f"Steady state from t = {steady_from_s:.0f} s"
+        ),
+        iops_scatter(
+            intervals, scale="linear", t_min_s=steady_from_s, y_max=linear_max, **kw
+        ).properties(title="Steady state, linear scale"),
     )

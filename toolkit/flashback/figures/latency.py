@@ -54,11 +54,17 @@ def latency_percentiles(
         .mark_line()
         .encode(
             x=alt.X(f"{x}:Q", title=title_for(x)),
-            y=alt.Y("latency_us:Q", title=f"{op.capitalize()} latency (µs)",
-                    scale=alt.Scale(type="log") if log else alt.Scale()),
+            y=alt.Y(
+                "latency_us:Q",
+                title=f"{op.capitalize()} latency (µs)",
+                scale=alt.Scale(type="log") if log else alt.Scale(),
+            ),
             color=alt.Color("stat:N", title="Statistic", sort=list(stats)),
-            tooltip=["stat", alt.Tooltip(f"{x}:Q", format=".1f"),
-                     alt.Tooltip("latency_us:Q", format=",.0f")],
+            tooltip=[
+                "stat",
+                alt.Tooltip(f"{x}:Q", format=".1f"),
+                alt.Tooltip("latency_us:Q", format=",.0f"),
+            ],
         )
         .properties(width=width, height=height)
     )

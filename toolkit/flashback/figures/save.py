@@ -10,8 +10,9 @@ import altair as alt
 from flashback.errors import ParameterError
 
 
-def save_chart(chart: alt.TopLevelMixin, path: str | os.PathLike[str], *,
-               scale: float = 2.0) -> Path:
+def save_chart(
+    chart: alt.TopLevelMixin, path: str | os.PathLike[str], *, scale: float = 2.0
+) -> Path:
     """Renders ``chart`` to ``path`` (``.png`` or ``.svg``, by suffix) and returns the path.
 
     The spec is rendered by vl-convert's bundled Vega, so this works offline; the

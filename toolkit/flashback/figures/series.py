@@ -43,8 +43,11 @@ def step_series(
     df = df.with_columns((pl.col(t) - pl.col(t).min().over(keys)).alias("t_step_s"))
     df = clean(bin_mean(df.drop(t), x="t_step_s", ys=[y], by=keys, max_points=max_points))
     palette = [CONDITION_COLORS.get(s.split("/")[-1], None) for s in order]
-    scale = (alt.Scale(domain=order, range=palette) if all(palette)
-             else alt.Scale(domain=order, scheme="tableau10"))
+    scale = (
+        alt.Scale(domain=order, range=palette)
+        if all(palette)
+        else alt.Scale(domain=order, scheme="tableau10")
+    )
     chart = (
         alt.Chart(df)
         .mark_line()
@@ -52,8 +55,11 @@ def step_series(
             x=alt.X("t_step_s:Q", title="Time since step start (s)"),
             y=alt.Y(f"{y}:Q", title=title_for(y)),
             color=alt.Color(f"{step}:N", title="Step", scale=scale, sort=order),
-            tooltip=[step, alt.Tooltip("t_step_s:Q", format=".0f"),
-                     alt.Tooltip(f"{y}:Q", format=".1f")],
+            tooltip=[
+                step,
+                alt.Tooltip("t_step_s:Q", format=".0f"),
+                alt.Tooltip(f"{y}:Q", format=".1f"),
+            ],
         )
         .properties(width=width, height=height)
     )

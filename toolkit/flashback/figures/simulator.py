@@ -37,25 +37,43 @@ def wa_free_blocks(
         .otherwise(None)
         .alias("wa_cumulative"),
     )
-    df = bin_mean(df, x="x_gb", ys=["wa", "wa_cumulative", "free_blocks"],
-                  max_points=max(max_points // 2, 50))
+    df = bin_mean(
+        df, x="x_gb", ys=["wa", "wa_cumulative", "free_blocks"], max_points=max(max_points // 2, 50)
+    )
     wa_long = clean(
-        df.select("x_gb", pl.col("wa").alias("interval"), pl.col("wa_cumulative").alias(
-            "cumulative"))
+        df.select(
+            "x_gb", pl.col("wa").alias("interval"), pl.col("wa_cumulative").alias("cumulative")
+        )
         .unpivot(index="x_gb", variable_name="kind", value_name="wa")
         .filter(pl.lit(cumulative) | (pl.col("kind") == "interval"))
     )
     x_enc = alt.X("x_gb:Q", title="Host data written (GB)")
-    wa = alt.Chart(wa_long).mark_line().encode(
-        x=x_enc,
-        y=alt.Y("wa:Q", title="Write amplification (NAND / host)"),
-        strokeDash=alt.StrokeDash("kind:N", title="WA"),
-        tooltip=["kind", alt.Tooltip("x_gb:Q", format=".1f"), alt.Tooltip("wa:Q", format=".2f")],
-    ).properties(width=width, height=height)
-    free = alt.Chart(clean(df.select("x_gb", "free_blocks"))).mark_area(
-        opacity=0.5, line=True).encode(
-        x=x_enc,
-        y=alt.Y("free_blocks:Q", title="Free blocks (count)"),
-        tooltip=[alt.Tooltip("x_gb:Q", format=".1f"), alt.Tooltip("free_blocks:Q", format=",.0f")],
-    ).properties(width=width, height=height)
+    wa = (
+        alt.Chart(wa_long)
+        .mark_line()
+        .encode(
+            x=x_enc,
+            y=alt.Y("wa:Q", title="Write amplification (NAND / host)"),
+            strokeDash=alt.StrokeDash("kind:N", title="WA"),
+            tooltip=[
+                "kind",
+                alt.Tooltip("x_gb:Q", format=".1f"),
+                alt.Tooltip("wa:Q", format=".2f"),
+            ],
+        )
+        .properties(width=width, height=height)
+    )
+    free = (
+        alt.Chart(clean(df.select("x_gb", "free_blocks")))
+        .mark_area(opacity=0.5, line=True)
+        .encode(
+            x=x_enc,
+            y=alt.Y("free_blocks:Q", title="Free blocks (count)"),
+            tooltip=[
+                alt.Tooltip("x_gb:Q", format=".1f"),
+                alt.Tooltip("free_blocks:Q", format=",.0f"),
+            ],
+        )
+        .properties(width=width, height=height)
+    )
     return alt.vconcat(wa, free)

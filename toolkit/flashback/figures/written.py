@@ -86,40 +86,66 @@ def performance_vs_written(
             title="Data",
             scale=alt.Scale(
                 domain=sorted(df[data_col].drop_nulls().unique().to_list()),
-                range=[CONDITION_COLORS.get(v, "#444444")
-                       for v in sorted(df[data_col].drop_nulls().unique().to_list())],
+                range=[
+                    CONDITION_COLORS.get(v, "#444444")
+                    for v in sorted(df[data_col].drop_nulls().unique().to_list())
+                ],
             ),
         )
         if data_col
         else alt.value("#1f77b4")
     )
     base = alt.Chart(df).properties(width=width, height=height)
-    line = base.transform_filter(alt.datum.layer == "curve").mark_line(point=len(pts) <= 400).encode(
-        x=x_enc,
-        y=alt.Y("y:Q", title=title_for(y)),
-        color=color,
-        tooltip=[alt.Tooltip("x_gb:Q", title="GB written", format=".1f"),
-                 alt.Tooltip("y:Q", title=title_for(y), format=".1f"), *keys],
+    line = (
+        base.transform_filter(alt.datum.layer == "curve")
+        .mark_line(point=len(pts) <= 400)
+        .encode(
+            x=x_enc,
+            y=alt.Y("y:Q", title=title_for(y)),
+            color=color,
+            tooltip=[
+                alt.Tooltip("x_gb:Q", title="GB written", format=".1f"),
+                alt.Tooltip("y:Q", title=title_for(y), format=".1f"),
+                *keys,
+            ],
+        )
     )
     layers = [line]
     if "segment" in df["layer"].unique().to_list():
         seg_base = base.transform_filter(alt.datum.layer == "segment")
-        layers.append(seg_base.mark_rect(opacity=0.18).encode(
-            x="x_gb:Q", x2="x2_gb:Q", y="level_lo:Q", y2="level_hi:Q", color=color))
-        layers.append(seg_base.mark_rule(strokeWidth=2.5).encode(
-            x="x_gb:Q", x2="x2_gb:Q", y="y:Q", color=color,
-            tooltip=[alt.Tooltip("y:Q", title="level", format=".1f"),
-                     alt.Tooltip("level_lo:Q", format=".1f"),
-                     alt.Tooltip("level_hi:Q", format=".1f")]))
+        layers.append(
+            seg_base.mark_rect(opacity=0.18).encode(
+                x="x_gb:Q", x2="x2_gb:Q", y="level_lo:Q", y2="level_hi:Q", color=color
+            )
+        )
+        layers.append(
+            seg_base.mark_rule(strokeWidth=2.5).encode(
+                x="x_gb:Q",
+                x2="x2_gb:Q",
+                y="y:Q",
+                color=color,
+                tooltip=[
+                    alt.Tooltip("y:Q", title="level", format=".1f"),
+                    alt.Tooltip("level_lo:Q", format=".1f"),
+                    alt.Tooltip("level_hi:Q", format=".1f"),
+                ],
+            )
+        )
     if "breakpoint" in df["layer"].unique().to_list():
         bp_base = base.transform_filter(alt.datum.layer == "breakpoint")
-        layers.append(bp_base.mark_rect(opacity=0.15, color="#888888").encode(
-            x="bp_lo_gb:Q", x2="bp_hi_gb:Q"))
-        layers.append(bp_base.mark_rule(strokeDash=[5, 3], color="#333333").encode(
-            x="x_gb:Q",
-            tooltip=[alt.Tooltip("x_gb:Q", title="breakpoint (GB written)", format=".1f"),
-                     alt.Tooltip("bp_lo_gb:Q", title="CI low (GB)", format=".1f"),
-                     alt.Tooltip("bp_hi_gb:Q", title="CI high (GB)", format=".1f")]))
+        layers.append(
+            bp_base.mark_rect(opacity=0.15, color="#888888").encode(x="bp_lo_gb:Q", x2="bp_hi_gb:Q")
+        )
+        layers.append(
+            bp_base.mark_rule(strokeDash=[5, 3], color="#333333").encode(
+                x="x_gb:Q",
+                tooltip=[
+                    alt.Tooltip("x_gb:Q", title="breakpoint (GB written)", format=".1f"),
+                    alt.Tooltip("bp_lo_gb:Q", title="CI low (GB)", format=".1f"),
+                    alt.Tooltip("bp_hi_gb:Q", title="CI high (GB)", format=".1f"),
+                ],
+            )
+        )
     chart = alt.layer(*layers)
     if test_col:
         chart = chart.facet(row=alt.Row(f"{test_col}:N", title=None)).resolve_scale(y="independent")
