@@ -272,6 +272,20 @@ def test_latency_percentiles():
         ff.latency_percentiles(intervals(10), stats=("p42",))
 
 
+def test_latency_binning_keeps_the_worst_spike():
+    frame = intervals(20_000)
+    spike = float(frame["write_lat_max_us"].max()) * 50
+    frame = frame.with_columns(
+        pl.when(pl.col("t_s") == 12_345.0)
+        .then(spike)
+        .otherwise(pl.col("write_lat_max_us"))
+        .alias("write_lat_max_us")
+    )
+    data = datasets(ff.latency_percentiles(frame).to_dict())[0]
+    assert len(data) <= MAX_ROWS
+    assert max(r["latency_us"] for r in data if r["stat"] == "max") == spike
+
+
 def test_wa_free_blocks():
     d = ff.wa_free_blocks(intervals(3000, sim=True)).to_dict()
     assert len(d["vconcat"]) == 2 and marks(d) == ["line", "area"]

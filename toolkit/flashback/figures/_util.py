@@ -108,29 +108,23 @@ def bin_mean(
     ys: list[str],
     by: list[str] | None = None,
     max_points: int = 4000,
-    envelope: bool = False,
+    peak: tuple[str, ...] = (),
 ) -> pl.DataFrame:
     """At most ``max_points`` rows in all: equal-width bins of ``x`` per group, mean of each y.
 
     The budget is shared by the groups (``max_points // groups`` bins each, at least 50).
-    With ``envelope`` also ``<y>_min`` / ``<y>_max`` per bin (for a band behind the line).
-    Frames already small enough are returned unchanged (plus the envelope columns).
+    Columns named in ``peak`` are aggregated by their maximum instead (a bin's worst
+    latency must not be averaged away). Frames already small enough are returned unchanged.
     """
     by = [c for c in (by or []) if c in frame.columns]
-    groups = frame.select(by).n_unique() if by else 1
     if len(frame) <= max_points:
-        extra = (
-            [pl.col(y).alias(f"{y}_{s}") for y in ys for s in ("min", "max")] if envelope else []
-        )
-        return frame.with_columns(extra)
+        return frame
+    groups = frame.select(by).n_unique() if by else 1
     nbins = max(max_points // groups, 50)
     lo, hi = frame[x].min(), frame[x].max()
     width = (hi - lo) / nbins if hi > lo else 1.0
     b = ((pl.col(x) - lo) / width).floor().clip(0, nbins - 1).alias("_bin")
-    aggs = [pl.col(x).mean()] + [pl.col(y).mean() for y in ys]
-    if envelope:
-        aggs += [pl.col(y).min().alias(f"{y}_min") for y in ys]
-        aggs += [pl.col(y).max().alias(f"{y}_max") for y in ys]
+    aggs = [pl.col(x).mean()] + [pl.col(y).max() if y in peak else pl.col(y).mean() for y in ys]
     return (
         frame.with_columns(b)
         .group_by([*by, "_bin"], maintain_order=True)

@@ -29,6 +29,8 @@ def latency_percentiles(
         x: ``t_s`` or ``host_written_bytes`` (shown in GB).
         stats: subset of ``mean, p50, p99, p999, max``.
         log: log-scale latency axis (percentiles span decades).
+        max_points: row budget; longer captures are binned in polars — percentiles by
+            their mean over the bin, ``max`` by its maximum.
 
     Raises:
         AnalysisError: empty frame, missing columns or an unknown statistic.
@@ -43,7 +45,13 @@ def latency_percentiles(
     df = intervals.select([x, *cols])
     if x.endswith("_bytes"):
         df = df.with_columns((pl.col(x) / 1e9).alias(x))
-    df = bin_mean(df, x=x, ys=cols, max_points=max(max_points // len(cols), 50))
+    df = bin_mean(
+        df,
+        x=x,
+        ys=cols,
+        max_points=max(max_points // len(cols), 50),
+        peak=tuple(c for c in cols if "_max_" in c),
+    )
     long = clean(
         df.unpivot(index=[x], on=cols, variable_name="stat", value_name="latency_us")
         .with_columns(pl.col("stat").str.extract(r"_lat_(\w+)_us$"))
