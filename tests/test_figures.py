@@ -224,6 +224,35 @@ def test_condition_bars_from_published():
     assert "Throughput (MB/s)" in titles(d)
 
 
+def test_condition_bars_with_published_ticks():
+    replayed = pl.DataFrame(
+        {
+            "drive": ["sim:intel-530-240g"] * 3,
+            "condition": ["clean", "torture", "after_trim"],
+            "value": [300.0, 190.0, 200.0],
+        }
+    )
+    pub = fb.published(test="as_ssd_seq_write")
+    d = ff.condition_bars(replayed, published=pub).to_dict()
+    assert marks(d) == ["bar", "text", "tick"]
+    ticks = next(s for s in datasets(d) if s and "published" in s[0])
+    # the review's drive name differs from the preset: matched by state, on the preset's bar
+    assert {(t["drive"], t["condition"], t["published"]) for t in ticks} == {
+        ("sim:intel-530-240g", c, v) for c, v in pub.select("condition", "value").iter_rows()
+    }
+    # same drive names: matched by drive and state
+    d2 = ff.condition_bars(pub, published=pub).to_dict()
+    ticks2 = next(s for s in datasets(d2) if s and "published" in s[0])
+    assert len(ticks2) == len(pub)
+
+
+def test_relative_to_fresh_from_published_percentages():
+    pub = fb.published(source="x-bit", metric="relative_to_fresh_pct").drop_nulls("drive")
+    d = ff.relative_to_fresh(pub, already_pct=True).to_dict()
+    data = next(s for s in datasets(d) if s and "pct_of_fresh" in s[0])
+    assert sorted(r["pct_of_fresh"] for r in data) == sorted(pub["value"].to_list())
+
+
 def test_relative_to_fresh():
     frame = pl.DataFrame(
         {

@@ -25,7 +25,7 @@ factory                               review figure
 """
 
 from flashback.figures._theme import CONDITION_COLORS, THEME_NAME, use_theme
-from flashback.figures.bars import condition_bars, max_avg_bars, new_vs_used, relative_to_fresh
+from flashback.figures.bars import max_avg_bars
 from flashback.figures.consistency import consistency_panel, iops_scatter
 from flashback.figures.latency import latency_percentiles
 from flashback.figures.overlay import compare_errors, published_overlay
@@ -33,6 +33,7 @@ from flashback.figures.pts import steady_state_window
 from flashback.figures.save import save_chart
 from flashback.figures.series import step_series
 from flashback.figures.simulator import wa_free_blocks
+from flashback.figures.states import condition_bars, new_vs_used, relative_to_fresh
 from flashback.figures.written import performance_vs_written
 
 use_theme()
