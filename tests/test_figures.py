@@ -148,6 +148,22 @@ def test_performance_vs_written_layers_and_breakpoints():
     assert colors and all(c["field"] == "data" for c in colors)
 
 
+def test_performance_vs_written_accepts_changepoints_group_column():
+    seg = pl.DataFrame(
+        {
+            "x_start": [0.0],
+            "x_end": [1.8e12],
+            "level": [150.0],
+            "level_lo": [140.0],
+            "level_hi": [160.0],
+            "group": ["cdm_rnd4k_qd32_write"],
+        }
+    )
+    d = ff.performance_vs_written(loops(), segments=seg).to_dict()
+    segs = [r for r in datasets(d)[0] if r["layer"] == "segment"]
+    assert [r["test"] for r in segs] == ["cdm_rnd4k_qd32_write"]
+
+
 def test_performance_vs_written_without_test_column_is_one_panel():
     cur = loops().filter(pl.col("test") == "cdm_seq_write").drop("test")
     d = ff.performance_vs_written(cur, y="write_mbps").to_dict()

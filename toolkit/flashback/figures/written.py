@@ -9,6 +9,18 @@ from flashback.figures._theme import CONDITION_COLORS
 from flashback.figures._util import bin_mean, clean, require, spread_over, title_for, x_in_gb
 
 
+def _name_group(frame: pl.DataFrame, curves: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
+    """``changepoints(..., by=...)`` names its group column ``group``: rename it to the curve
+    column whose values it holds (the test or the data type)."""
+    if "group" not in frame.columns:
+        return frame
+    groups = set(frame["group"].drop_nulls().cast(pl.String))
+    for k in keys:
+        if k not in frame.columns and groups <= set(curves[k].cast(pl.String)):
+            return frame.rename({"group": k})
+    return frame
+
+
 def performance_vs_written(
     curves: pl.DataFrame,
     *,
@@ -33,9 +45,11 @@ def performance_vs_written(
         data: column coloured (compressible vs incompressible); ignored when absent.
         segments: ``Segments.to_frame()``-style frame: ``x_start``, ``x_end``, ``level``,
             ``level_lo``, ``level_hi`` in the units of ``x``; optional ``test``/``data``
-            columns place them in panels. Drawn as level rules with CI bands.
-        breakpoints: frame with ``x``, ``x_lo``, ``x_hi`` (units of ``x``), optional
-            ``test``: vertical rules at the change point with a shaded CI.
+            columns (or the ``group`` column of ``changepoints(by=...)``) place them in
+            panels. Drawn as level rules with CI bands.
+        breakpoints: frame with ``x``, ``x_lo``, ``x_hi`` (units of ``x``, as
+            ``Segments.breakpoint_frame()``), optional ``test``/``group``: vertical rules at
+            the change point with a shaded CI; without a test column, in every panel.
         max_points: row budget of the curves; above it points are binned (mean) in polars.
 
     Returns:
@@ -56,6 +70,7 @@ def performance_vs_written(
     parts = [pts]
     if segments is not None and not segments.is_empty():
         require(segments, ["x_start", "x_end", "level", "level_lo", "level_hi"], what="segments")
+        segments = _name_group(segments, curves, keys)
         seg_keys = [c for c in keys if c in segments.columns]
         seg = segments.select(["x_start", "x_end", "level", "level_lo", "level_hi", *seg_keys])
         seg = x_in_gb(seg, "x_start", in_bytes=in_bytes)
@@ -66,6 +81,7 @@ def performance_vs_written(
         parts.append(seg.with_columns(pl.lit("segment").alias("layer")))
     if breakpoints is not None and not breakpoints.is_empty():
         require(breakpoints, ["x", "x_lo", "x_hi"], what="breakpoints")
+        breakpoints = _name_group(breakpoints, curves, keys)
         bp_keys = [c for c in keys if c in breakpoints.columns]
         bp = breakpoints.select(["x", "x_lo", "x_hi", *bp_keys])
         scale = 1e9 if in_bytes else 1.0
