@@ -164,6 +164,15 @@ def test_performance_vs_written_accepts_changepoints_group_column():
     assert [r["test"] for r in segs] == ["cdm_rnd4k_qd32_write"]
 
 
+def test_performance_vs_written_with_gb_columns():
+    # a replay's per-loop frame: GB already, plain `mbps`
+    frame = loops().with_columns((pl.col("host_written_bytes") / 1e9).alias("gb_written"))
+    frame = frame.rename({"write_mbps": "mbps"}).drop("host_written_bytes")
+    d = ff.performance_vs_written(frame, x="gb_written", y="mbps").to_dict()
+    assert {"Host data written (GB)", "Throughput (MB/s)"} <= titles(d)
+    assert max(r["x_gb"] for r in datasets(d)[0]) == pytest.approx(200 * 9.2)
+
+
 def test_performance_vs_written_without_test_column_is_one_panel():
     cur = loops().filter(pl.col("test") == "cdm_seq_write").drop("test")
     d = ff.performance_vs_written(cur, y="write_mbps").to_dict()

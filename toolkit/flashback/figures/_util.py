@@ -6,6 +6,8 @@ rows per series (the Altair default limit is 5,000 rows; captures have 100k+).
 
 from __future__ import annotations
 
+import re
+
 import polars as pl
 
 from flashback.errors import AnalysisError
@@ -26,6 +28,10 @@ TITLES: dict[str, str] = {
     "wa": "Write amplification (NAND / host bytes)",
     "free_blocks": "Free blocks (count)",
     "value": "Value",
+    "mbps": "Throughput (MB/s)",
+    "iops": "IOPS",
+    "gb_written": "Host data written (GB)",
+    "gb_written_full": "Host data written (GB, review drive scale)",
 }
 
 
@@ -33,7 +39,8 @@ def title_for(col: str) -> str:
     """Axis title with unit for a column name (``write_mbps`` -> ``Write (MB/s)``)."""
     if col in TITLES:
         return TITLES[col]
-    base = col
+    if col.startswith("gb_"):
+        return f"{col[3:].replace('_', ' ').capitalize()} (GB)"
     for suffix, unit in (
         ("_mbps", "MB/s"),
         ("_iops", "IOPS"),
@@ -46,6 +53,7 @@ def title_for(col: str) -> str:
     ):
         if col.endswith(suffix):
             base = col[: -len(suffix)].replace("_", " ").strip().capitalize()
+            base = re.sub(r"\blat\b", "latency", base)
             return f"{base} ({unit})"
     return col.replace("_", " ").capitalize()
 

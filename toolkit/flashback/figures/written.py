@@ -95,7 +95,7 @@ def performance_vs_written(
         parts.append(bp.with_columns(pl.lit("breakpoint").alias("layer")))
     df = clean(pl.concat(parts, how="diagonal_relaxed"))
 
-    x_enc = alt.X("x_gb:Q", title=title_for("host_written_bytes"))
+    x_enc = alt.X("x_gb:Q", title=title_for(x))
     color = (
         alt.Color(
             f"{data_col}:N",
