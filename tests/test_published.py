@@ -173,3 +173,20 @@ def test_cli_prints_and_filters():
         check=True,
     ).stdout
     assert "dip_time_s" in table and "rows" in table
+
+
+def test_cli_unknown_condition_is_one_sentence_and_exit_2():
+    proc = subprocess.run(
+        [sys.executable, "-m", "flashback", "published", "--condition", "brand_new"],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("flashback: unknown condition 'brand_new'")
+    assert proc.stdout == ""
+
+
+def test_returned_frame_cannot_change_the_data_set():
+    a = fb.published(source="puget")
+    a[0, "value"] = -1.0
+    assert fb.published(source="puget")["value"][0] != -1.0

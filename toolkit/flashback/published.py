@@ -124,7 +124,7 @@ def published(
     Raises:
         ParameterError: ``condition`` is not one of :data:`CONDITIONS`.
     """
-    df = _load_all()
+    df = _load_all().clone()  # the cache must not be changed through a returned frame
     if drive is not None:
         df = df.filter(pl.col("drive").str.to_lowercase().str.contains(drive.lower(), literal=True))
     if source is not None:
