@@ -114,7 +114,7 @@ def performance_vs_written(
     base = alt.Chart(df).properties(width=width, height=height)
     line = (
         base.transform_filter(alt.datum.layer == "curve")
-        .mark_line(point=len(pts) <= 400)
+        .mark_line(point=len(pts) <= 400, opacity=0.8)
         .encode(
             x=x_enc,
             y=alt.Y("y:Q", title=title_for(y)),
@@ -135,7 +135,7 @@ def performance_vs_written(
             )
         )
         layers.append(
-            seg_base.mark_rule(strokeWidth=2.5).encode(
+            seg_base.mark_rule(strokeWidth=3.5).encode(
                 x="x_gb:Q",
                 x2="x2_gb:Q",
                 y="y:Q",
