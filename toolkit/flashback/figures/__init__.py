@@ -22,6 +22,16 @@ factory                               review figure
 :func:`wa_free_blocks`                simulator WA and free blocks
 :func:`steady_state_window`           SNIA PTS steady-state window
 ====================================  ===========================================
+
+Inputs are frames, never result objects: ``capture.intervals`` / ``replay.intervals``
+(design schema), per-step or per-loop summaries, ``fb.published(...)`` rows,
+``Segments.to_frame()`` (``x_start, x_end, level, level_lo, level_hi``) and
+``Segments.breakpoint_frame()`` (``x, x_lo, x_hi``). Save with :func:`save_chart`
+(``.png`` / ``.svg``, offline through vl-convert).
+
+>>> import flashback as fb
+>>> chart = fb.figures.condition_bars(fb.published(test="as_ssd_seq_write"))
+>>> fb.figures.save_chart(chart, "out/trim.svg")  # doctest: +SKIP
 """
 
 from flashback.figures._theme import CONDITION_COLORS, THEME_NAME, use_theme
