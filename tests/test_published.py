@@ -190,3 +190,16 @@ def test_returned_frame_cannot_change_the_data_set():
     a = fb.published(source="puget")
     a[0, "value"] = -1.0
     assert fb.published(source="puget")["value"][0] != -1.0
+
+
+def test_notes_do_not_copy_sentences(df, seeds):
+    """Facts only: no run of 7 words in a note is copied verbatim from its source."""
+    copied = []
+    for source, note in df.select("source", "note").drop_nulls().iter_rows():
+        text = " ".join(re.findall(r"[a-z0-9.%']+", seeds[source].lower()))
+        words = re.findall(r"[a-z0-9.%']+", note.lower())
+        for i in range(len(words) - 6):
+            run = " ".join(words[i : i + 7])
+            if run in text:
+                copied.append((source, run))
+    assert not copied, copied
