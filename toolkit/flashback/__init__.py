@@ -18,10 +18,20 @@ from flashback.errors import (
     SafetyError,
     TargetError,
 )
+from flashback.published import published
 from flashback.targets import Target, open_target, run
 from flashback.workload import Workload
 
 __version__ = _native.__version__
+
+
+def __getattr__(name: str):
+    # `fb.figures` is imported on first use: Altair takes seconds to import.
+    if name == "figures":
+        import importlib
+
+        return importlib.import_module("flashback.figures")
+    raise AttributeError(f"module 'flashback' has no attribute {name!r}")
 
 __all__ = [
     "Capture",
@@ -29,6 +39,7 @@ __all__ = [
     "Workload",
     "load",
     "open_target",
+    "published",
     "recover",
     "run",
     "FlashbackError",
