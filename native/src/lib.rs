@@ -9,6 +9,7 @@ pub mod pelt;
 pub mod run;
 pub mod sim;
 pub mod target;
+pub mod trace;
 pub mod units;
 pub mod workload;
 

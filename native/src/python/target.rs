@@ -90,6 +90,51 @@ impl NativeTarget {
         Ok((table, out.meta.to_string()))
     }
 
+    /// Replays a block trace (fio iolog v2/v3 or blkparse text) with the queue-depth, data and
+    /// interval fields of `fields`. `time_scale=None` issues as fast as possible; otherwise
+    /// each op waits for its recorded time × `time_scale`.
+    #[pyo3(signature = (path, fields, *, time_scale=None, offset_scale=1.0, offset_shift=0, align=4096, step="trace".to_string(), capture_path=None, progress=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn run_trace(
+        &self,
+        py: Python<'_>,
+        path: PathBuf,
+        mut fields: BTreeMap<String, String>,
+        time_scale: Option<f64>,
+        offset_scale: f64,
+        offset_shift: u64,
+        align: u64,
+        step: String,
+        capture_path: Option<PathBuf>,
+        progress: Option<Py<PyAny>>,
+    ) -> PyResult<(ArrowTable, String)> {
+        if let Some(k) = time_scale {
+            if !(k > 0.0 && k.is_finite()) {
+                return Err(super::errors::to_py(crate::Error::InvalidValue(format!(
+                    "time_scale={k} is not a positive factor; use 1.0 for recorded timing or None for as fast as possible"
+                ))));
+            }
+        }
+        let trace = py.detach(|| crate::trace::read_trace(&path)).py_err()?;
+        let size = self.inner.lock().unwrap().size_bytes();
+        let remap = crate::trace::Remap { offset_scale, offset_shift, align };
+        let ops = trace.remapped(&remap, size).py_err()?;
+        let writes = ops.iter().any(|o| o.kind != crate::workload::OpKind::Read);
+        let max_len = ops.iter().map(|o| o.len).max().unwrap_or(align);
+        fields.insert("rw".into(), if writes { "randrw" } else { "randread" }.into());
+        fields.insert("bs".into(), max_len.to_string());
+        fields.remove("size");
+        fields.remove("offset");
+        let mut w = Workload::from_pairs(fields.iter().map(|(k, v)| (k.as_str(), v.as_str()))).py_err()?;
+        w.trace = Some(std::sync::Arc::new(ops));
+        w.trace_time_scale = time_scale;
+        let opts = RunOptions { step, capture_path, no_recording: false };
+        let mut obs = PyObserver::new(progress);
+        let out = run_detached(py, &mut obs, |obs| self.inner.lock().unwrap().run(&w, &opts, obs))?;
+        let table = ArrowTable::from_rows(&out.rows, out.with_sim, &out.meta.to_string()).py_err()?;
+        Ok((table, out.meta.to_string()))
+    }
+
     /// Discards `[offset, offset + size)` bytes (`size=None`: to the end).
     #[pyo3(signature = (offset=0, size=None))]
     fn discard(&self, py: Python<'_>, offset: u64, size: Option<u64>) -> PyResult<()> {

@@ -114,6 +114,12 @@ pub struct Workload {
     pub engine: EngineKind,
     pub interval_s: f64,
     pub seed: u64,
+    /// A block trace to replay instead of generated offsets (see `crate::trace`), with its
+    /// offsets already mapped onto the target.
+    pub trace: Option<std::sync::Arc<Vec<crate::trace::TraceOp>>>,
+    /// For a trace: issue each op no earlier than its recorded time × this factor
+    /// (`None`: as fast as the queue depth allows).
+    pub trace_time_scale: Option<f64>,
 }
 
 impl Default for Workload {
@@ -135,6 +141,8 @@ impl Default for Workload {
             engine: EngineKind::Auto,
             interval_s: 1.0,
             seed: 0x5eed,
+            trace: None,
+            trace_time_scale: None,
         }
     }
 }
@@ -333,6 +341,8 @@ impl Workload {
             "engine": self.engine,
             "interval_s": self.interval_s,
             "seed": self.seed,
+            "trace_ops": self.trace.as_ref().map(|t| t.len()),
+            "trace_time_scale": self.trace_time_scale,
         })
     }
 }

@@ -99,13 +99,22 @@ pub struct OpStream {
     seed: u64,
     rng: Xoshiro256PlusPlus,
     perm: Option<Permutation>,
+    /// Trace replay: this job's share of the trace (every `stride`-th op from `first`).
+    trace: Option<(std::sync::Arc<Vec<crate::trace::TraceOp>>, usize, usize)>,
+    time_scale: Option<f64>,
+    last_issue_ns: Option<u64>,
 }
 
 impl OpStream {
     /// The stream for job `job` of `w` over the slice `[slice_offset, slice_offset + slice_len)`.
     pub fn new(w: &Workload, slice_offset: u64, slice_len: u64, job: u32) -> Self {
         let seed = mix64(w.seed ^ mix64(job as u64 + 1));
-        let nblocks = slice_len / w.bs;
+        let jobs = w.jobs.max(1) as usize;
+        let trace = w.trace.as_ref().map(|t| (t.clone(), job as usize, jobs));
+        let nblocks = match &trace {
+            Some((t, first, stride)) => (t.len().saturating_sub(*first)).div_ceil(*stride) as u64,
+            None => slice_len / w.bs,
+        };
         let mut s = OpStream {
             rw: w.rw,
             rwmix_read: w.rwmix_read,
@@ -119,6 +128,9 @@ impl OpStream {
             seed,
             rng: Xoshiro256PlusPlus::seed_from_u64(seed),
             perm: None,
+            trace,
+            time_scale: w.trace_time_scale,
+            last_issue_ns: None,
         };
         s.new_pass();
         s
@@ -136,6 +148,12 @@ impl OpStream {
     /// Blocks in one pass (= ops per pass).
     pub fn blocks_per_pass(&self) -> u64 {
         self.nblocks
+    }
+
+    /// For a timed trace replay: the earliest time (ns since the run began) at which the op
+    /// last returned by [`OpStream::next_op`] may be issued; `None` = issue at once.
+    pub fn issue_not_before_ns(&self) -> Option<u64> {
+        self.last_issue_ns
     }
 
     /// Completed passes so far.
@@ -160,6 +178,18 @@ impl OpStream {
         }
         let i = self.pos;
         self.pos += 1;
+        if let Some((t, first, stride)) = &self.trace {
+            let op = t[first + i as usize * stride];
+            self.last_issue_ns = self.time_scale.map(|k| {
+                let span = t.last().map(|x| x.t_ns).unwrap_or(0) + 1;
+                ((op.t_ns + self.pass * span) as f64 * k) as u64
+            });
+            return Some(Op {
+                kind: op.kind,
+                offset: op.offset,
+                len: op.len,
+            });
+        }
         let block = if !self.rw.is_random() {
             i
         } else {
@@ -257,6 +287,26 @@ mod tests {
             std::iter::from_fn(|| s.next_op()).collect()
         };
         assert_eq!(a, b);
+    }
+
+    #[test]
+    fn trace_ops_replayed_in_order_split_across_jobs_with_times() {
+        use crate::trace::TraceOp;
+        let ops: Vec<TraceOp> = (0..5)
+            .map(|i| TraceOp { t_ns: i * 1000, kind: OpKind::Write, offset: i * 4096, len: 4096 })
+            .collect();
+        let mut wl = w(&[("jobs", "2")]);
+        wl.trace = Some(std::sync::Arc::new(ops));
+        wl.trace_time_scale = Some(2.0);
+        let mut a = OpStream::new(&wl, 0, 0, 0);
+        let mut b = OpStream::new(&wl, 0, 0, 1);
+        let mut got_a = vec![];
+        while let Some(op) = a.next_op() {
+            got_a.push((op.offset, a.issue_not_before_ns().unwrap()));
+        }
+        let got_b: Vec<u64> = std::iter::from_fn(|| b.next_op()).map(|o| o.offset).collect();
+        assert_eq!(got_a, vec![(0, 0), (8192, 4000), (16384, 8000)]);
+        assert_eq!(got_b, vec![4096, 12288]);
     }
 
     #[test]

@@ -1,0 +1,295 @@
+//! Block traces: fio iolog v2/v3 and blkparse's default text output, parsed into a list of
+//! operations with their recorded issue times, then replayed through the ordinary op stream.
+
+use crate::error::{Error, Result};
+use crate::workload::OpKind;
+use std::path::Path;
+
+/// One traced operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TraceOp {
+    /// Recorded issue time, ns since the first operation of the trace.
+    pub t_ns: u64,
+    pub kind: OpKind,
+    pub offset: u64,
+    pub len: u64,
+}
+
+/// Trace file formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TraceFormat {
+    FioIologV2,
+    FioIologV3,
+    Blkparse,
+}
+
+/// A parsed trace.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Trace {
+    pub format: TraceFormat,
+    pub ops: Vec<TraceOp>,
+    /// Highest byte touched + 1 (the span the trace needs).
+    pub span_bytes: u64,
+}
+
+/// How trace offsets are mapped onto the target.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Remap {
+    /// Multiply offsets (and lengths) by this factor, aligned down to `align`.
+    pub offset_scale: f64,
+    /// Then add this many bytes.
+    pub offset_shift: u64,
+    /// Alignment of remapped offsets and lengths (direct I/O needs 512 or 4096).
+    pub align: u64,
+}
+
+impl Default for Remap {
+    fn default() -> Self {
+        Remap {
+            offset_scale: 1.0,
+            offset_shift: 0,
+            align: 512,
+        }
+    }
+}
+
+fn perr(path: &str, line: usize, what: &str) -> Error {
+    Error::Parse(format!(
+        "{path}, line {line}: {what}; fix or remove that line (fio iolog v2/v3 or blkparse text expected)"
+    ))
+}
+
+/// Reads and parses a trace file, detecting its format from its first line.
+pub fn read_trace(path: &Path) -> Result<Trace> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Error::io(format!("could not read trace {}", path.display()), e))?;
+    parse_trace(&path.display().to_string(), &text)
+}
+
+/// Parses trace text; `name` is used in error messages.
+pub fn parse_trace(name: &str, text: &str) -> Result<Trace> {
+    let first = text.lines().next().unwrap_or("").trim();
+    let format = match first {
+        "fio version 2 iolog" => TraceFormat::FioIologV2,
+        "fio version 3 iolog" => TraceFormat::FioIologV3,
+        _ => TraceFormat::Blkparse,
+    };
+    let mut ops = Vec::new();
+    let mut t0: Option<u64> = None;
+    for (i, raw) in text.lines().enumerate() {
+        let line_no = i + 1;
+        let line = raw.trim();
+        if line.is_empty() || (line_no == 1 && format != TraceFormat::Blkparse) {
+            continue;
+        }
+        let op = match format {
+            TraceFormat::FioIologV2 | TraceFormat::FioIologV3 => parse_iolog_line(name, line_no, line, format)?,
+            TraceFormat::Blkparse => parse_blkparse_line(name, line_no, line)?,
+        };
+        if let Some(mut op) = op {
+            let base = *t0.get_or_insert(op.t_ns);
+            op.t_ns = op.t_ns.saturating_sub(base);
+            ops.push(op);
+        }
+    }
+    if ops.is_empty() {
+        return Err(Error::Parse(format!(
+            "{name} holds no read, write or trim operations; give a fio iolog (v2/v3) or blkparse text output"
+        )));
+    }
+    // v2 has no times: keep order, issue as fast as possible.
+    let span_bytes = ops.iter().map(|o| o.offset + o.len).max().unwrap_or(0);
+    Ok(Trace {
+        format,
+        ops,
+        span_bytes,
+    })
+}
+
+fn parse_iolog_line(name: &str, n: usize, line: &str, format: TraceFormat) -> Result<Option<TraceOp>> {
+    let f: Vec<&str> = line.split_whitespace().collect();
+    let (t_ns, rest) = match format {
+        TraceFormat::FioIologV3 => {
+            let ms: u64 = f
+                .first()
+                .and_then(|x| x.parse().ok())
+                .ok_or_else(|| perr(name, n, "the first field is not a timestamp in milliseconds"))?;
+            (ms * 1_000_000, &f[1..])
+        }
+        _ => (0, &f[..]),
+    };
+    // rest: filename action [offset length]
+    if rest.len() < 2 {
+        return Err(perr(name, n, "expected `filename action [offset length]`"));
+    }
+    let kind = match rest[1] {
+        "read" => OpKind::Read,
+        "write" => OpKind::Write,
+        "trim" => OpKind::Trim,
+        "add" | "open" | "close" | "sync" | "datasync" | "wait" => return Ok(None),
+        other => return Err(perr(name, n, &format!("unknown action {other:?}"))),
+    };
+    if rest.len() < 4 {
+        return Err(perr(name, n, "a read/write/trim needs an offset and a length"));
+    }
+    let offset: u64 = rest[2].parse().map_err(|_| perr(name, n, "the offset is not a byte count"))?;
+    let len: u64 = rest[3].parse().map_err(|_| perr(name, n, "the length is not a byte count"))?;
+    if len == 0 {
+        return Err(perr(name, n, "the length is zero"));
+    }
+    Ok(Some(TraceOp { t_ns, kind, offset, len }))
+}
+
+/// blkparse default text: `maj,min cpu seq time pid action rwbs sector + blocks [process]`.
+/// Only queue (`Q`) events are replayed; other events and summary lines are skipped.
+fn parse_blkparse_line(name: &str, n: usize, line: &str) -> Result<Option<TraceOp>> {
+    let f: Vec<&str> = line.split_whitespace().collect();
+    let looks_like_event = f.len() >= 7 && f[0].contains(',') && f[0].split(',').all(|p| p.parse::<u32>().is_ok());
+    if !looks_like_event {
+        // blkparse ends with per-CPU summaries ("CPU0 (8,0):", "Total ...", "Reads Queued:" ...)
+        let summary = f.is_empty()
+            || f[0].starts_with("CPU")
+            || f[0] == "Total"
+            || f[0] == "Events"
+            || line.contains("Queued:")
+            || line.contains("Dispatches:")
+            || line.contains("Completed:")
+            || line.contains("Throughput")
+            || line.contains("Merges:")
+            || line.contains("Timer unplugs")
+            || line.contains("Read depth")
+            || line.contains("IO unplugs")
+            || line.starts_with("Skips:")
+            || line.contains("Reads Requeued")
+            || line.contains("Writes Requeued");
+        if summary {
+            return Ok(None);
+        }
+        return Err(perr(name, n, "not a blkparse event line (`maj,min cpu seq time pid action rwbs sector + blocks`)"));
+    }
+    if f[5] != "Q" {
+        return Ok(None);
+    }
+    let rwbs = f[6];
+    let kind = if rwbs.contains('D') {
+        OpKind::Trim
+    } else if rwbs.contains('W') {
+        OpKind::Write
+    } else if rwbs.contains('R') {
+        OpKind::Read
+    } else {
+        return Ok(None); // flush-only / barrier events carry no data
+    };
+    if f.len() < 10 || f[8] != "+" {
+        return Ok(None); // e.g. a zero-length flush "Q FWS [proc]"
+    }
+    let secs: f64 = f[3].parse().map_err(|_| perr(name, n, "the time field is not seconds"))?;
+    let sector: u64 = f[7].parse().map_err(|_| perr(name, n, "the sector is not a number"))?;
+    let blocks: u64 = f[9].parse().map_err(|_| perr(name, n, "the block count is not a number"))?;
+    if blocks == 0 {
+        return Ok(None);
+    }
+    Ok(Some(TraceOp {
+        t_ns: (secs * 1e9).round() as u64,
+        kind,
+        offset: sector * 512,
+        len: blocks * 512,
+    }))
+}
+
+impl Trace {
+    /// Maps offsets onto a target of `target_bytes` with `remap`; ops that would end past the
+    /// target are an error naming the first one.
+    pub fn remapped(&self, remap: &Remap, target_bytes: u64) -> Result<Vec<TraceOp>> {
+        if !(remap.offset_scale > 0.0 && remap.offset_scale.is_finite()) {
+            return Err(Error::InvalidValue(format!(
+                "offset_scale={} is not a positive factor; use e.g. 0.5 to fit a trace into half the span",
+                remap.offset_scale
+            )));
+        }
+        let a = remap.align.max(1);
+        let mut out = Vec::with_capacity(self.ops.len());
+        for (i, op) in self.ops.iter().enumerate() {
+            let off = ((op.offset as f64 * remap.offset_scale) as u64) / a * a + remap.offset_shift;
+            let len = (((op.len as f64 * remap.offset_scale) as u64).div_ceil(a) * a).max(a);
+            if off + len > target_bytes {
+                return Err(Error::InvalidValue(format!(
+                    "trace operation {} ends at byte {} but the target has {target_bytes} bytes; use offset_scale= or a larger target",
+                    i + 1,
+                    off + len
+                )));
+            }
+            out.push(TraceOp {
+                offset: off,
+                len,
+                ..*op
+            });
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn iolog_v2() {
+        let t = parse_trace(
+            "x",
+            "fio version 2 iolog\n/dev/x add\n/dev/x open\n/dev/x write 4096 8192\n/dev/x read 0 4096\n/dev/x trim 0 4096\n/dev/x close\n",
+        )
+        .unwrap();
+        assert_eq!(t.format, TraceFormat::FioIologV2);
+        assert_eq!(t.ops.len(), 3);
+        assert_eq!(t.ops[0], TraceOp { t_ns: 0, kind: OpKind::Write, offset: 4096, len: 8192 });
+        assert_eq!(t.span_bytes, 12288);
+    }
+
+    #[test]
+    fn iolog_v3_times_relative() {
+        let t = parse_trace(
+            "x",
+            "fio version 3 iolog\n100 /dev/x add\n100 /dev/x open\n105 /dev/x write 0 4096\n110 /dev/x read 4096 4096\n",
+        )
+        .unwrap();
+        assert_eq!(t.ops[0].t_ns, 0);
+        assert_eq!(t.ops[1].t_ns, 5_000_000);
+    }
+
+    #[test]
+    fn blkparse_queue_events_only() {
+        let text = "  8,0    3        1     0.000000000   697  Q  WS 3417048 + 8 [kworker/3:1H]\n\
+                    8,0    3        2     0.000002000   697  G  WS 3417048 + 8 [kworker/3:1H]\n\
+                    8,0    1        3     0.500000000   700  Q   R 100 + 16 [fio]\n\
+                    8,0    1        4     0.600000000   700  Q   D 0 + 2048 [fstrim]\n\
+                    8,0    1        5     0.700000000   700  Q FWS [fio]\n\
+                    CPU1 (8,0):\n Reads Queued:           1,        8KiB\n";
+        let t = parse_trace("b", text).unwrap();
+        assert_eq!(t.ops.len(), 3);
+        assert_eq!(t.ops[0], TraceOp { t_ns: 0, kind: OpKind::Write, offset: 3417048 * 512, len: 4096 });
+        assert_eq!(t.ops[1].kind, OpKind::Read);
+        assert_eq!(t.ops[1].t_ns, 500_000_000);
+        assert_eq!(t.ops[2].kind, OpKind::Trim);
+    }
+
+    #[test]
+    fn malformed_lines_name_the_line() {
+        let e = parse_trace("f.log", "fio version 3 iolog\nabc /dev/x write 0 1\n").unwrap_err().to_string();
+        assert!(e.contains("f.log, line 2"), "{e}");
+        let e = parse_trace("f.log", "fio version 2 iolog\n/dev/x scribble 0 1\n").unwrap_err().to_string();
+        assert!(e.contains("line 2") && e.contains("scribble"), "{e}");
+        let e = parse_trace("b.txt", "8,0 1 1 0.1 5 Q W x + 8 [p]\n").unwrap_err().to_string();
+        assert!(e.contains("line 1"), "{e}");
+        let e = parse_trace("b.txt", "hello world\n").unwrap_err().to_string();
+        assert!(e.contains("line 1"), "{e}");
+    }
+
+    #[test]
+    fn remap_scales_and_checks_bounds() {
+        let t = parse_trace("x", "fio version 2 iolog\n/d write 8192 4096\n").unwrap();
+        let r = t.remapped(&Remap { offset_scale: 0.5, offset_shift: 4096, align: 4096 }, 1 << 20).unwrap();
+        assert_eq!((r[0].offset, r[0].len), (8192, 4096));
+        assert!(t.remapped(&Remap::default(), 8192).is_err());
+    }
+}
