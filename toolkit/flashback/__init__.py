@@ -18,6 +18,7 @@ from flashback.errors import (
     SafetyError,
     TargetError,
 )
+from flashback.replay import Replay, protocols, replay
 from flashback.targets import Target, open_target, run
 from flashback.workload import Workload
 
@@ -25,11 +26,14 @@ __version__ = _native.__version__
 
 __all__ = [
     "Capture",
+    "Replay",
     "Target",
     "Workload",
     "load",
     "open_target",
+    "protocols",
     "recover",
+    "replay",
     "run",
     "FlashbackError",
     "ParameterError",

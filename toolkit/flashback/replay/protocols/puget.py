@@ -1,0 +1,187 @@
+"""Puget Systems (2013): CrystalDiskMark 3 looped from a secure erase to ≈ 1.8 TB written."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from flashback.replay.base import Protocol, Replay, check_row, register, require
+from flashback.replay.protocols.common import GB, mbps
+from flashback.workload import Workload
+
+MIB = 1 << 20
+ADVERTISED_WRITE_MBPS = 500.0
+# CrystalDiskMark 3 order: each test's read passes, then its write passes.
+TESTS = (
+    ("seq", "read", "write", "1m", 1),
+    ("rand512k", "randread", "randwrite", "512k", 1),
+    ("rand4k", "randread", "randwrite", "4k", 1),
+    ("rand4k_qd32", "randread", "randwrite", "4k", 32),
+)
+
+PROCEDURE = """\
+secure_erase: secure erase (a whole-span discard on a real target)
+cdm_loop_NNNN/prepare: CrystalDiskMark writes its test file (test_size, sequential 1 MiB)
+cdm_loop_NNNN/<test>_<read|write>/pass_P: Seq 1 MiB QD1, 512 KiB random QD1, 4 KiB random
+  QD1, 4 KiB random QD32; each read then write, `passes` times, one pass over the test file
+cdm_loop_NNNN/trim: the test file is deleted and TRIMmed (trim=True) or just left (False)
+repeat until total_written_bytes (1.8 TB at full scale) have been written
+assumed: test_size 1000 MiB and 2 passes, so one loop writes 9 × 1000 MiB ≈ 9.4 GB (the review
+  says ≈ 9.2 GB); the test file moves to the next free slot each loop (placement="rotate"),
+  as a file system allocates new space, or stays at offset 0 (placement="fixed")"""
+
+
+def _params(size_bytes: int, scale: float, p: dict[str, Any]) -> tuple[int, int]:
+    test = max(int(p["test_size_bytes"] * scale) // MIB * MIB, MIB)
+    total = int(p["total_written_bytes"] * scale)
+    return test, total
+
+
+def estimate(size_bytes: int, scale: float, p: dict[str, Any]) -> float:
+    test, total = _params(size_bytes, scale, p)
+    per_loop = test * (1 + 4 * p["passes"])
+    if p["loops"] is not None:
+        return per_loop * p["loops"]
+    return float(-(-total // per_loop) * per_loop)
+
+
+def run(r: Any, p: dict[str, Any]) -> None:
+    require(p["data"] in ("random", "zeros"), f"data={p['data']!r}: use 'random' or 'zeros'")
+    require(p["placement"] in ("rotate", "fixed"), "placement must be 'rotate' or 'fixed'")
+    test, total = _params(r.size_bytes, r.scale, p)
+    require(test <= r.size_bytes, f"the test file ({test} bytes) does not fit on the target")
+    slots = r.size_bytes // test
+    r.erase("secure_erase")
+    loop = 0
+    while True:
+        if p["loops"] is not None and loop >= p["loops"]:
+            break
+        if p["loops"] is None and r.written_bytes >= total:
+            break
+        offset = (loop % slots) * test if p["placement"] == "rotate" else 0
+        head = f"cdm_loop_{loop:04d}"
+        common = {"offset": offset, "size": test, "data": p["data"], "interval": p["interval_s"]}
+        r.run(f"{head}/prepare", Workload(rw="write", bs="1m", iodepth=1, **common),
+              loop=loop, test="prepare", direction="write", offset_bytes=offset)
+        for name, read_rw, write_rw, bs, qd in TESTS:
+            for direction, rw in (("read", read_rw), ("write", write_rw)):
+                for k in range(1, p["passes"] + 1):
+                    w = Workload(rw=rw, bs=bs, iodepth=qd, seed=loop * 100 + k, **common)
+                    r.run(f"{head}/{name}_{direction}/pass_{k}", w, loop=loop, test=name,
+                          direction=direction, cdm_pass=k, offset_bytes=offset)
+        if p["trim"]:
+            r.discard(f"{head}/trim", offset=offset, size=test, loop=loop)
+        loop += 1
+
+
+def loops_frame(rep: Replay) -> pl.DataFrame:
+    """Per loop and test: CrystalDiskMark's result (the best pass, MB/s) and the host GB
+    written at the end of the loop (quoted at the review drive's scale in ``gb_written_full``)."""
+    steps = rep.steps.filter((pl.col("kind") == "run") & (pl.col("test") != "prepare"))
+    if steps.is_empty():
+        return pl.DataFrame()
+    steps = steps.with_columns(
+        pl.when(pl.col("direction") == "write").then(pl.col("write_mbps"))
+        .otherwise(pl.col("read_mbps")).alias("mbps")
+    )
+    end = steps.group_by("loop").agg(pl.col("host_written_end_bytes").max().alias("end_bytes"))
+    out = (
+        steps.group_by("loop", "test", "direction")
+        .agg(pl.col("mbps").max())
+        .join(end, on="loop")
+        .with_columns(
+            (pl.col("end_bytes") / GB).alias("gb_written"),
+            (pl.col("end_bytes") / GB / rep.scale).alias("gb_written_full"),
+        )
+        .sort("loop", "test", "direction")
+    )
+    return out
+
+
+def checks(rep: Replay) -> list[dict[str, Any]]:
+    p = rep.meta["params"]
+    drive = rep.meta["drive"]
+    cond = "incompressible" if p["data"] == "random" else "compressible"
+    loops = loops_frame(rep)
+    rows: list[dict[str, Any]] = []
+    kw = {"test": "CrystalDiskMark 3 loop", "drive": drive}
+
+    def series(test: str, direction: str) -> pl.DataFrame:
+        if loops.is_empty():
+            return loops
+        return loops.filter((pl.col("test") == test) & (pl.col("direction") == direction))
+
+    sw = series("seq", "write")
+    sr = series("seq", "read")
+    sw_max = None if sw.is_empty() else float(sw["mbps"].max())
+    sr_max = None if sr.is_empty() else float(sr["mbps"].max())
+    pub_max = 193.3 if cond == "incompressible" else ADVERTISED_WRITE_MBPS
+    rows.append(check_row("seq_write_max", cond, sw_max, "MB/s", published=pub_max, tolerance=0.10,
+                          **kw))
+    rows.append(check_row("seq_read_max", cond, sr_max, "MB/s",
+                          published=515.0 if cond == "compressible" else None, tolerance=0.10,
+                          note="the review: compressible reads ≈ 35 MB/s below the advertised 550",
+                          **kw))
+    if cond != "incompressible":
+        return rows
+    # The later findings are about incompressible data.
+    if sw_max is not None:
+        rows.append(check_row("seq_write_max_pct_of_advertised", cond,
+                              100 * sw_max / ADVERTISED_WRITE_MBPS, "%", published=38.0,
+                              tolerance=0.10, **kw))
+    heavy = None
+    if not sw.is_empty():
+        late = sw.filter(pl.col("gb_written_full") >= 380.0)
+        if late.height:
+            heavy = 100 * float(late["mbps"].mean()) / ADVERTISED_WRITE_MBPS
+    rows.append(check_row("seq_write_avg_pct_of_advertised", "heavy_use", heavy, "%",
+                          published=32.0, tolerance=0.15,
+                          note="mean of the loops after 380 GB written, as the review averages",
+                          **kw))
+    # Breakpoints: 512 KiB and 4 KiB QD32 random writes drop at ≈ 40 GB, level off ≈ 380 GB.
+    a, b = series("rand512k", "write"), series("rand4k_qd32", "write")
+    bps = None
+    if a.height and a.height == b.height:
+        y = (a["mbps"].to_numpy() + b["mbps"].to_numpy()) / 2
+        bps = _breakpoints(a["gb_written_full"].to_numpy(), y)
+    note = ("three-level least-squares fit to the mean of the 512 KiB and 4 KiB QD32 random "
+            "write results per loop; GB at the review drive's scale")
+    for i, (pub, cond_i) in enumerate(((40.0, "first_drop"), (380.0, "level_off"))):
+        rows.append(check_row("breakpoint_gb_written", cond_i,
+                              None if bps is None else bps[i], "GB", published=pub,
+                              tolerance=0.25, note=note, **kw))
+    return rows
+
+
+def _breakpoints(x: np.ndarray, y: np.ndarray) -> tuple[float, float] | None:
+    from flashback.replay.protocols.common import three_levels
+
+    return three_levels(x, y)
+
+
+register(
+    Protocol(
+        name="puget-cdm-loop",
+        title="Puget Systems: Intel 520 performance vs data written (CrystalDiskMark 3 looped)",
+        source="000_2002a1564e89ff8a.txt",
+        review_capacity_bytes=120_000_000_000,
+        default_target="sim:intel-520-120g",
+        drives={"intel-520-120g": ("Intel SSD 520 120GB", 120_000_000_000)},
+        params={
+            "data": ("random", "random (incompressible) or zeros (compressible)"),
+            "trim": (True, "TRIM the test file after each loop"),
+            "test_size_bytes": (1000 * MIB, "CrystalDiskMark test size at full scale"),
+            "passes": (2, "passes per test (CrystalDiskMark keeps the best)"),
+            "total_written_bytes": (1.8e12, "stop after this many host bytes (full scale)"),
+            "loops": (None, "stop after this many loops instead"),
+            "placement": ("rotate", "rotate: the test file moves each loop; fixed: offset 0"),
+            "interval_s": (None, "reporting interval (default 1 s)"),
+        },
+        procedure=PROCEDURE,
+        run=run,
+        checks=checks,
+        estimate_written_bytes=estimate,
+    )
+)
