@@ -14,8 +14,14 @@ from flashback.replay.scaling import default_scale, parse_scale
 from flashback.targets import Target
 
 
-def _open(spec: Any, *, review_bytes: int | None, scale: float | None, destroy: str | None,
-          overwrite: bool) -> Target:
+def _open(
+    spec: Any,
+    *,
+    review_bytes: int | None,
+    scale: float | None,
+    destroy: str | None,
+    overwrite: bool,
+) -> Target:
     if isinstance(spec, Target):
         return spec
     spec = os.fspath(spec)
@@ -63,8 +69,13 @@ def replay(
     proto = get_protocol(name)
     resolved = proto.resolve(params)
     scale_v = parse_scale(scale)
-    t = _open(target or proto.default_target, review_bytes=proto.review_capacity_bytes,
-              scale=scale_v, destroy=destroy, overwrite=overwrite)
+    t = _open(
+        target or proto.default_target,
+        review_bytes=proto.review_capacity_bytes,
+        scale=scale_v,
+        destroy=destroy,
+        overwrite=overwrite,
+    )
     drive, drive_bytes, is_review_drive = proto.drive_for(t.spec)
     review_bytes = drive_bytes or proto.review_capacity_bytes
     if scale_v is None:

@@ -92,6 +92,13 @@ class Protocol:
 _REGISTRY: dict[str, Protocol] = {}
 
 
+def _load() -> None:
+    """Imports the procedures package, which registers every protocol."""
+    import importlib
+
+    importlib.import_module("flashback.replay.procedures")
+
+
 def register(protocol: Protocol) -> Protocol:
     """Adds ``protocol`` to the registry (by name) and returns it."""
     _REGISTRY[protocol.name] = protocol
@@ -104,8 +111,7 @@ def get_protocol(name: str) -> Protocol:
     Raises:
         ReplayError: no protocol has that name (the message lists them).
     """
-    from flashback.replay import protocols as _  # noqa: F401  (registers them)
-
+    _load()
     try:
         return _REGISTRY[name]
     except KeyError:
@@ -113,10 +119,15 @@ def get_protocol(name: str) -> Protocol:
         raise ReplayError(f"there is no protocol {name!r}; choose one of: {names}") from None
 
 
+def registered() -> list[Protocol]:
+    """Every registered protocol, in registration order."""
+    _load()
+    return list(_REGISTRY.values())
+
+
 def protocols() -> pl.DataFrame:
     """The protocols: ``name``, ``title``, ``source``, ``default_target``, ``parameters``."""
-    from flashback.replay import protocols as _  # noqa: F401
-
+    _load()
     return pl.DataFrame(
         [
             {
@@ -177,7 +188,9 @@ class Replay:
         duration, host bytes, and for runs the totals (GB, MB/s, IOPS, mean latency)."""
         rows = []
         for i, s in enumerate(self.step_records):
-            row = {k: s[k] for k in ("step", "kind", "t_start_s", "duration_s", "workload", "status")}
+            row = {
+                k: s[k] for k in ("step", "kind", "t_start_s", "duration_s", "workload", "status")
+            }
             row["index"] = i
             row["host_written_start_bytes"] = s["host_written_start_bytes"]
             row["host_written_end_bytes"] = s["host_written_end_bytes"]
@@ -198,7 +211,11 @@ class Replay:
 
     def step(self, name: str) -> pl.DataFrame:
         """The intervals of one step (empty if it has none)."""
-        return self.intervals.filter(pl.col("step") == name) if self.intervals.height else self.intervals
+        return (
+            self.intervals.filter(pl.col("step") == name)
+            if self.intervals.height
+            else self.intervals
+        )
 
     def capture(self) -> Capture:
         """The whole replay as one :class:`Capture` (for the analysis functions)."""

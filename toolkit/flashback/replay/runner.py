@@ -111,7 +111,9 @@ class Runner:
             raise ReplayError(f"step {name!r} failed ({cap.status}); the replay stopped there")
         return df
 
-    def discard(self, name: str, *, offset: int = 0, size: int | None = None, **labels: Any) -> None:
+    def discard(
+        self, name: str, *, offset: int = 0, size: int | None = None, **labels: Any
+    ) -> None:
         """Discards (TRIM) ``size`` bytes from ``offset`` (``None``: to the end)."""
         self._label(name)
         t0 = time.monotonic()

@@ -31,7 +31,9 @@ def parse_scale(scale: float | str | None) -> float | None:
             f"scale={scale!r} is not a number; give a positive fraction such as 1/64 or 0.25"
         ) from None
     if not value > 0 or value != value or value == float("inf"):
-        raise ParameterError(f"scale={scale!r} is out of range; give a positive number such as 1/64")
+        raise ParameterError(
+            f"scale={scale!r} is out of range; give a positive number such as 1/64"
+        )
     return value
 
 
@@ -42,7 +44,9 @@ def default_scale(target_bytes: int, review_bytes: int | None) -> float:
     return target_bytes / review_bytes
 
 
-def scaled_bytes(full_bytes: float, scale: float, *, align: int = MIB, minimum: int | None = None) -> int:
+def scaled_bytes(
+    full_bytes: float, scale: float, *, align: int = MIB, minimum: int | None = None
+) -> int:
     """``full_bytes × scale`` rounded down to ``align`` (at least ``minimum``, default ``align``)."""
     floor = align if minimum is None else minimum
     value = int(full_bytes * scale) // align * align

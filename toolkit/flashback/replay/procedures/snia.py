@@ -7,7 +7,7 @@ from typing import Any
 import polars as pl
 
 from flashback.replay.base import Protocol, Replay, check_row, register, require
-from flashback.replay.protocols.common import iops, rand_write, rounds_steady
+from flashback.replay.procedures.common import iops, rand_write, rounds_steady
 from flashback.units import parse_size
 from flashback.workload import Workload
 
@@ -35,19 +35,29 @@ def _steady(values: list[float]) -> bool:
 
 def _iops_test(r: Any, p: dict[str, Any], iv: float) -> None:
     r.erase("iops/purge")
-    r.run("iops/precondition", Workload(rw="write", bs="128k", iodepth=32, loops=2, interval=iv),
-          test="iops", condition="precondition")
+    r.run(
+        "iops/precondition",
+        Workload(rw="write", bs="128k", iodepth=32, loops=2, interval=iv),
+        test="iops",
+        condition="precondition",
+    )
     tracked: list[float] = []
     t = r.seconds(p["round_s"])
     for rnd in range(1, p["max_rounds"] + 1):
         for bs, mix in _mixes(p):
             rw = "randwrite" if mix == 0 else ("randread" if mix == 100 else "randrw")
-            w = Workload(rw=rw, bs=bs, iodepth=p["iodepth"], time=t, interval=iv,
-                         rwmix_read=mix if rw == "randrw" else None, random="uniform",
-                         seed=rnd)
+            w = Workload(
+                rw=rw,
+                bs=bs,
+                iodepth=p["iodepth"],
+                time=t,
+                interval=iv,
+                rwmix_read=mix if rw == "randrw" else None,
+                random="uniform",
+                seed=rnd,
+            )
             name = f"iops/round_{rnd:02d}/{bs}_r{mix}"
-            df = r.run(name, w, test="iops", condition="round", round=rnd, bs=bs,
-                       rwmix_read=mix)
+            df = r.run(name, w, test="iops", condition="round", round=rnd, bs=bs, rwmix_read=mix)
             if parse_size(bs) == 4096 and mix == 0:
                 tracked.append(iops(df) or 0.0)
         if _steady(tracked):
@@ -56,28 +66,49 @@ def _iops_test(r: Any, p: dict[str, Any], iv: float) -> None:
 
 def _wsat(r: Any, p: dict[str, Any], iv: float) -> None:
     r.erase("wsat/purge")
-    r.run("wsat/random_write", rand_write(offset=0, size=r.size_bytes, interval_s=iv,
-                                          written=int(r.size_bytes * p["wsat_fills"])),
-          test="wsat", condition="wsat")
+    r.run(
+        "wsat/random_write",
+        rand_write(
+            offset=0, size=r.size_bytes, interval_s=iv, written=int(r.size_bytes * p["wsat_fills"])
+        ),
+        test="wsat",
+        condition="wsat",
+    )
 
 
 def _hir(r: Any, p: dict[str, Any], iv: float) -> None:
     size = r.size_bytes
     r.erase("hir/purge")
-    r.run("hir/precondition", rand_write(offset=0, size=size, interval_s=iv,
-                                         written=int(size * p["hir_precondition_fills"])),
-          test="hir", condition="precondition")
+    r.run(
+        "hir/precondition",
+        rand_write(
+            offset=0, size=size, interval_s=iv, written=int(size * p["hir_precondition_fills"])
+        ),
+        test="hir",
+        condition="precondition",
+    )
     burst = r.seconds(p["burst_s"])
     for wait in p["idle_s"]:
         head = f"hir/idle_{wait:g}s"
         for c in range(1, p["cycles"] + 1):
-            r.run(f"{head}/cycle_{c}/write", rand_write(offset=0, size=size, time_s=burst,
-                                                        interval_s=iv, seed=c),
-                  test="hir", condition="after_idle", idle_s=wait, cycle=c)
+            r.run(
+                f"{head}/cycle_{c}/write",
+                rand_write(offset=0, size=size, time_s=burst, interval_s=iv, seed=c),
+                test="hir",
+                condition="after_idle",
+                idle_s=wait,
+                cycle=c,
+            )
             r.idle(f"{head}/cycle_{c}/idle", r.seconds(wait), test="hir", idle_s=wait, cycle=c)
-        r.run(f"{head}/baseline", rand_write(offset=0, size=size, interval_s=iv, seed=99,
-                                             time_s=r.seconds(p["baseline_s"])),
-              test="hir", condition="baseline", idle_s=wait)
+        r.run(
+            f"{head}/baseline",
+            rand_write(
+                offset=0, size=size, interval_s=iv, seed=99, time_s=r.seconds(p["baseline_s"])
+            ),
+            test="hir",
+            condition="baseline",
+            idle_s=wait,
+        )
 
 
 def run(r: Any, p: dict[str, Any]) -> None:
@@ -94,31 +125,65 @@ def checks(rep: Replay) -> list[dict[str, Any]]:
     kw = {"published": None, "tolerance": None, "drive": rep.meta["drive"]}
     rows = []
     if steps.height and "round" in steps.columns:
-        track = steps.filter((pl.col("test") == "iops") & (pl.col("rwmix_read") == 0)
-                             & (pl.col("bs").map_elements(parse_size, return_dtype=pl.Int64)
-                                == 4096))
+        track = steps.filter(
+            (pl.col("test") == "iops")
+            & (pl.col("rwmix_read") == 0)
+            & (pl.col("bs").map_elements(parse_size, return_dtype=pl.Int64) == 4096)
+        )
         vals = track["write_iops"].to_list() if track.height else []
-        rows.append(check_row("steady_state_rounds", "iops", float(len(vals)) if vals else None,
-                              "rounds", test="IOPS", note="steady" if _steady(vals) else
-                              "steady state not reached", **kw))
-        rows.append(check_row("write_iops_steady", "iops",
-                              sum(vals[-5:]) / len(vals[-5:]) if vals else None, "IOPS",
-                              test="IOPS", note="4 KiB 100 % write, mean of the last 5 rounds",
-                              **kw))
+        rows.append(
+            check_row(
+                "steady_state_rounds",
+                "iops",
+                float(len(vals)) if vals else None,
+                "rounds",
+                test="IOPS",
+                note="steady" if _steady(vals) else "steady state not reached",
+                **kw,
+            )
+        )
+        rows.append(
+            check_row(
+                "write_iops_steady",
+                "iops",
+                sum(vals[-5:]) / len(vals[-5:]) if vals else None,
+                "IOPS",
+                test="IOPS",
+                note="4 KiB 100 % write, mean of the last 5 rounds",
+                **kw,
+            )
+        )
     w = rep.step("wsat/random_write")
     if w.height:
         tail = w.tail(max(1, w.height // 10))
-        rows.append(check_row("write_iops_final", "wsat", float(tail["write_iops"].mean()),
-                              "IOPS", test="WSAT", note="mean of the last tenth", **kw))
+        rows.append(
+            check_row(
+                "write_iops_final",
+                "wsat",
+                float(tail["write_iops"].mean()),
+                "IOPS",
+                test="WSAT",
+                note="mean of the last tenth",
+                **kw,
+            )
+        )
     if steps.height and "idle_s" in steps.columns:
         hir = steps.filter((pl.col("test") == "hir") & (pl.col("kind") == "run"))
         base = hir.filter(pl.col("condition") == "baseline")["write_iops"].mean()
         for wait in hir["idle_s"].drop_nulls().unique(maintain_order=True).to_list():
             cyc = hir.filter((pl.col("idle_s") == wait) & (pl.col("condition") == "after_idle"))
             v = cyc["write_iops"].mean()
-            rows.append(check_row("write_iops_vs_baseline", f"idle_{wait:g}s",
-                                  None if v is None or not base else 100 * v / base, "%",
-                                  test="HIR", note="bursts after idle vs baseline bursts", **kw))
+            rows.append(
+                check_row(
+                    "write_iops_vs_baseline",
+                    f"idle_{wait:g}s",
+                    None if v is None or not base else 100 * v / base,
+                    "%",
+                    test="HIR",
+                    note="bursts after idle vs baseline bursts",
+                    **kw,
+                )
+            )
     return rows
 
 
@@ -149,7 +214,10 @@ register(
         run=run,
         checks=checks,
         estimate_written_bytes=lambda size, scale, p: (
-            2 * ("iops" in p["tests"]) + p["wsat_fills"] * ("wsat" in p["tests"])
-            + p["hir_precondition_fills"] * ("hir" in p["tests"])) * size,
+            2 * ("iops" in p["tests"])
+            + p["wsat_fills"] * ("wsat" in p["tests"])
+            + p["hir_precondition_fills"] * ("hir" in p["tests"])
+        )
+        * size,
     )
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from flashback.replay.base import Protocol, Replay, check_row, register, require
-from flashback.replay.protocols.common import mbps, rand_write, seq_fill
+from flashback.replay.procedures.common import mbps, rand_write, seq_fill
 from flashback.workload import Workload
 
 MIB = 1 << 20
@@ -27,8 +27,9 @@ REVIEW = {"Intel SSD 530 240GB": {"clean": 315.1, "after_torture": 183.3, "after
 def _asssd(r: Any, p: dict[str, Any]) -> Workload:
     size = max(r.bytes(p["asssd_bytes"]), min(64 * MIB, r.size_bytes // 8 // MIB * MIB))
     bs = max(min(16 * MIB, size // 16) // (128 << 10) * (128 << 10), 128 << 10)
-    return Workload(rw="write", bs=bs, iodepth=1, offset=0, size=size, data="random",
-                    interval=r.interval_s)
+    return Workload(
+        rw="write", bs=bs, iodepth=1, offset=0, size=size, data="random", interval=r.interval_s
+    )
 
 
 def run(r: Any, p: dict[str, Any]) -> None:
@@ -37,8 +38,11 @@ def run(r: Any, p: dict[str, Any]) -> None:
     r.erase("secure_erase")
     r.run("clean", _asssd(r, p), condition="clean")
     r.run("seq_fill", seq_fill(offset=0, size=r.size_bytes, interval_s=iv), condition="fill")
-    r.run("torture", rand_write(offset=0, size=r.size_bytes, time_s=r.seconds(p["torture_s"]),
-                                interval_s=iv), condition="torture")
+    r.run(
+        "torture",
+        rand_write(offset=0, size=r.size_bytes, time_s=r.seconds(p["torture_s"]), interval_s=iv),
+        condition="torture",
+    )
     r.run("after_torture", _asssd(r, p), condition="after_torture")
     r.discard("trim", offset=0, size=None, condition="trim")
     r.run("after_trim", _asssd(r, p), condition="after_trim")
@@ -48,8 +52,16 @@ def checks(rep: Replay) -> list[dict[str, Any]]:
     drive = rep.meta["drive"]
     want = REVIEW.get(drive, {})
     return [
-        check_row("seq_write", state, mbps(rep.step(state)), "MB/s", published=want.get(state),
-                  tolerance=0.15, test="AS-SSD incompressible sequential write", drive=drive)
+        check_row(
+            "seq_write",
+            state,
+            mbps(rep.step(state)),
+            "MB/s",
+            published=want.get(state),
+            tolerance=0.15,
+            test="AS-SSD incompressible sequential write",
+            drive=drive,
+        )
         for state in ("clean", "after_torture", "after_trim")
     ]
 

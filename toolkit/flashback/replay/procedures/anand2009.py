@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from flashback.replay.base import Protocol, Replay, check_row, register
-from flashback.replay.protocols.common import mbps, rand_write, seq_fill
+from flashback.replay.procedures.common import mbps, rand_write, seq_fill
 from flashback.workload import Workload
 
 PROCEDURE = """\
@@ -24,18 +24,27 @@ def run(r: Any, p: dict[str, Any]) -> None:
     iv, size, t = r.interval_s, r.size_bytes, r.seconds(p["measure_s"])
 
     def measure(state: str) -> None:
-        r.run(f"{state}/seq_read", Workload(rw="read", bs="2m", iodepth=1, time=t, interval=iv),
-              condition=state, test="seq_read")
-        r.run(f"{state}/random_read",
-              Workload(rw="randread", bs="4k", iodepth=3, time=t, interval=iv, random="uniform"),
-              condition=state, test="random_read")
+        r.run(
+            f"{state}/seq_read",
+            Workload(rw="read", bs="2m", iodepth=1, time=t, interval=iv),
+            condition=state,
+            test="seq_read",
+        )
+        r.run(
+            f"{state}/random_read",
+            Workload(rw="randread", bs="4k", iodepth=3, time=t, interval=iv, random="uniform"),
+            condition=state,
+            test="random_read",
+        )
 
     r.erase("secure_erase")
     r.run("new/seq_fill", seq_fill(offset=0, size=size, interval_s=iv), condition="fill")
     measure("new")
-    r.run("used/random_write",
-          rand_write(offset=0, size=size, written=int(size * p["used_fills"]), interval_s=iv),
-          condition="torture")
+    r.run(
+        "used/random_write",
+        rand_write(offset=0, size=size, written=int(size * p["used_fills"]), interval_s=iv),
+        condition="torture",
+    )
     measure("used")
 
 
@@ -44,18 +53,37 @@ def checks(rep: Replay) -> list[dict[str, Any]]:
     want = REVIEW.get(drive, {})
     rows = []
     for state in ("new", "used"):
-        rows.append(check_row("seq_read", state, mbps(rep.step(f"{state}/seq_read"), "read"),
-                              "MB/s", published=want.get(state), tolerance=0.15,
-                              test="2MB sequential read", drive=drive))
+        rows.append(
+            check_row(
+                "seq_read",
+                state,
+                mbps(rep.step(f"{state}/seq_read"), "read"),
+                "MB/s",
+                published=want.get(state),
+                tolerance=0.15,
+                test="2MB sequential read",
+                drive=drive,
+            )
+        )
     for state in ("new", "used"):
         df = rep.step(f"{state}/random_read")
         lat = None
         if df.height and df["read_ios"].sum() > 0:
             w = df["read_ios"].cast(float)
             lat = float((df["read_lat_mean_us"].fill_null(0.0) * w).sum() / w.sum())
-        rows.append(check_row("read_latency_mean", state, lat, "us", published=None,
-                              tolerance=None, test="4KB random read QD3", drive=drive,
-                              note="the review shows this only as a chart"))
+        rows.append(
+            check_row(
+                "read_latency_mean",
+                state,
+                lat,
+                "us",
+                published=None,
+                tolerance=None,
+                test="4KB random read QD3",
+                drive=drive,
+                note="the review shows this only as a chart",
+            )
+        )
     return rows
 
 

@@ -10,20 +10,47 @@ from flashback.workload import Workload
 GB = 1e9
 
 
-def seq_fill(*, offset: int, size: int, data: str = "random", interval_s: float | None = None,
-             seed: int = 1) -> Workload:
+def seq_fill(
+    *, offset: int, size: int, data: str = "random", interval_s: float | None = None, seed: int = 1
+) -> Workload:
     """One sequential pass of 128 KiB QD32 writes over ``[offset, offset + size)``."""
-    return Workload(rw="write", bs="128k", iodepth=32, offset=offset, size=size, data=data,
-                    interval=interval_s, seed=seed)
+    return Workload(
+        rw="write",
+        bs="128k",
+        iodepth=32,
+        offset=offset,
+        size=size,
+        data=data,
+        interval=interval_s,
+        seed=seed,
+    )
 
 
-def rand_write(*, offset: int, size: int, time_s: float | None = None,
-               written: int | None = None, iodepth: int = 32, data: str = "random",
-               interval_s: float | None = None, seed: int = 1) -> Workload:
+def rand_write(
+    *,
+    offset: int,
+    size: int,
+    time_s: float | None = None,
+    written: int | None = None,
+    iodepth: int = 32,
+    data: str = "random",
+    interval_s: float | None = None,
+    seed: int = 1,
+) -> Workload:
     """4 KiB uniform random writes (with replacement, as IOMeter) over the span."""
-    return Workload(rw="randwrite", bs="4k", iodepth=iodepth, offset=offset, size=size,
-                    time=time_s, written=written, data=data, random="uniform",
-                    interval=interval_s, seed=seed)
+    return Workload(
+        rw="randwrite",
+        bs="4k",
+        iodepth=iodepth,
+        offset=offset,
+        size=size,
+        time=time_s,
+        written=written,
+        data=data,
+        random="uniform",
+        interval=interval_s,
+        seed=seed,
+    )
 
 
 def rate(df: pl.DataFrame, col: str) -> float | None:
@@ -45,8 +72,9 @@ def iops(df: pl.DataFrame, direction: str = "write") -> float | None:
     return rate(df, f"{direction}_ios")
 
 
-def dip(df: pl.DataFrame, *, col: str = "write_mbps", drop: float = 0.7,
-        window: int = 3) -> tuple[float, int] | None:
+def dip(
+    df: pl.DataFrame, *, col: str = "write_mbps", drop: float = 0.7, window: int = 3
+) -> tuple[float, int] | None:
     """When a step's level first falls below ``drop`` × its initial level.
 
     The initial level is the median of the first tenth of the step (at least three
@@ -97,8 +125,9 @@ def three_levels(x: np.ndarray, y: np.ndarray, *, min_size: int = 3) -> tuple[fl
     return float(x[i]), float(x[j])
 
 
-def rounds_steady(values: list[float], *, window: int = 5, band: float = 0.20,
-                  slope_band: float = 0.10) -> bool:
+def rounds_steady(
+    values: list[float], *, window: int = 5, band: float = 0.20, slope_band: float = 0.10
+) -> bool:
     """SNIA PTS steady state on the last ``window`` rounds: max − min ≤ ``band`` × mean and
     the least-squares line's excursion across the window ≤ ``slope_band`` × mean."""
     if len(values) < window:

@@ -7,7 +7,7 @@ from typing import Any
 import polars as pl
 
 from flashback.replay.base import Protocol, Replay, check_row, register, require
-from flashback.replay.protocols.common import dip, rand_write, seq_fill
+from flashback.replay.procedures.common import dip, rand_write, seq_fill
 
 PROCEDURE = """\
 secure_erase: secure erase
@@ -29,16 +29,23 @@ def run(r: Any, p: dict[str, Any]) -> None:
     cond = "op25" if p["op25"] else "default"
     r.erase("secure_erase")
     r.run("seq_fill", seq_fill(offset=0, size=span, interval_s=iv), condition="fill")
-    r.run("random_write", rand_write(offset=0, size=span, time_s=r.seconds(p["run_s"]),
-                                     interval_s=iv), condition=cond)
+    r.run(
+        "random_write",
+        rand_write(offset=0, size=span, time_s=r.seconds(p["run_s"]), interval_s=iv),
+        condition=cond,
+    )
 
 
 def checks(rep: Replay) -> list[dict[str, Any]]:
     drive, scale = rep.meta["drive"], rep.scale
     cond = "op25" if rep.meta["params"]["op25"] else "default"
     df = rep.step("random_write")
-    kw = {"drive": drive, "test": "4 KiB random write QD32, 2000 s", "published": None,
-          "tolerance": None}
+    kw = {
+        "drive": drive,
+        "test": "4 KiB random write QD32, 2000 s",
+        "published": None,
+        "tolerance": None,
+    }
     note = "the review shows this only as a graph"
     first = late = cliff = None
     if df.height:
@@ -49,10 +56,17 @@ def checks(rep: Replay) -> list[dict[str, Any]]:
         cliff = None if d is None else d[0] / scale
     return [
         check_row("write_iops_initial", cond, first, "IOPS", note=note, **kw),
-        check_row("cliff_time", cond, cliff, "s", note=note + "; at the review drive's scale",
-                  **kw),
-        check_row("write_iops_steady_mean", cond, late, "IOPS",
-                  note=note + "; mean from t = 1400 s, where the review's zoom begins", **kw),
+        check_row(
+            "cliff_time", cond, cliff, "s", note=note + "; at the review drive's scale", **kw
+        ),
+        check_row(
+            "write_iops_steady_mean",
+            cond,
+            late,
+            "IOPS",
+            note=note + "; mean from t = 1400 s, where the review's zoom begins",
+            **kw,
+        ),
     ]
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from flashback.replay.base import Protocol, Replay, check_row, register
-from flashback.replay.protocols.common import iops, rand_write, seq_fill
+from flashback.replay.procedures.common import iops, rand_write, seq_fill
 
 PROCEDURE = """\
 secure_erase: secure erase (fresh out of box)
@@ -30,8 +30,11 @@ def run(r: Any, p: dict[str, Any]) -> None:
     size = r.size_bytes
 
     def measure(name: str, seed: int) -> None:
-        r.run(name, rand_write(offset=0, size=size, time_s=t, interval_s=iv, seed=seed),
-              condition=name)
+        r.run(
+            name,
+            rand_write(offset=0, size=size, time_s=t, interval_s=iv, seed=seed),
+            condition=name,
+        )
 
     r.erase("secure_erase")
     measure("fresh", 1)
@@ -47,19 +50,42 @@ def run(r: Any, p: dict[str, Any]) -> None:
 def checks(rep: Replay) -> list[dict[str, Any]]:
     drive = rep.meta["drive"]
     fresh = iops(rep.step("fresh"))
-    rows = [check_row("write_iops", "fresh", fresh, "IOPS", published=None, tolerance=None,
-                      test="4 KiB random write QD32", drive=drive,
-                      note="the review shows only relative values")]
+    rows = [
+        check_row(
+            "write_iops",
+            "fresh",
+            fresh,
+            "IOPS",
+            published=None,
+            tolerance=None,
+            test="4 KiB random write QD32",
+            drive=drive,
+            note="the review shows only relative values",
+        )
+    ]
     for state in ("after_fill", "after_idle", "after_trim"):
         v = iops(rep.step(state))
         rel = None if (v is None or not fresh) else 100.0 * v / fresh
         pub = REVIEW.get(drive) if state == "after_fill" else None
-        note = ("the review's text gives one loss per drive without naming the state; it is "
-                "compared with the after-filling state" if state == "after_fill" else
-                "the review shows this only on its chart")
-        rows.append(check_row("write_iops_pct_of_fresh", state, rel, "%", published=pub,
-                              tolerance=0.06, test="4 KiB random write QD32", drive=drive,
-                              note=note))
+        note = (
+            "the review's text gives one loss per drive without naming the state; it is "
+            "compared with the after-filling state"
+            if state == "after_fill"
+            else "the review shows this only on its chart"
+        )
+        rows.append(
+            check_row(
+                "write_iops_pct_of_fresh",
+                state,
+                rel,
+                "%",
+                published=pub,
+                tolerance=0.06,
+                test="4 KiB random write QD32",
+                drive=drive,
+                note=note,
+            )
+        )
     return rows
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import polars as pl
 
 from flashback.replay.base import Protocol, Replay, check_row, register, require
-from flashback.replay.protocols.common import GB, mbps
+from flashback.replay.procedures.common import GB
 from flashback.workload import Workload
 
 MIB = 1 << 20
@@ -63,14 +63,27 @@ def run(r: Any, p: dict[str, Any]) -> None:
         offset = (loop % slots) * test if p["placement"] == "rotate" else 0
         head = f"cdm_loop_{loop:04d}"
         common = {"offset": offset, "size": test, "data": p["data"], "interval": p["interval_s"]}
-        r.run(f"{head}/prepare", Workload(rw="write", bs="1m", iodepth=1, **common),
-              loop=loop, test="prepare", direction="write", offset_bytes=offset)
+        r.run(
+            f"{head}/prepare",
+            Workload(rw="write", bs="1m", iodepth=1, **common),
+            loop=loop,
+            test="prepare",
+            direction="write",
+            offset_bytes=offset,
+        )
         for name, read_rw, write_rw, bs, qd in TESTS:
             for direction, rw in (("read", read_rw), ("write", write_rw)):
                 for k in range(1, p["passes"] + 1):
                     w = Workload(rw=rw, bs=bs, iodepth=qd, seed=loop * 100 + k, **common)
-                    r.run(f"{head}/{name}_{direction}/pass_{k}", w, loop=loop, test=name,
-                          direction=direction, cdm_pass=k, offset_bytes=offset)
+                    r.run(
+                        f"{head}/{name}_{direction}/pass_{k}",
+                        w,
+                        loop=loop,
+                        test=name,
+                        direction=direction,
+                        cdm_pass=k,
+                        offset_bytes=offset,
+                    )
         if p["trim"]:
             r.discard(f"{head}/trim", offset=offset, size=test, loop=loop)
         loop += 1
@@ -83,8 +96,10 @@ def loops_frame(rep: Replay) -> pl.DataFrame:
     if steps.is_empty():
         return pl.DataFrame()
     steps = steps.with_columns(
-        pl.when(pl.col("direction") == "write").then(pl.col("write_mbps"))
-        .otherwise(pl.col("read_mbps")).alias("mbps")
+        pl.when(pl.col("direction") == "write")
+        .then(pl.col("write_mbps"))
+        .otherwise(pl.col("read_mbps"))
+        .alias("mbps")
     )
     end = steps.group_by("loop").agg(pl.col("host_written_end_bytes").max().alias("end_bytes"))
     out = (
@@ -118,45 +133,81 @@ def checks(rep: Replay) -> list[dict[str, Any]]:
     sw_max = None if sw.is_empty() else float(sw["mbps"].max())
     sr_max = None if sr.is_empty() else float(sr["mbps"].max())
     pub_max = 193.3 if cond == "incompressible" else ADVERTISED_WRITE_MBPS
-    rows.append(check_row("seq_write_max", cond, sw_max, "MB/s", published=pub_max, tolerance=0.10,
-                          **kw))
-    rows.append(check_row("seq_read_max", cond, sr_max, "MB/s",
-                          published=515.0 if cond == "compressible" else None, tolerance=0.10,
-                          note="the review: compressible reads ≈ 35 MB/s below the advertised 550",
-                          **kw))
+    rows.append(
+        check_row("seq_write_max", cond, sw_max, "MB/s", published=pub_max, tolerance=0.10, **kw)
+    )
+    rows.append(
+        check_row(
+            "seq_read_max",
+            cond,
+            sr_max,
+            "MB/s",
+            published=515.0 if cond == "compressible" else None,
+            tolerance=0.10,
+            note="the review: compressible reads ≈ 35 MB/s below the advertised 550",
+            **kw,
+        )
+    )
     if cond != "incompressible":
         return rows
     # The later findings are about incompressible data.
     if sw_max is not None:
-        rows.append(check_row("seq_write_max_pct_of_advertised", cond,
-                              100 * sw_max / ADVERTISED_WRITE_MBPS, "%", published=38.0,
-                              tolerance=0.10, **kw))
+        rows.append(
+            check_row(
+                "seq_write_max_pct_of_advertised",
+                cond,
+                100 * sw_max / ADVERTISED_WRITE_MBPS,
+                "%",
+                published=38.0,
+                tolerance=0.10,
+                **kw,
+            )
+        )
     heavy = None
     if not sw.is_empty():
         late = sw.filter(pl.col("gb_written_full") >= 380.0)
         if late.height:
             heavy = 100 * float(late["mbps"].mean()) / ADVERTISED_WRITE_MBPS
-    rows.append(check_row("seq_write_avg_pct_of_advertised", "heavy_use", heavy, "%",
-                          published=32.0, tolerance=0.15,
-                          note="mean of the loops after 380 GB written, as the review averages",
-                          **kw))
+    rows.append(
+        check_row(
+            "seq_write_avg_pct_of_advertised",
+            "heavy_use",
+            heavy,
+            "%",
+            published=32.0,
+            tolerance=0.15,
+            note="mean of the loops after 380 GB written, as the review averages",
+            **kw,
+        )
+    )
     # Breakpoints: 512 KiB and 4 KiB QD32 random writes drop at ≈ 40 GB, level off ≈ 380 GB.
     a, b = series("rand512k", "write"), series("rand4k_qd32", "write")
     bps = None
     if a.height and a.height == b.height:
         y = (a["mbps"].to_numpy() + b["mbps"].to_numpy()) / 2
         bps = _breakpoints(a["gb_written_full"].to_numpy(), y)
-    note = ("three-level least-squares fit to the mean of the 512 KiB and 4 KiB QD32 random "
-            "write results per loop; GB at the review drive's scale")
+    note = (
+        "three-level least-squares fit to the mean of the 512 KiB and 4 KiB QD32 random "
+        "write results per loop; GB at the review drive's scale"
+    )
     for i, (pub, cond_i) in enumerate(((40.0, "first_drop"), (380.0, "level_off"))):
-        rows.append(check_row("breakpoint_gb_written", cond_i,
-                              None if bps is None else bps[i], "GB", published=pub,
-                              tolerance=0.25, note=note, **kw))
+        rows.append(
+            check_row(
+                "breakpoint_gb_written",
+                cond_i,
+                None if bps is None else bps[i],
+                "GB",
+                published=pub,
+                tolerance=0.25,
+                note=note,
+                **kw,
+            )
+        )
     return rows
 
 
 def _breakpoints(x: np.ndarray, y: np.ndarray) -> tuple[float, float] | None:
-    from flashback.replay.protocols.common import three_levels
+    from flashback.replay.procedures.common import three_levels
 
     return three_levels(x, y)
 

@@ -7,7 +7,7 @@ from typing import Any
 import polars as pl
 
 from flashback.replay.base import Protocol, Replay, check_row, register, require
-from flashback.replay.protocols.common import GB, dip, mbps, rand_write
+from flashback.replay.procedures.common import GB, dip, mbps, rand_write, seq_fill
 
 PROCEDURE = """\
 secure_erase: secure erase
@@ -27,8 +27,14 @@ assumed (IOMeter settings not stated): random = 4 KiB QD32 uniform, sequential =
 REVIEW = {
     # drive: random dip (s, GB) | sequential used, first 30 s (MB/s) | sequential new level (MB/s)
     "Intel SSD 320 120GB": {"dip_s": 210.0, "dip_gb": 7.59},
-    "OCZ Vertex 3 120GB": {"dip_s": 180.0, "dip_gb": 13.5, "seq_used_min": 48.3,
-                           "seq_new_start": 161.0, "seq_new_dip_s": 60.0, "seq_trim": 130.0},
+    "OCZ Vertex 3 120GB": {
+        "dip_s": 180.0,
+        "dip_gb": 13.5,
+        "seq_used_min": 48.3,
+        "seq_new_start": 161.0,
+        "seq_new_dip_s": 60.0,
+        "seq_trim": 130.0,
+    },
     "Intel SSD 510 120GB": {"dip_s": 60.0, "dip_gb": 3.9, "seq_used_min": 120.0},
     "Crucial M4 128GB": {"dip_s": 90.0, "dip_gb": 6.4, "seq_used_min": 83.1},
 }
@@ -37,8 +43,16 @@ REVIEW = {
 def _seq(offset: int, size: int, time_s: float, interval_s: float) -> Any:
     from flashback.workload import Workload
 
-    return Workload(rw="write", bs="128k", iodepth=32, offset=offset, size=size, time=time_s,
-                    data="random", interval=interval_s)
+    return Workload(
+        rw="write",
+        bs="128k",
+        iodepth=32,
+        offset=offset,
+        size=size,
+        time=time_s,
+        data="random",
+        interval=interval_s,
+    )
 
 
 def run(r: Any, p: dict[str, Any]) -> None:
@@ -50,16 +64,18 @@ def run(r: Any, p: dict[str, Any]) -> None:
     iv = r.interval_s
 
     def rnd(name: str, state: str, seed: int) -> None:
-        r.run(name, rand_write(offset=start, size=span, time_s=run_s, interval_s=iv, seed=seed),
-              condition=state, pattern="random")
+        r.run(
+            name,
+            rand_write(offset=start, size=span, time_s=run_s, interval_s=iv, seed=seed),
+            condition=state,
+            pattern="random",
+        )
 
     def seq(name: str, state: str) -> None:
         r.run(name, _seq(start, span, run_s, iv), condition=state, pattern="sequential")
 
     def fill(prefix: str = "") -> None:
         r.erase(f"{prefix}secure_erase")
-        from flashback.replay.protocols.common import seq_fill
-
         r.run(f"{prefix}fill", seq_fill(offset=0, size=start, interval_s=iv), condition="fill")
 
     fill()
@@ -82,43 +98,116 @@ def checks(rep: Replay) -> list[dict[str, Any]]:
     note_scale = "time and GB at the review drive's scale"
     rnd = rep.step("random_write_new")
     d = dip(rnd) if rnd.height else None
-    rows.append(check_row("dip_time", "new", None if d is None else d[0] / scale, "s",
-                          published=want.get("dip_s"), tolerance=0.25, test="random write",
-                          note=note_scale + "; the review's text does not say whether its dip "
-                          "times are from the New or the Used random graph (they look alike)",
-                          **kw))
-    rows.append(check_row("dip_written", "new", None if d is None else d[1] / GB / scale, "GB",
-                          published=want.get("dip_gb"), tolerance=0.25, test="random write",
-                          note=note_scale, **kw))
+    rows.append(
+        check_row(
+            "dip_time",
+            "new",
+            None if d is None else d[0] / scale,
+            "s",
+            published=want.get("dip_s"),
+            tolerance=0.25,
+            test="random write",
+            note=note_scale + "; the review's text does not say whether its dip "
+            "times are from the New or the Used random graph (they look alike)",
+            **kw,
+        )
+    )
+    rows.append(
+        check_row(
+            "dip_written",
+            "new",
+            None if d is None else d[1] / GB / scale,
+            "GB",
+            published=want.get("dip_gb"),
+            tolerance=0.25,
+            test="random write",
+            note=note_scale,
+            **kw,
+        )
+    )
     used = rep.step("seq_write_used")
     first = used.filter(pl.col("step_t_s") <= 30.0 * scale + 1e-9) if used.height else used
     low = None if first.is_empty() else float(first["write_mbps"].min())
-    rows.append(check_row("seq_write_min_first_30s", "used", low, "MB/s",
-                          published=want.get("seq_used_min"), tolerance=0.25,
-                          test="sequential write", **kw))
+    rows.append(
+        check_row(
+            "seq_write_min_first_30s",
+            "used",
+            low,
+            "MB/s",
+            published=want.get("seq_used_min"),
+            tolerance=0.25,
+            test="sequential write",
+            **kw,
+        )
+    )
     new = rep.step("seq_write_new")
     start = None
     if new.height:
         head = new.head(max(3, new.height // 10))
         start = float(head["write_mbps"].median())
-    rows.append(check_row("seq_write_start", "new", start, "MB/s",
-                          published=want.get("seq_new_start"), tolerance=0.15,
-                          test="sequential write", **kw))
+    rows.append(
+        check_row(
+            "seq_write_start",
+            "new",
+            start,
+            "MB/s",
+            published=want.get("seq_new_start"),
+            tolerance=0.15,
+            test="sequential write",
+            **kw,
+        )
+    )
     nd = dip(new, drop=0.85) if new.height else None
     if "seq_new_dip_s" in want:
-        rows.append(check_row("dip_time", "new", None if nd is None else nd[0] / scale, "s",
-                              published=want["seq_new_dip_s"], tolerance=0.25,
-                              test="sequential write", note=note_scale, **kw))
-    for step, cond in (("seq_write_new", "new"), ("seq_write_used", "used"),
-                       ("seq_write_trim", "trim")):
+        rows.append(
+            check_row(
+                "dip_time",
+                "new",
+                None if nd is None else nd[0] / scale,
+                "s",
+                published=want["seq_new_dip_s"],
+                tolerance=0.25,
+                test="sequential write",
+                note=note_scale,
+                **kw,
+            )
+        )
+    for step, cond in (
+        ("seq_write_new", "new"),
+        ("seq_write_used", "used"),
+        ("seq_write_trim", "trim"),
+    ):
         pub = want.get("seq_trim") if cond == "trim" else None
-        rows.append(check_row("seq_write_mean", cond, mbps(rep.step(step)), "MB/s",
-                              published=pub, tolerance=0.15, test="sequential write", **kw))
-    for step, cond in (("random_write_new", "new"), ("random_write_used", "used"),
-                       ("random_write_trim", "trim")):
-        rows.append(check_row("random_write_mean", cond, mbps(rep.step(step)), "MB/s",
-                              published=None, tolerance=None, test="random write",
-                              note="the review shows this only as a graph", **kw))
+        rows.append(
+            check_row(
+                "seq_write_mean",
+                cond,
+                mbps(rep.step(step)),
+                "MB/s",
+                published=pub,
+                tolerance=0.15,
+                test="sequential write",
+                **kw,
+            )
+        )
+    for step, cond in (
+        ("random_write_new", "new"),
+        ("random_write_used", "used"),
+        ("random_write_trim", "trim"),
+    ):
+        rows.append(
+            check_row(
+                "random_write_mean",
+                cond,
+                mbps(rep.step(step)),
+                "MB/s",
+                published=None,
+                tolerance=None,
+                test="random write",
+                note="the review shows this only as a graph",
+                **kw,
+            )
+        )
     return rows
 
 

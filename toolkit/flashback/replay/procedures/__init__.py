@@ -1,6 +1,6 @@
 """The review procedures; importing this package registers them."""
 
-from flashback.replay.protocols import (  # noqa: F401
+from flashback.replay.procedures import (  # noqa: F401
     anand2009,
     anandtech_consistency,
     anandtech_trim,
