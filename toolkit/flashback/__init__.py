@@ -18,6 +18,7 @@ from flashback.errors import (
     SafetyError,
     TargetError,
 )
+from flashback.published import published
 from flashback.replay import Replay, protocols, replay
 from flashback.targets import Target, open_target, run
 from flashback.workload import Workload
@@ -32,6 +33,7 @@ __all__ = [
     "load",
     "open_target",
     "protocols",
+    "published",
     "recover",
     "replay",
     "run",

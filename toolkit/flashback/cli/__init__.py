@@ -18,6 +18,7 @@ COMMANDS = {
     "presets": "presets",
     "recover": "recover",
     "replay": "replay",
+    "published": "published",
 }
 
 
