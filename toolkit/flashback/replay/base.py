@@ -270,35 +270,41 @@ class Replay:
 
 
 def check_row(
-    metric: str,
+    test: str,
     condition: str,
+    metric: str,
     replayed: float | None,
     unit: str,
     *,
-    published: float | None,
-    tolerance: float | None,
-    test: str,
-    drive: str,
+    drive: str | None,
+    tolerance: float | None = None,
+    seed_value: float | None = None,
+    bound: str = "value",
     note: str = "",
     reproducible: bool = True,
-    match: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """One row for :meth:`Replay.compare` (``published`` is the seed's value, used when the
-    published data set has no matching row)."""
+    """One row for :meth:`Replay.compare`.
+
+    ``(test, condition, metric, drive)`` use the published data set's vocabulary and select
+    its row (``drive=None``: a row about the procedure or every drive). ``seed_value`` is used
+    only when no published row matches. ``bound``: ``value`` (within ``tolerance`` relative),
+    ``min`` / ``max`` (the published number is a lower / upper bound, loosened by
+    ``tolerance``). ``reproducible=False`` marks a number the model cannot honestly reproduce.
+    """
     if replayed is not None and replayed != replayed:  # NaN
         replayed = None
     return {
-        "metric": metric,
+        "test": test,
         "condition": condition,
+        "metric": metric,
         "replayed": None if replayed is None else float(replayed),
         "unit": unit,
-        "seed_value": published,
-        "tolerance": tolerance,
-        "test": test,
         "drive": drive,
+        "tolerance": tolerance,
+        "seed_value": seed_value,
+        "bound": bound,
         "note": note,
         "reproducible": reproducible,
-        "match": match or {},
     }
 
 

@@ -37,26 +37,40 @@ def published_numbers() -> pl.DataFrame | None:
 
 
 def _lookup(pub: pl.DataFrame | None, source: str, row: dict[str, Any]) -> tuple[float | None, str]:
-    """The published value for ``row`` and a note on where it came from."""
-    if pub is None:
-        return row["seed_value"], ""
-    want = {"source": source, "drive": row["drive"], "metric": row["metric"]}
-    want["condition"] = row["condition"]
-    want.update(row["match"])
-    sel = pub
-    for col, value in want.items():
-        if col in sel.columns and value is not None:
-            sel = sel.filter(pl.col(col) == value)
-    if sel.height == 0:
-        if row["seed_value"] is None:
-            return None, ""
+    """The published value for ``row`` (matched on source, drive, test, condition, metric)
+    and a note on where it came from."""
+    if pub is not None and pub.height:
+        sel = pub.filter(
+            (pl.col("source") == source)
+            & (pl.col("test") == row["test"])
+            & (pl.col("condition") == row["condition"])
+            & (pl.col("metric") == row["metric"])
+        )
+        if row["drive"] is None:
+            sel = sel.filter(pl.col("drive").is_null())
+        else:
+            sel = sel.filter(pl.col("drive") == row["drive"])
+        if sel.height:
+            note = (
+                "" if sel.height == 1 else f"{sel.height} published rows match; the first is used"
+            )
+            return float(sel["value"][0]), note
+    if row["seed_value"] is not None:
         return row["seed_value"], "value read from the seed (no matching row in fb.published())"
-    if "test" in sel.columns and sel.height > 1 and row["test"]:
-        narrowed = sel.filter(pl.col("test") == row["test"])
-        sel = narrowed if narrowed.height else sel
-    value = sel["value"][0]
-    note = "" if sel.height == 1 else f"{sel.height} published rows match; the first is used"
-    return (None if value is None else float(value)), note
+    return None, ""
+
+
+def _within(row: dict[str, Any], value: float | None, rel: float | None) -> bool | None:
+    if not row["reproducible"] or row["tolerance"] is None or value is None:
+        return None
+    if row["replayed"] is None:
+        return False
+    tol = row["tolerance"]
+    if row["bound"] == "min":
+        return row["replayed"] >= value * (1 - tol)
+    if row["bound"] == "max":
+        return row["replayed"] <= value * (1 + tol)
+    return rel is not None and abs(rel) <= tol
 
 
 def compare(replay: Any, *, published: pl.DataFrame | None = None) -> pl.DataFrame:
@@ -69,10 +83,14 @@ def compare(replay: Any, *, published: pl.DataFrame | None = None) -> pl.DataFra
         rel = None
         if value not in (None, 0) and r["replayed"] is not None:
             rel = (r["replayed"] - value) / abs(value)
-        within = None
-        if r["reproducible"] and rel is not None and r["tolerance"] is not None:
-            within = abs(rel) <= r["tolerance"]
+        within = _within(r, value, rel)
         notes = [n for n in (r["note"], where) if n]
+        if r["bound"] != "value":
+            notes.insert(
+                0, f"the published number is a {'lower' if r['bound'] == 'min' else 'upper'} bound"
+            )
+        if not r["reproducible"]:
+            notes.insert(0, "not reproducible by the model")
         rows.append(
             {
                 "metric": r["metric"],

@@ -26,7 +26,7 @@ def run(r: Any, p: dict[str, Any]) -> None:
     span = _span(r.size_bytes, p)
     require(span > 0, "the target is too small for this protocol")
     iv = r.interval_s
-    cond = "op25" if p["op25"] else "default"
+    cond = "op_25" if p["op25"] else "default_op"
     r.erase("secure_erase")
     r.run("seq_fill", seq_fill(offset=0, size=span, interval_s=iv), condition="fill")
     r.run(
@@ -38,36 +38,76 @@ def run(r: Any, p: dict[str, Any]) -> None:
 
 def checks(rep: Replay) -> list[dict[str, Any]]:
     drive, scale = rep.meta["drive"], rep.scale
-    cond = "op25" if rep.meta["params"]["op25"] else "default"
+    op25 = rep.meta["params"]["op25"]
+    cond = "op_25" if op25 else "default_op"
+    test = "consistency_rnd4k_qd32_write"
     df = rep.step("random_write")
-    kw = {
-        "drive": drive,
-        "test": "4 KiB random write QD32, 2000 s",
-        "published": None,
-        "tolerance": None,
-    }
     note = "the review shows this only as a graph"
     first = late = cliff = None
+    secs = None
     if df.height:
+        secs = float(df["interval_s"].sum()) / scale
         first = float(df.head(max(3, df.height // 50))["write_iops"].median())
         tail = df.filter(pl.col("step_t_s") >= 1400.0 * scale)
         late = float(tail["write_iops"].mean()) if tail.height else None
         d = dip(df, col="write_iops", drop=0.5)
         cliff = None if d is None else d[0] / scale
-    return [
-        check_row("write_iops_initial", cond, first, "IOPS", note=note, **kw),
+    rows = [
         check_row(
-            "cliff_time", cond, cliff, "s", note=note + "; at the review drive's scale", **kw
+            test,
+            "all",
+            "duration_s",
+            secs,
+            "s",
+            drive=None,
+            tolerance=0.02,
+            note="at the review drive's scale",
         ),
         check_row(
-            "write_iops_steady_mean",
+            test,
+            "all",
+            "interval_s",
+            rep.meta["interval_s"] / scale,
+            "s",
+            drive=None,
+            tolerance=0.02,
+            note="at the review drive's scale",
+        ),
+        check_row(test, cond, "initial_iops", first, "IOPS", drive=drive, note=note),
+        check_row(
+            test,
             cond,
+            "cliff_time_s",
+            cliff,
+            "s",
+            drive=drive,
+            note=note + "; first fall below half the initial IOPS, at the review drive's scale",
+        ),
+        check_row(
+            test,
+            cond,
+            "steady_avg_iops",
             late,
             "IOPS",
+            drive=drive,
             note=note + "; mean from t = 1400 s, where the review's zoom begins",
-            **kw,
         ),
     ]
+    if op25:
+        span = rep.meta["params"]
+        rows.append(
+            check_row(
+                test,
+                "op_25",
+                "extra_op_pct",
+                25.0 if span else None,
+                "%",
+                drive=None,
+                tolerance=0.01,
+                note="the span tested is 75 % of the capacity",
+            )
+        )
+    return rows
 
 
 register(
@@ -78,8 +118,8 @@ register(
         review_capacity_bytes=240_000_000_000,
         default_target="sim:intel-530-240g",
         drives={
-            "intel-530-240g": ("Intel SSD 530 240GB", 240_000_000_000),
-            "intel-335-240g": ("Intel SSD 335 240GB", 240_000_000_000),
+            "intel-530-240g": ("Intel SSD 530", 240_000_000_000),
+            "intel-335-240g": ("Intel SSD 335", 240_000_000_000),
         },
         params={
             "op25": (False, "test 75 % of the capacity (25 % extra over-provisioning)"),

@@ -24,21 +24,6 @@ seq_write_new: sequential writes                                      -> "New" s
 assumed (IOMeter settings not stated): random = 4 KiB QD32 uniform, sequential = 128 KiB QD32,
   incompressible data"""
 
-REVIEW = {
-    # drive: random dip (s, GB) | sequential used, first 30 s (MB/s) | sequential new level (MB/s)
-    "Intel SSD 320 120GB": {"dip_s": 210.0, "dip_gb": 7.59},
-    "OCZ Vertex 3 120GB": {
-        "dip_s": 180.0,
-        "dip_gb": 13.5,
-        "seq_used_min": 48.3,
-        "seq_new_start": 161.0,
-        "seq_new_dip_s": 60.0,
-        "seq_trim": 130.0,
-    },
-    "Intel SSD 510 120GB": {"dip_s": 60.0, "dip_gb": 3.9, "seq_used_min": 120.0},
-    "Crucial M4 128GB": {"dip_s": 90.0, "dip_gb": 6.4, "seq_used_min": 83.1},
-}
-
 
 def _seq(offset: int, size: int, time_s: float, interval_s: float) -> Any:
     from flashback.workload import Workload
@@ -79,135 +64,160 @@ def run(r: Any, p: dict[str, Any]) -> None:
         r.run(f"{prefix}fill", seq_fill(offset=0, size=start, interval_s=iv), condition="fill")
 
     fill()
-    rnd("random_write_new", "new", 1)
+    rnd("random_write_new", "fresh", 1)
     seq("seq_write_used", "used")
     r.discard("trim_1", offset=start, size=span)
-    seq("seq_write_trim", "trim")
+    seq("seq_write_trim", "after_trim")
     rnd("random_write_used", "used", 2)
     r.discard("trim_2", offset=start, size=span)
-    rnd("random_write_trim", "trim", 3)
+    rnd("random_write_trim", "after_trim", 3)
     fill("reset/")
-    seq("seq_write_new", "new")
+    seq("seq_write_new", "fresh")
 
 
 def checks(rep: Replay) -> list[dict[str, Any]]:
     drive, scale = rep.meta["drive"], rep.scale
-    want = REVIEW.get(drive, {})
-    kw = {"drive": drive}
     rows: list[dict[str, Any]] = []
-    note_scale = "time and GB at the review drive's scale"
-    rnd = rep.step("random_write_new")
-    d = dip(rnd) if rnd.height else None
+    at_scale = "time and GB at the review drive's scale"
+    trims = [s for s in rep.step_records if s["step"] == "trim_1"]
+    span = trims[0]["labels"]["size_bytes"] / GB / scale if trims else None
+    secs = float(rep.step("random_write_new")["interval_s"].sum()) / scale
     rows.append(
         check_row(
-            "dip_time",
-            "new",
-            None if d is None else d[0] / scale,
-            "s",
-            published=want.get("dip_s"),
-            tolerance=0.25,
-            test="random write",
-            note=note_scale + "; the review's text does not say whether its dip "
-            "times are from the New or the Used random graph (they look alike)",
-            **kw,
-        )
-    )
-    rows.append(
-        check_row(
-            "dip_written",
-            "new",
-            None if d is None else d[1] / GB / scale,
+            "used_trim_protocol",
+            "all",
+            "span_gb",
+            span,
             "GB",
-            published=want.get("dip_gb"),
-            tolerance=0.25,
-            test="random write",
-            note=note_scale,
-            **kw,
+            drive=None,
+            tolerance=0.02,
+            note="the span replayed, at the review drive's scale",
         )
     )
+    rows.append(
+        check_row(
+            "used_trim_protocol",
+            "all",
+            "duration_s",
+            secs or None,
+            "s",
+            drive=None,
+            tolerance=0.02,
+            note="one run, at the review drive's scale",
+        )
+    )
+    for cond in ("fresh", "used", "after_trim"):
+        step = {
+            "fresh": "random_write_new",
+            "used": "random_write_used",
+            "after_trim": "random_write_trim",
+        }[cond]
+        df = rep.step(step)
+        d = dip(df) if df.height else None
+        for metric, v, unit in (
+            ("dip_time_s", None if d is None else d[0] / scale, "s"),
+            ("dip_written_gb", None if d is None else d[1] / GB / scale, "GB"),
+        ):
+            rows.append(
+                check_row(
+                    "iometer_rnd_write",
+                    cond,
+                    metric,
+                    v,
+                    unit,
+                    drive=drive,
+                    tolerance=0.25,
+                    note=at_scale
+                    + ("; no dip below 70 % of the initial level" if d is None else ""),
+                )
+            )
+        rows.append(check_row("iometer_rnd_write", cond, "avg_mbps", mbps(df), "MB/s", drive=drive))
+    new = rep.step("seq_write_new")
+    written = None if new.is_empty() else float(new["write_bytes"].sum()) / GB / scale
+    for metric, bound in (("written_min_gb", "min"), ("written_max_gb", "max")):
+        rows.append(
+            check_row(
+                "iometer_seq_write",
+                "fresh",
+                metric,
+                written,
+                "GB",
+                drive=None,
+                tolerance=0.10,
+                bound=bound,
+                note="GB written in the 3 minutes",
+            )
+        )
+    head = new.head(max(3, new.height // 10)) if new.height else new
+    before = float(head["write_mbps"].median()) if head.height else None
+    nd = dip(new, drop=0.93) if new.height else None
+    after = final = None
+    if nd is not None:
+        rest = new.filter(pl.col("step_t_s") > nd[0] + 5 * rep.meta["interval_s"])
+        after = (
+            float(rest.head(max(3, rest.height // 5))["write_mbps"].median())
+            if rest.height
+            else None
+        )
+    if new.height:
+        final = float(new.tail(max(3, new.height // 10))["write_mbps"].median())
+    for metric, v, unit in (
+        ("dip_time_s", None if nd is None else nd[0] / scale, "s"),
+        ("dip_written_gb", None if nd is None else nd[1] / GB / scale, "GB"),
+        ("level_before_dip_mbps", before, "MB/s"),
+        ("level_after_dip_mbps", after, "MB/s"),
+        ("level_final_mbps", final, "MB/s"),
+        ("level_mbps", mbps(new), "MB/s"),
+    ):
+        rows.append(
+            check_row(
+                "iometer_seq_write",
+                "fresh",
+                metric,
+                v,
+                unit,
+                drive=drive,
+                tolerance=0.25 if unit != "MB/s" else 0.15,
+                note=at_scale if unit != "MB/s" else "",
+            )
+        )
     used = rep.step("seq_write_used")
     first = used.filter(pl.col("step_t_s") <= 30.0 * scale + 1e-9) if used.height else used
     low = None if first.is_empty() else float(first["write_mbps"].min())
     rows.append(
         check_row(
-            "seq_write_min_first_30s",
+            "iometer_seq_write",
             "used",
+            "early_min_mbps",
             low,
             "MB/s",
-            published=want.get("seq_used_min"),
+            drive=drive,
             tolerance=0.25,
-            test="sequential write",
-            **kw,
+            note="lowest interval in the first 30 s",
         )
     )
-    new = rep.step("seq_write_new")
-    start = None
-    if new.height:
-        head = new.head(max(3, new.height // 10))
-        start = float(head["write_mbps"].median())
     rows.append(
         check_row(
-            "seq_write_start",
-            "new",
-            start,
+            "iometer_seq_write",
+            "used",
+            "level_mbps",
+            mbps(used),
             "MB/s",
-            published=want.get("seq_new_start"),
+            drive=drive,
             tolerance=0.15,
-            test="sequential write",
-            **kw,
         )
     )
-    nd = dip(new, drop=0.85) if new.height else None
-    if "seq_new_dip_s" in want:
-        rows.append(
-            check_row(
-                "dip_time",
-                "new",
-                None if nd is None else nd[0] / scale,
-                "s",
-                published=want["seq_new_dip_s"],
-                tolerance=0.25,
-                test="sequential write",
-                note=note_scale,
-                **kw,
-            )
+    rows.append(
+        check_row(
+            "iometer_seq_write",
+            "after_trim",
+            "level_mbps",
+            mbps(rep.step("seq_write_trim")),
+            "MB/s",
+            drive=drive,
+            tolerance=0.15,
         )
-    for step, cond in (
-        ("seq_write_new", "new"),
-        ("seq_write_used", "used"),
-        ("seq_write_trim", "trim"),
-    ):
-        pub = want.get("seq_trim") if cond == "trim" else None
-        rows.append(
-            check_row(
-                "seq_write_mean",
-                cond,
-                mbps(rep.step(step)),
-                "MB/s",
-                published=pub,
-                tolerance=0.15,
-                test="sequential write",
-                **kw,
-            )
-        )
-    for step, cond in (
-        ("random_write_new", "new"),
-        ("random_write_used", "used"),
-        ("random_write_trim", "trim"),
-    ):
-        rows.append(
-            check_row(
-                "random_write_mean",
-                cond,
-                mbps(rep.step(step)),
-                "MB/s",
-                published=None,
-                tolerance=None,
-                test="random write",
-                note="the review shows this only as a graph",
-                **kw,
-            )
-        )
+    )
     return rows
 
 
@@ -219,10 +229,10 @@ register(
         review_capacity_bytes=120_000_000_000,
         default_target="sim:crucial-m4-128g",
         drives={
-            "crucial-m4-128g": ("Crucial M4 128GB", 128_000_000_000),
-            "ocz-vertex3-120g": ("OCZ Vertex 3 120GB", 120_000_000_000),
-            "intel-510-120g": ("Intel SSD 510 120GB", 120_000_000_000),
-            "intel-320-120g": ("Intel SSD 320 120GB", 120_000_000_000),
+            "crucial-m4-128g": ("Crucial M4", 128_000_000_000),
+            "ocz-vertex3-120g": ("OCZ Vertex 3", 120_000_000_000),
+            "intel-510-120g": ("Intel SSD 510", 120_000_000_000),
+            "intel-320-120g": ("Intel SSD 320", 120_000_000_000),
         },
         params={
             "span_bytes": (10e9, "the span left free and tested (10 GB at full scale)"),

@@ -115,94 +115,177 @@ def loops_frame(rep: Replay) -> pl.DataFrame:
     return out
 
 
+PUB_TEST = {
+    "seq": "cdm_seq",
+    "rand512k": "cdm_rnd512k",
+    "rand4k": "cdm_rnd4k",
+    "rand4k_qd32": "cdm_rnd4k_qd32",
+}
+
+
 def checks(rep: Replay) -> list[dict[str, Any]]:
     p = rep.meta["params"]
     drive = rep.meta["drive"]
+    scale = rep.scale
     cond = "incompressible" if p["data"] == "random" else "compressible"
     loops = loops_frame(rep)
     rows: list[dict[str, Any]] = []
-    kw = {"test": "CrystalDiskMark 3 loop", "drive": drive}
 
     def series(test: str, direction: str) -> pl.DataFrame:
         if loops.is_empty():
             return loops
         return loops.filter((pl.col("test") == test) & (pl.col("direction") == direction))
 
-    sw = series("seq", "write")
-    sr = series("seq", "read")
-    sw_max = None if sw.is_empty() else float(sw["mbps"].max())
-    sr_max = None if sr.is_empty() else float(sr["mbps"].max())
-    pub_max = 193.3 if cond == "incompressible" else ADVERTISED_WRITE_MBPS
+    def best(test: str, direction: str) -> float | None:
+        s = series(test, direction)
+        return None if s.is_empty() else float(s["mbps"].max())
+
+    # Procedure: bytes per loop, total written, drive fills (at the review drive's scale).
+    n_loops = 0 if loops.is_empty() else loops["loop"].n_unique()
+    total_gb = rep.meta["host_written_bytes"] / GB / scale
     rows.append(
-        check_row("seq_write_max", cond, sw_max, "MB/s", published=pub_max, tolerance=0.10, **kw)
+        check_row(
+            "cdm_loop",
+            "all",
+            "written_per_loop_gb",
+            total_gb / n_loops if n_loops else None,
+            "GB",
+            drive=drive,
+            tolerance=0.05,
+            note="assumed test size 1000 MiB × (1 + 4 × 2 passes)",
+        )
     )
     rows.append(
         check_row(
-            "seq_read_max",
+            "cdm_loop",
+            "all",
+            "total_written_gb",
+            total_gb,
+            "GB",
+            drive=drive,
+            tolerance=0.02 if p["loops"] is None else None,
+        )
+    )
+    rows.append(
+        check_row(
+            "cdm_loop",
+            "all",
+            "drive_fills",
+            rep.meta["host_written_bytes"] / rep.meta["target_size_bytes"],
+            "fills",
+            drive=drive,
+            tolerance=0.10 if p["loops"] is None else None,
+        )
+    )
+    sw_max = best("seq", "write")
+    rows.append(
+        check_row("cdm_seq_write", cond, "max_mbps", sw_max, "MB/s", drive=drive, tolerance=0.10)
+    )
+    rows.append(
+        check_row(
+            "cdm_seq_read",
             cond,
-            sr_max,
+            "max_mbps",
+            best("seq", "read"),
             "MB/s",
-            published=515.0 if cond == "compressible" else None,
+            drive=drive,
             tolerance=0.10,
-            note="the review: compressible reads ≈ 35 MB/s below the advertised 550",
-            **kw,
         )
     )
     if cond != "incompressible":
         return rows
-    # The later findings are about incompressible data.
-    if sw_max is not None:
-        rows.append(
-            check_row(
-                "seq_write_max_pct_of_advertised",
-                cond,
-                100 * sw_max / ADVERTISED_WRITE_MBPS,
-                "%",
-                published=38.0,
-                tolerance=0.10,
-                **kw,
-            )
-        )
-    heavy = None
-    if not sw.is_empty():
-        late = sw.filter(pl.col("gb_written_full") >= 380.0)
-        if late.height:
-            heavy = 100 * float(late["mbps"].mean()) / ADVERTISED_WRITE_MBPS
+    adv = ADVERTISED_WRITE_MBPS
     rows.append(
         check_row(
-            "seq_write_avg_pct_of_advertised",
-            "heavy_use",
-            heavy,
+            "cdm_seq_write",
+            cond,
+            "max_pct_of_advertised",
+            None if sw_max is None else 100 * sw_max / adv,
             "%",
-            published=32.0,
+            drive=drive,
+            tolerance=0.10,
+        )
+    )
+    sw = series("seq", "write")
+    late = sw.filter(pl.col("gb_written_full") >= 380.0) if sw.height else sw
+    avg = float(late["mbps"].mean()) if late.height else None
+    note = "mean of the loops after 380 GB written, where the review starts its average"
+    rows.append(
+        check_row(
+            "cdm_seq_write", cond, "avg_mbps", avg, "MB/s", drive=drive, tolerance=0.15, note=note
+        )
+    )
+    rows.append(
+        check_row(
+            "cdm_seq_write",
+            cond,
+            "avg_pct_of_advertised",
+            None if avg is None else 100 * avg / adv,
+            "%",
+            drive=drive,
             tolerance=0.15,
-            note="mean of the loops after 380 GB written, as the review averages",
-            **kw,
+            note=note,
         )
     )
-    # Breakpoints: 512 KiB and 4 KiB QD32 random writes drop at ≈ 40 GB, level off ≈ 380 GB.
-    a, b = series("rand512k", "write"), series("rand4k_qd32", "write")
-    bps = None
-    if a.height and a.height == b.height:
-        y = (a["mbps"].to_numpy() + b["mbps"].to_numpy()) / 2
-        bps = _breakpoints(a["gb_written_full"].to_numpy(), y)
-    note = (
-        "three-level least-squares fit to the mean of the 512 KiB and 4 KiB QD32 random "
-        "write results per loop; GB at the review drive's scale"
+    fit_note = (
+        "three-level least-squares fit of the per-loop results against host GB "
+        "written, at the review drive's scale"
     )
-    for i, (pub, cond_i) in enumerate(((40.0, "first_drop"), (380.0, "level_off"))):
-        rows.append(
-            check_row(
-                "breakpoint_gb_written",
-                cond_i,
-                None if bps is None else bps[i],
-                "GB",
-                published=pub,
-                tolerance=0.25,
-                note=note,
-                **kw,
+    for test in ("seq", "rand512k", "rand4k_qd32"):
+        s = series(test, "write")
+        fit = (
+            _breakpoints(s["gb_written_full"].to_numpy(), s["mbps"].to_numpy())
+            if s.height
+            else None
+        )
+        pub_test = f"{PUB_TEST[test]}_write"
+        for k in (1, 2):
+            rows.append(
+                check_row(
+                    pub_test,
+                    cond,
+                    f"breakpoint_{k}_gb",
+                    None if fit is None else fit[k - 1],
+                    "GB",
+                    drive=drive,
+                    tolerance=0.25,
+                    note=fit_note,
+                )
             )
-        )
+        mid = None
+        if fit is not None:
+            mid = s.filter(
+                (pl.col("gb_written_full") >= fit[0]) & (pl.col("gb_written_full") < fit[1])
+            )
+        if test == "seq":
+            for metric, fn in (("range_low_mbps", "min"), ("range_high_mbps", "max")):
+                v = None if mid is None or mid.is_empty() else float(getattr(mid["mbps"], fn)())
+                rows.append(
+                    check_row(
+                        pub_test,
+                        cond,
+                        metric,
+                        v,
+                        "MB/s",
+                        drive=drive,
+                        tolerance=0.25,
+                        note="between the two fitted breakpoints",
+                    )
+                )
+        else:
+            v = None if mid is None or mid.is_empty() else float(mid["mbps"].mean())
+            rows.append(
+                check_row(
+                    pub_test,
+                    cond,
+                    "level_after_breakpoint_1_mbps",
+                    v,
+                    "MB/s",
+                    drive=drive,
+                    tolerance=0.15,
+                    note="mean between the two fitted breakpoints",
+                )
+            )
     return rows
 
 
@@ -219,7 +302,7 @@ register(
         source="000_2002a1564e89ff8a.txt",
         review_capacity_bytes=120_000_000_000,
         default_target="sim:intel-520-120g",
-        drives={"intel-520-120g": ("Intel SSD 520 120GB", 120_000_000_000)},
+        drives={"intel-520-120g": ("Intel SSD 520", 120_000_000_000)},
         params={
             "data": ("random", "random (incompressible) or zeros (compressible)"),
             "trim": (True, "TRIM the test file after each loop"),

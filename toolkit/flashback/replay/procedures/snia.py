@@ -122,7 +122,7 @@ def run(r: Any, p: dict[str, Any]) -> None:
 
 def checks(rep: Replay) -> list[dict[str, Any]]:
     steps = rep.steps
-    kw = {"published": None, "tolerance": None, "drive": rep.meta["drive"]}
+    drive = rep.meta["drive"]
     rows = []
     if steps.height and "round" in steps.columns:
         track = steps.filter(
@@ -131,26 +131,27 @@ def checks(rep: Replay) -> list[dict[str, Any]]:
             & (pl.col("bs").map_elements(parse_size, return_dtype=pl.Int64) == 4096)
         )
         vals = track["write_iops"].to_list() if track.height else []
+        verdict = "steady state reached" if _steady(vals) else "steady state not reached"
         rows.append(
             check_row(
-                "steady_state_rounds",
-                "iops",
-                float(len(vals)) if vals else None,
+                "pts_iops",
+                "round",
                 "rounds",
-                test="IOPS",
-                note="steady" if _steady(vals) else "steady state not reached",
-                **kw,
+                float(len(vals)) or None,
+                "count",
+                drive=drive,
+                note=verdict,
             )
         )
         rows.append(
             check_row(
-                "write_iops_steady",
-                "iops",
+                "pts_iops",
+                "steady_state",
+                "avg_iops",
                 sum(vals[-5:]) / len(vals[-5:]) if vals else None,
                 "IOPS",
-                test="IOPS",
+                drive=drive,
                 note="4 KiB 100 % write, mean of the last 5 rounds",
-                **kw,
             )
         )
     w = rep.step("wsat/random_write")
@@ -158,13 +159,13 @@ def checks(rep: Replay) -> list[dict[str, Any]]:
         tail = w.tail(max(1, w.height // 10))
         rows.append(
             check_row(
-                "write_iops_final",
-                "wsat",
+                "pts_wsat",
+                "steady_state",
+                "avg_iops",
                 float(tail["write_iops"].mean()),
                 "IOPS",
-                test="WSAT",
-                note="mean of the last tenth",
-                **kw,
+                drive=drive,
+                note="mean of the last tenth of the writes",
             )
         )
     if steps.height and "idle_s" in steps.columns:
@@ -175,13 +176,13 @@ def checks(rep: Replay) -> list[dict[str, Any]]:
             v = cyc["write_iops"].mean()
             rows.append(
                 check_row(
-                    "write_iops_vs_baseline",
+                    "pts_hir",
                     f"idle_{wait:g}s",
+                    "relative_to_baseline_pct",
                     None if v is None or not base else 100 * v / base,
                     "%",
-                    test="HIR",
-                    note="bursts after idle vs baseline bursts",
-                    **kw,
+                    drive=drive,
+                    note="bursts after idle vs the baseline bursts",
                 )
             )
     return rows
