@@ -89,8 +89,8 @@ def replay(
     status = "complete"
     try:
         proto.run(runner, resolved)
-    except Interrupted:
-        status = "interrupted"
+    except (Interrupted, KeyboardInterrupt):
+        status = "interrupted"  # the steps done so far are kept
     finally:
         if hasattr(bar, "close"):
             bar.close()

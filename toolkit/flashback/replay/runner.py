@@ -85,7 +85,9 @@ class Runner:
         """Runs ``workload`` as step ``name``; returns the step's intervals (rebased)."""
         self._label(name)
         before = self.written_bytes
-        cap: Capture = self.target.run(workload, step=name, progress=self.bar)
+        # the bound method, not the bar: Target.run closes a progress object it is given
+        on_row = None if self.bar is None else self.bar.__call__
+        cap: Capture = self.target.run(workload, step=name, progress=on_row)
         df = cap.intervals
         if "step" not in df.columns:
             df = df.with_columns(pl.lit(name).alias("step"))
