@@ -44,6 +44,7 @@ class Protocol:
     run: Callable[[Any, dict[str, Any]], None]
     checks: Callable[["Replay"], list[dict[str, Any]]]
     estimate_written_bytes: Callable[[int, float, dict[str, Any]], float] | None = None
+    pair_checks: Callable[["Replay", "Replay"], list[dict[str, Any]]] | None = None
 
     def describe(self) -> str:
         """A multi-line description: review, default target, steps and parameters."""
@@ -223,7 +224,9 @@ class Replay:
         meta.setdefault("target", {})
         return Capture(intervals=self.intervals, meta=meta)
 
-    def compare(self, published: pl.DataFrame | None = None) -> pl.DataFrame:
+    def compare(
+        self, published: pl.DataFrame | None = None, *, other: "Replay | None" = None
+    ) -> pl.DataFrame:
         """Published vs replayed for every published number this replay can check.
 
         Columns: ``metric``, ``condition``, ``published``, ``replayed``, ``unit``,
@@ -231,10 +234,17 @@ class Replay:
         ``tolerance`` (relative), ``within_tolerance``, ``note``. Replayed bytes and seconds
         are quoted at the review drive's scale (divided by :attr:`scale`). A number the model
         cannot honestly reproduce has ``within_tolerance`` null and says why in ``note``.
+
+        ``other``: a replay of the same protocol with another setting (Puget: the other data
+        type, or TRIM off) adds the numbers that compare two runs (compressible vs
+        incompressible reads, TRIM on vs off).
+
+        Raises:
+            ReplayError: ``other`` is a replay of another protocol.
         """
         from flashback.replay.compare import compare
 
-        return compare(self, published=published)
+        return compare(self, published=published, other=other)
 
     def save(self, directory: str | os.PathLike[str]) -> Path:
         """Writes ``intervals.parquet`` and ``replay.json`` (meta and steps) to ``directory``."""

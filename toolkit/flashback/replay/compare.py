@@ -73,12 +73,25 @@ def _within(row: dict[str, Any], value: float | None, rel: float | None) -> bool
     return rel is not None and abs(rel) <= tol
 
 
-def compare(replay: Any, *, published: pl.DataFrame | None = None) -> pl.DataFrame:
+def compare(
+    replay: Any, *, published: pl.DataFrame | None = None, other: Any = None
+) -> pl.DataFrame:
     """Rows from the protocol's checks, with published values and relative errors."""
+    from flashback.errors import ReplayError
+
     proto = replay.protocol
     pub = published if published is not None else published_numbers()
+    checks = proto.checks(replay)
+    if other is not None:
+        if other.meta.get("protocol") != proto.name:
+            raise ReplayError(
+                f"other= is a replay of {other.meta.get('protocol')!r}, not {proto.name!r}; "
+                "pass a replay of the same protocol"
+            )
+        if proto.pair_checks is not None:
+            checks += proto.pair_checks(replay, other)
     rows = []
-    for r in proto.checks(replay):
+    for r in checks:
         value, where = _lookup(pub, proto.source, r)
         rel = None
         if value not in (None, 0) and r["replayed"] is not None:

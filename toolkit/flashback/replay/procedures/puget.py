@@ -289,6 +289,64 @@ def checks(rep: Replay) -> list[dict[str, Any]]:
     return rows
 
 
+def pair_checks(a: Replay, b: Replay) -> list[dict[str, Any]]:
+    """Numbers that need two Puget replays: reads with zeros vs random data, TRIM on vs off."""
+    pa, pb = a.meta["params"], b.meta["params"]
+    drive = a.meta["drive"]
+    la, lb = loops_frame(a), loops_frame(b)
+    rows: list[dict[str, Any]] = []
+    if la.is_empty() or lb.is_empty():
+        return rows
+
+    def best(frame: pl.DataFrame, test: str, direction: str) -> float | None:
+        s = frame.filter((pl.col("test") == test) & (pl.col("direction") == direction))
+        return None if s.is_empty() else float(s["mbps"].max())
+
+    if pa["data"] != pb["data"]:
+        comp, incomp = (la, lb) if pa["data"] == "zeros" else (lb, la)
+        losses = []
+        for test in PUB_TEST:
+            c, i = best(comp, test, "read"), best(incomp, test, "read")
+            if c and i is not None:
+                losses.append(100.0 * (1 - i / c))
+        rows.append(
+            check_row(
+                "cdm_read",
+                "incompressible",
+                "loss_vs_compressible_pct",
+                sum(losses) / len(losses) if losses else None,
+                "%",
+                drive=drive,
+                tolerance=1.0,
+                note="mean over the four read tests of the best "
+                "results; a few % compared loosely (±100 %)",
+            )
+        )
+    if pa["trim"] != pb["trim"] and pa["data"] == pb["data"] == "random":
+        on, off = (la, lb) if pa["trim"] else (lb, la)
+        gains = []
+        for test in PUB_TEST:
+            x = on.filter((pl.col("test") == test) & (pl.col("direction") == "write"))
+            y = off.filter((pl.col("test") == test) & (pl.col("direction") == "write"))
+            if x.height and y.height and float(y["mbps"].mean()) > 0:
+                gains.append(100.0 * (float(x["mbps"].mean()) / float(y["mbps"].mean()) - 1))
+        note = "gain of the mean per-loop write result with TRIM, over the four write tests"
+        for metric, fn in (("trim_gain_min_pct", min), ("trim_gain_max_pct", max)):
+            rows.append(
+                check_row(
+                    "cdm_write",
+                    "trim_on_vs_off",
+                    metric,
+                    fn(gains) if gains else None,
+                    "%",
+                    drive=drive,
+                    tolerance=1.0,
+                    note=note + "; compared loosely (±100 %)",
+                )
+            )
+    return rows
+
+
 def _breakpoints(x: np.ndarray, y: np.ndarray) -> tuple[float, float] | None:
     from flashback.replay.procedures.common import three_levels
 
@@ -317,5 +375,6 @@ register(
         run=run,
         checks=checks,
         estimate_written_bytes=estimate,
+        pair_checks=pair_checks,
     )
 )
