@@ -42,8 +42,13 @@ def test_schema_and_dtypes(df):
 def test_five_sources_one_file_each():
     names = [f.name for f in data_files()]
     assert names == sorted(
-        ["puget.csv", "behardware.csv", "xbit.csv", "anandtech-consistency.csv",
-         "anandtech-2009.csv"]
+        [
+            "puget.csv",
+            "behardware.csv",
+            "xbit.csv",
+            "anandtech-consistency.csv",
+            "anandtech-2009.csv",
+        ]
     )
     assert fb.published()["source"].n_unique() == 5
 
@@ -73,8 +78,16 @@ def test_keys_unique(df):
 
 
 def test_units_match_metric_names(df):
-    suffix_unit = {"_mbps": "MB/s", "_gb": "GB", "_s": "s", "_pct": "%", "_kib": "KiB",
-                   "_ms": "ms", "_iops": "IOPS", "_ratio": "ratio"}
+    suffix_unit = {
+        "_mbps": "MB/s",
+        "_gb": "GB",
+        "_s": "s",
+        "_pct": "%",
+        "_kib": "KiB",
+        "_ms": "ms",
+        "_iops": "IOPS",
+        "_ratio": "ratio",
+    }
     for metric, unit in df.select("metric", "unit").unique().iter_rows():
         for suffix, expected in suffix_unit.items():
             if metric.endswith(suffix):
@@ -112,12 +125,22 @@ def test_headline_numbers(df):
         assert len(rows) == 1, (kw, rows)
         return rows["value"][0]
 
-    assert one(source="puget", test="cdm_seq_write", condition="incompressible",
-               metric="max_mbps") == 193.3
-    assert one(source="puget", test="cdm_seq_write", condition="incompressible",
-               metric="breakpoint_2_gb") == 380
-    assert one(drive="530", test="as_ssd_seq_write", condition="torture",
-               metric="avg_mbps") == 183.3
+    assert (
+        one(source="puget", test="cdm_seq_write", condition="incompressible", metric="max_mbps")
+        == 193.3
+    )
+    assert (
+        one(
+            source="puget",
+            test="cdm_seq_write",
+            condition="incompressible",
+            metric="breakpoint_2_gb",
+        )
+        == 380
+    )
+    assert (
+        one(drive="530", test="as_ssd_seq_write", condition="torture", metric="avg_mbps") == 183.3
+    )
     assert one(drive="crucial", test="iometer_rnd_write", metric="dip_written_gb") == 6.4
     assert one(drive="335", source="x-bit", metric="loss_vs_fresh_pct") == 10
     assert one(drive="x25-m", test="seq2m_read", condition="fresh") == 264.1
@@ -136,13 +159,47 @@ def test_filters(df):
 def test_cli_prints_and_filters():
     out = subprocess.run(
         [sys.executable, "-m", "flashback", "published", "--drive", "530", "--csv"],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     back = pl.read_csv(out.encode(), schema=SCHEMA)
     assert not back.is_empty()
     assert back["drive"].str.contains("530").all()
     table = subprocess.run(
         [sys.executable, "-m", "flashback", "published", "--source", "behardware"],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     assert "dip_time_s" in table and "rows" in table
+
+
+def test_cli_unknown_condition_is_one_sentence_and_exit_2():
+    proc = subprocess.run(
+        [sys.executable, "-m", "flashback", "published", "--condition", "brand_new"],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("flashback: unknown condition 'brand_new'")
+    assert proc.stdout == ""
+
+
+def test_returned_frame_cannot_change_the_data_set():
+    a = fb.published(source="puget")
+    a[0, "value"] = -1.0
+    assert fb.published(source="puget")["value"][0] != -1.0
+
+
+def test_notes_do_not_copy_sentences(df, seeds):
+    """Facts only: no run of 7 words in a note is copied verbatim from its source."""
+    copied = []
+    for source, note in df.select("source", "note").drop_nulls().iter_rows():
+        text = " ".join(re.findall(r"[a-z0-9.%']+", seeds[source].lower()))
+        words = re.findall(r"[a-z0-9.%']+", note.lower())
+        for i in range(len(words) - 6):
+            run = " ".join(words[i : i + 7])
+            if run in text:
+                copied.append((source, run))
+    assert not copied, copied

@@ -25,6 +25,15 @@ from flashback.workload import Workload
 
 __version__ = _native.__version__
 
+
+def __getattr__(name: str):
+    # `fb.figures` is imported on first use: Altair takes seconds to import.
+    if name == "figures":
+        import importlib
+
+        return importlib.import_module("flashback.figures")
+    raise AttributeError(f"module 'flashback' has no attribute {name!r}")
+
 __all__ = [
     "Capture",
     "Replay",

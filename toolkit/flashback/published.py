@@ -35,15 +35,45 @@ SCHEMA: dict[str, pl.DataType] = {
 
 #: Allowed values of ``unit`` (documented in data/published/README.md).
 UNITS = frozenset(
-    {"MB/s", "IOPS", "GB", "KiB", "s", "ms", "us", "%", "count", "fills", "ratio", "nm",
-     "years", "GHz", "Gb/s", "MT/s"}
+    {
+        "MB/s",
+        "IOPS",
+        "GB",
+        "KiB",
+        "s",
+        "ms",
+        "us",
+        "%",
+        "count",
+        "fills",
+        "ratio",
+        "nm",
+        "years",
+        "GHz",
+        "Gb/s",
+        "MT/s",
+    }
 )
 #: Allowed values of ``x_unit``.
 X_UNITS = frozenset({"GB written", "s"})
 #: Allowed values of ``condition``.
 CONDITIONS = frozenset(
-    {"spec", "all", "fresh", "used", "after_trim", "after_idle", "clean", "torture",
-     "compressible", "incompressible", "steady_state", "default_op", "op_25", "trim_on_vs_off"}
+    {
+        "spec",
+        "all",
+        "fresh",
+        "used",
+        "after_trim",
+        "after_idle",
+        "clean",
+        "torture",
+        "compressible",
+        "incompressible",
+        "steady_state",
+        "default_op",
+        "op_25",
+        "trim_on_vs_off",
+    }
 )
 
 _DATA_PACKAGE = ("data", "published")
@@ -65,7 +95,7 @@ def _load_all() -> pl.DataFrame:
         raise ParameterError(
             "no published-number CSVs found in the flashback package; reinstall flashback"
         )
-    return pl.concat(frames, how="vertical")
+    return pl.concat(frames, how="vertical").sort("source", maintain_order=True)
 
 
 def published(
@@ -94,7 +124,7 @@ def published(
     Raises:
         ParameterError: ``condition`` is not one of :data:`CONDITIONS`.
     """
-    df = _load_all()
+    df = _load_all().clone()  # the cache must not be changed through a returned frame
     if drive is not None:
         df = df.filter(pl.col("drive").str.to_lowercase().str.contains(drive.lower(), literal=True))
     if source is not None:

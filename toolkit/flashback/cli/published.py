@@ -33,8 +33,13 @@ def main(args: argparse.Namespace) -> int:
         sys.stdout.write(df.write_csv())
         return 0
     cols = ["publication", "drive", "test", "condition", "metric", "value", "unit", "x", "x_unit"]
-    with pl.Config(tbl_rows=-1, tbl_cols=-1, fmt_str_lengths=40, tbl_width_chars=220,
-                   tbl_hide_dataframe_shape=True):
+    with pl.Config(
+        tbl_rows=-1,
+        tbl_cols=-1,
+        fmt_str_lengths=40,
+        tbl_width_chars=220,
+        tbl_hide_dataframe_shape=True,
+    ):
         print(df.select(cols))
     print(f"{len(df)} rows")
     return 0

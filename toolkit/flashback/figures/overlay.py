@@ -1,0 +1,154 @@
+"""Published numbers drawn on a replayed curve, and a published-vs-replayed error chart."""
+
+from __future__ import annotations
+
+import altair as alt
+import polars as pl
+
+from flashback.figures._util import bin_mean, clean, require, title_for
+
+_UNIT_OF = {"_mbps": "MB/s", "_iops": "IOPS", "_us": "us", "_ms": "ms"}
+
+
+def _unit_for(col: str) -> str | None:
+    return next((u for s, u in _UNIT_OF.items() if col.endswith(s)), None)
+
+
+def published_overlay(
+    curve: pl.DataFrame,
+    published: pl.DataFrame,
+    *,
+    x: str = "host_written_bytes",
+    y: str = "write_mbps",
+    series: str | None = "step",
+    max_points: int = 4000,
+    width: int = 560,
+    height: int = 280,
+) -> alt.LayerChart:
+    """A replayed curve with the review's numbers on it.
+
+    Published rows (``fb.published(...)`` frame) are placed by their units:
+    rows in the curve's y unit with an ``x`` become points at (x, value); rows in the y unit
+    without ``x`` become dashed horizontal rules (levels, maxima, averages); rows whose
+    metric starts with ``breakpoint`` (unit GB) become vertical rules when the x axis is GB
+    written. Hover shows drive, test, condition, metric and note.
+
+    Args:
+        curve: replayed interval or per-loop frame with ``x`` and ``y`` (and ``series``).
+        published: rows of :func:`flashback.published`.
+        x: ``host_written_bytes`` (shown in GB) or ``t_s`` (seconds).
+
+    Raises:
+        AnalysisError: empty curve or missing columns.
+    """
+    require(curve, [x, y], what="curve")
+    require(published, ["metric", "value", "unit", "x", "x_unit"], what="published")
+    ser = series if series and series in curve.columns else None
+    in_gb = x.endswith("_bytes")
+    df = curve.select([x, y, *([ser] if ser else [])])
+    if in_gb:
+        df = df.with_columns(pl.col(x) / 1e9)
+    df = clean(bin_mean(df, x=x, ys=[y], by=[ser] if ser else None, max_points=max_points))
+    x_title = "Host data written (GB)" if in_gb else title_for(x)
+    line = (
+        alt.Chart(df)
+        .mark_line(opacity=0.85)
+        .encode(
+            x=alt.X(f"{x}:Q", title=x_title),
+            y=alt.Y(f"{y}:Q", title=title_for(y)),
+            color=alt.Color(f"{ser}:N", title="Replayed") if ser else alt.value("#4c78a8"),
+        )
+    )
+    unit = _unit_for(y)
+    want_x_unit = "GB written" if in_gb else "s"
+    keep = [
+        c
+        for c in ("drive", "test", "condition", "metric", "value", "unit", "x", "x_unit", "note")
+        if c in published.columns
+    ]
+    pub = published.select(keep)
+    tip = [
+        alt.Tooltip(c, type="nominal")
+        for c in ("drive", "test", "condition", "metric", "note")
+        if c in keep
+    ] + [alt.Tooltip("value:Q", title="published")]
+    layers = [line]
+    pts = pub.filter(
+        (pl.col("unit") == unit) & pl.col("x").is_not_null() & (pl.col("x_unit") == want_x_unit)
+    )
+    if not pts.is_empty():
+        layers.append(
+            alt.Chart(clean(pts))
+            .mark_point(shape="diamond", size=90, filled=True, color="#d62728")
+            .encode(x="x:Q", y="value:Q", tooltip=tip)
+        )
+    levels = pub.filter((pl.col("unit") == unit) & pl.col("x").is_null())
+    if not levels.is_empty():
+        layers.append(
+            alt.Chart(clean(levels))
+            .mark_rule(strokeDash=[6, 3], color="#d62728")
+            .encode(y="value:Q", tooltip=tip)
+        )
+    if in_gb:
+        bps = pub.filter(pl.col("metric").str.starts_with("breakpoint") & (pl.col("unit") == "GB"))
+        if not bps.is_empty():
+            layers.append(
+                alt.Chart(clean(bps))
+                .mark_rule(strokeDash=[2, 2], color="#333333")
+                .encode(x="value:Q", tooltip=tip)
+            )
+    return alt.layer(*layers).properties(width=width, height=height)
+
+
+def compare_errors(
+    compare: pl.DataFrame, *, tolerance_pct: float | None = None, width: int = 420
+) -> alt.LayerChart:
+    """Relative error of each replayed number against the published one (``Replay.compare()``).
+
+    Args:
+        compare: frame with ``metric``, ``condition``, ``published``, ``replayed``, ``unit``,
+            ``rel_error`` (fraction, e.g. 0.08 for +8 %).
+        tolerance_pct: draws ±tolerance rules when given.
+
+    Raises:
+        AnalysisError: empty or missing columns.
+    """
+    require(
+        compare,
+        ["metric", "condition", "published", "replayed", "unit", "rel_error"],
+        what="compare",
+    )
+    df = clean(
+        compare.with_columns(
+            (pl.col("metric") + " · " + pl.col("condition")).alias("label"),
+            (pl.col("rel_error") * 100).alias("rel_error_pct"),
+        )
+    )
+    bars = (
+        alt.Chart(df)
+        .mark_bar()
+        .encode(
+            y=alt.Y("label:N", title=None, sort=None),
+            x=alt.X("rel_error_pct:Q", title="Replayed vs published (relative error, %)"),
+            color=alt.condition(
+                alt.datum.rel_error_pct >= 0, alt.value("#4c78a8"), alt.value("#d62728")
+            ),
+            tooltip=[
+                "metric",
+                "condition",
+                "published",
+                "replayed",
+                "unit",
+                alt.Tooltip("rel_error_pct:Q", format="+.1f"),
+            ],
+        )
+        .properties(width=width)
+    )
+    layers = [
+        bars,
+        alt.Chart(pl.DataFrame({"v": [0.0]})).mark_rule(color="#333333").encode(x="v:Q"),
+    ]
+    if tolerance_pct:
+        tol = pl.DataFrame({"v": [-tolerance_pct, tolerance_pct]})
+        layers.append(alt.Chart(tol).mark_rule(strokeDash=[4, 3], color="#888888").encode(x="v:Q"))
+    return alt.layer(*layers)

@@ -1,0 +1,168 @@
+"""Performance against host data written, with change points and their confidence bands (Puget)."""
+
+from __future__ import annotations
+
+import altair as alt
+import polars as pl
+
+from flashback.figures._theme import CONDITION_COLORS
+from flashback.figures._util import bin_mean, clean, require, spread_over, title_for, x_in_gb
+
+
+def _name_group(frame: pl.DataFrame, curves: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
+    """``changepoints(..., by=...)`` names its group column ``group``: rename it to the curve
+    column whose values it holds (the test or the data type)."""
+    if "group" not in frame.columns:
+        return frame
+    groups = set(frame["group"].drop_nulls().cast(pl.String))
+    for k in keys:
+        if k not in frame.columns and groups <= set(curves[k].cast(pl.String)):
+            return frame.rename({"group": k})
+    return frame
+
+
+def performance_vs_written(
+    curves: pl.DataFrame,
+    *,
+    x: str = "host_written_bytes",
+    y: str = "write_mbps",
+    test: str | None = "test",
+    data: str | None = "data",
+    segments: pl.DataFrame | None = None,
+    breakpoints: pl.DataFrame | None = None,
+    max_points: int = 4000,
+    width: int = 520,
+    height: int = 160,
+) -> alt.LayerChart | alt.FacetChart:
+    """Throughput (or IOPS) against host GB written, one panel per test, colour per data type.
+
+    Args:
+        curves: one row per point (per loop or per interval); needs ``x`` and ``y``, and the
+            ``test`` / ``data`` columns when named and present (e.g. ``cdm_seq_write``,
+            ``incompressible``). ``x`` in bytes when its name ends ``_bytes``, else in GB.
+        x, y: column names. The y axis title carries the unit from the name (``MB/s``).
+        test: column that splits panels (rows); ignored when absent.
+        data: column coloured (compressible vs incompressible); ignored when absent.
+        segments: ``Segments.to_frame()``-style frame: ``x_start``, ``x_end``, ``level``,
+            ``level_lo``, ``level_hi`` in the units of ``x``; optional ``test``/``data``
+            columns (or the ``group`` column of ``changepoints(by=...)``) place them in
+            panels. Drawn as level rules with CI bands.
+        breakpoints: frame with ``x``, ``x_lo``, ``x_hi`` (units of ``x``, as
+            ``Segments.breakpoint_frame()``), optional ``test``/``group``: vertical rules at
+            the change point with a shaded CI; without a test column, in every panel.
+        max_points: row budget of the curves; above it points are binned (mean) in polars.
+
+    Returns:
+        A layered chart (faceted by test when the test column is present).
+
+    Raises:
+        AnalysisError: a frame is empty or lacks a needed column.
+    """
+    require(curves, [x, y], what="curves")
+    test_col = test if test and test in curves.columns else None
+    data_col = data if data and data in curves.columns else None
+    keys = [c for c in (test_col, data_col) if c]
+    in_bytes = x.endswith("_bytes")
+    pts = x_in_gb(curves.select([x, y, *keys]), x, in_bytes=in_bytes)
+    pts = pts.drop(x) if x != "x_gb" else pts
+    pts = bin_mean(pts, x="x_gb", ys=[y], by=keys, max_points=max_points)
+    pts = pts.rename({y: "y"}).with_columns(pl.lit("curve").alias("layer"))
+    parts = [pts]
+    if segments is not None and not segments.is_empty():
+        require(segments, ["x_start", "x_end", "level", "level_lo", "level_hi"], what="segments")
+        segments = _name_group(segments, curves, keys)
+        seg_keys = [c for c in keys if c in segments.columns]
+        seg = segments.select(["x_start", "x_end", "level", "level_lo", "level_hi", *seg_keys])
+        seg = x_in_gb(seg, "x_start", in_bytes=in_bytes)
+        seg = x_in_gb(seg, "x_end", out="x2_gb", in_bytes=in_bytes).drop("x_start", "x_end")
+        seg = seg.rename({"level": "y"})
+        if test_col:
+            seg = spread_over(seg, pts.select(test_col))
+        parts.append(seg.with_columns(pl.lit("segment").alias("layer")))
+    if breakpoints is not None and not breakpoints.is_empty():
+        require(breakpoints, ["x", "x_lo", "x_hi"], what="breakpoints")
+        breakpoints = _name_group(breakpoints, curves, keys)
+        bp_keys = [c for c in keys if c in breakpoints.columns]
+        bp = breakpoints.select(["x", "x_lo", "x_hi", *bp_keys])
+        scale = 1e9 if in_bytes else 1.0
+        bp = bp.with_columns(
+            (pl.col("x") / scale).alias("x_gb"),
+            (pl.col("x_lo") / scale).alias("bp_lo_gb"),
+            (pl.col("x_hi") / scale).alias("bp_hi_gb"),
+        ).drop("x", "x_lo", "x_hi")
+        if test_col:
+            bp = spread_over(bp, pts.select(test_col))
+        parts.append(bp.with_columns(pl.lit("breakpoint").alias("layer")))
+    df = clean(pl.concat(parts, how="diagonal_relaxed"))
+
+    x_enc = alt.X("x_gb:Q", title=title_for(x))
+    color = (
+        alt.Color(
+            f"{data_col}:N",
+            title="Data",
+            scale=alt.Scale(
+                domain=sorted(df[data_col].drop_nulls().unique().to_list()),
+                range=[
+                    CONDITION_COLORS.get(v, "#444444")
+                    for v in sorted(df[data_col].drop_nulls().unique().to_list())
+                ],
+            ),
+        )
+        if data_col
+        else alt.value("#1f77b4")
+    )
+    base = alt.Chart(df).properties(width=width, height=height)
+    line = (
+        base.transform_filter(alt.datum.layer == "curve")
+        .mark_line(point=len(pts) <= 400, opacity=0.8)
+        .encode(
+            x=x_enc,
+            y=alt.Y("y:Q", title=title_for(y)),
+            color=color,
+            tooltip=[
+                alt.Tooltip("x_gb:Q", title="GB written", format=".1f"),
+                alt.Tooltip("y:Q", title=title_for(y), format=".1f"),
+                *keys,
+            ],
+        )
+    )
+    layers = [line]
+    if "segment" in df["layer"].unique().to_list():
+        seg_base = base.transform_filter(alt.datum.layer == "segment")
+        layers.append(
+            seg_base.mark_rect(opacity=0.18).encode(
+                x="x_gb:Q", x2="x2_gb:Q", y="level_lo:Q", y2="level_hi:Q", color=color
+            )
+        )
+        layers.append(
+            seg_base.mark_rule(strokeWidth=3.5).encode(
+                x="x_gb:Q",
+                x2="x2_gb:Q",
+                y="y:Q",
+                color=color,
+                tooltip=[
+                    alt.Tooltip("y:Q", title="level", format=".1f"),
+                    alt.Tooltip("level_lo:Q", format=".1f"),
+                    alt.Tooltip("level_hi:Q", format=".1f"),
+                ],
+            )
+        )
+    if "breakpoint" in df["layer"].unique().to_list():
+        bp_base = base.transform_filter(alt.datum.layer == "breakpoint")
+        layers.append(
+            bp_base.mark_rect(opacity=0.15, color="#888888").encode(x="bp_lo_gb:Q", x2="bp_hi_gb:Q")
+        )
+        layers.append(
+            bp_base.mark_rule(strokeDash=[5, 3], color="#333333").encode(
+                x="x_gb:Q",
+                tooltip=[
+                    alt.Tooltip("x_gb:Q", title="breakpoint (GB written)", format=".1f"),
+                    alt.Tooltip("bp_lo_gb:Q", title="CI low (GB)", format=".1f"),
+                    alt.Tooltip("bp_hi_gb:Q", title="CI high (GB)", format=".1f"),
+                ],
+            )
+        )
+    chart = alt.layer(*layers)
+    if test_col:
+        chart = chart.facet(row=alt.Row(f"{test_col}:N", title=None)).resolve_scale(y="independent")
+    return chart
