@@ -29,9 +29,10 @@ pub struct Event {
     pub wa: Option<f64>,
 }
 
-/// Sliding detector of the steady-state write amplification: windows of 1/16 of the user
-/// capacity; steady once four consecutive window WAs lie within ±3 % of their mean after GC
-/// started copying.
+/// Sliding detector of the steady-state write amplification: windows of 1/4 of the user
+/// capacity; steady once four consecutive window WAs (one drive fill) lie within ±2.5 % of
+/// their mean after GC started copying. The event's `host_written_bytes` is the start of
+/// those four windows.
 struct SteadyDetector {
     window_bytes: u64,
     next_at: u64,
@@ -43,7 +44,7 @@ struct SteadyDetector {
 
 impl SteadyDetector {
     fn new(capacity: u64) -> Self {
-        let w = (capacity / 16).max(1 << 20);
+        let w = (capacity / 4).max(1 << 20);
         SteadyDetector {
             window_bytes: w,
             next_at: w,
@@ -245,7 +246,7 @@ impl SimDrive {
         }
         let last = &s.hist[s.hist.len() - 4..];
         let mean = last.iter().map(|x| x.1).sum::<f64>() / 4.0;
-        if last.iter().all(|x| (x.1 - mean).abs() <= 0.03 * mean) {
+        if last.iter().all(|x| (x.1 - mean).abs() <= 0.025 * mean) {
             s.done = true;
             let entry = last[0].0;
             self.events.push(Event {
@@ -393,9 +394,15 @@ impl SimDrive {
 
         while let Some(Reverse((done, si))) = heap.pop() {
             let slot = slots[si as usize];
+            // Commands still in flight when the time is up are counted in the last interval,
+            // which ends at the time limit (their writes did reach the drive).
+            let at = match time_limit {
+                Some(l) if done > l => l - 1,
+                _ => done,
+            };
             self.now = self.now.max(done);
-            last_done = done;
-            let rel = done - t0;
+            last_done = last_done.max(at + u64::from(at != done));
+            let rel = at - t0;
             if rel >= sess.rec.next_boundary_ns() {
                 sess.set_truth(self.truth());
             }

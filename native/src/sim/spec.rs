@@ -263,6 +263,11 @@ pub fn parse_spec(spec: &str) -> Result<SimConfig> {
     }
     if cfg.scale < 1.0 {
         cfg.capacity_bytes = ((cfg.capacity_bytes as f64 * cfg.scale) as u64) / 4096 * 4096;
+        // a scaled-down drive keeps at most a quarter of its spare blocks as GC reserve
+        if !cfg.overrides.iter().any(|(k, _)| k == "gc_reserve") {
+            let spare = (cfg.raw_blocks() - cfg.slc_blocks()).saturating_sub(cfg.capacity_bytes.div_ceil(cfg.block_bytes()));
+            cfg.gc_reserve = cfg.gc_reserve.min((spare / 4).max(2) as u32);
+        }
     }
     validate(&cfg)?;
     Ok(cfg)
