@@ -51,6 +51,27 @@ def _location_interval(sig: np.ndarray, a: int, b: int, c: int, sigma: float, m:
     return (a + int(ok.min()), a + int(ok.max())) if ok.size else (b, b)
 
 
+def _refine_l1(sig: np.ndarray, starts: list[int], ends: list[int], m: int) -> list[int]:
+    """Moves each segment start to the split that minimises the two-sided L1 cost (sum of
+    absolute deviations from the medians) within ±4·min_size: robust to stalls next to an
+    edge, which can nudge an L2 search on a clipped signal by a few samples."""
+    out = list(starts)
+    for i in range(1, len(starts)):
+        a = max(starts[i - 1], starts[i] - 4 * m)
+        c = min(ends[i], starts[i] + 4 * m)
+        lo, hi = max(a + m, out[i - 1] + m), c - m
+        if hi <= lo:
+            continue
+        best, best_t = np.inf, out[i]
+        for t in range(lo, hi + 1):
+            left, right = sig[a:t], sig[t:c]
+            v = np.abs(left - np.median(left)).sum() + np.abs(right - np.median(right)).sum()
+            if v < best:
+                best, best_t = v, t
+        out[i] = best_t
+    return out
+
+
 def _one(
     df: pl.DataFrame,
     meta: dict[str, Any],
@@ -98,6 +119,9 @@ def _one(
 
     ends = run(pen)
     starts = [0] + ends[:-1]
+    if used == "huber":
+        starts = _refine_l1(sig, starts, ends, m)
+        ends = starts[1:] + [n]
     x0 = _starts_x(df, x, xs)
     t = frames.column(df, "t_s", role="t_s") if "t_s" in df.columns else None
     t0 = _starts_x(df, "t_s", t) if t is not None else None
