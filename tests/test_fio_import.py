@@ -24,7 +24,7 @@ def _fio(tmp, *args):
 @pytest.fixture(scope="module")
 def averaged(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("fio_avg")
-    doc = _fio(tmp, "--rw=randrw", "--numjobs=2", f"--write_bw_log={tmp}/lg", f"--write_iops_log={tmp}/lg",
+    doc = _fio(tmp, "--rw=randrw", "--numjobs=2", "--runtime=3", f"--write_bw_log={tmp}/lg", f"--write_iops_log={tmp}/lg",
                f"--write_lat_log={tmp}/lg", "--log_avg_msec=250", f"--write_hist_log={tmp}/lg",
                "--log_hist_msec=250")
     return tmp, doc
@@ -119,6 +119,7 @@ def test_malformed_line_names_file_and_line(tmp_path):
 
 def test_cli_analyze_on_fio_output(averaged, capsys):
     tmp, _ = averaged
-    assert cli_main(["analyze", str(tmp / "lg"), "--fio", "--x", "t_s", "--y", "write_iops", "--round", "1s"]) == 0
+    assert cli_main(["analyze", str(tmp / "lg"), "--fio", "--x", "t_s", "--y", "write_iops", "--round", "1s",
+                     "--min-size", "1"]) == 0
     out = capsys.readouterr().out
     assert "segment(s) of write_iops" in out and "steady state" in out
