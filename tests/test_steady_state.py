@@ -34,13 +34,14 @@ def test_window_check_matches_reference(v, rule):
         assert ok == ref
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.floats(min_value=0.9, max_value=1.1), min_size=5, max_size=5), st.floats(1, 1e5))
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.floats(min_value=0.85, max_value=1.15), min_size=5, max_size=5), st.floats(1, 1e5))
 def test_near_flat_windows_around_the_limits(v, scale):
+    # Windows close to the 20 % / 10 % limits, where a wrong convention would show.
     w = [x * scale for x in v]
-    assert window_check(np.array(w), "snia")["ok"] == reference.pts_window(w, "snia") or True
-    assert window_check(np.array(w), "snia")["range_ok"] == (max(w) - min(w) <= 0.2 * np.mean(w) + 1e-9 * scale) or (
-        abs(max(w) - min(w) - 0.2 * np.mean(w)) < 1e-9 * scale)
+    chk = window_check(np.array(w), "snia")
+    if chk["ok"] != reference.pts_window(w, "snia"):
+        assert min(abs(chk["range_margin"]), abs(chk["slope_margin"])) < 1e-9
 
 
 def _capture(levels_per_min, seconds_per_round=60, noise=0.02, seed=0, capacity=10e9):
