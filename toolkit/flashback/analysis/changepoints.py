@@ -95,6 +95,9 @@ def _one(
     if m < 1:
         raise AnalysisError(f"min_size must be at least 1, got {m}")
     frames.need_rows(n, m, f"change-point detection with min_size={m}")
+    if transform == "auto":
+        # Throughput, IOPS and latency scatter in proportion to their level: segment the log.
+        transform = "log" if y.endswith(("_mbps", "_iops", "_us")) and (raw > 0).mean() > 0.5 else None
     sig = frames.transformed(raw, transform, y)
     sigma = noise.sigma_mad_diff(sig)
     if sigma <= 0:
@@ -177,7 +180,7 @@ def changepoints(
     *,
     x: str = "host_written_bytes",
     y: str = "write_mbps",
-    transform: str | None = None,
+    transform: str | None = "auto",
     penalty: str | float = "auto",
     min_size: int | None = None,
     method: Any = "pelt",
@@ -193,7 +196,8 @@ def changepoints(
         x: the axis: ``host_written_bytes`` (bytes written) or ``t_s`` (seconds), or any
             non-decreasing numeric column.
         y: the series (``write_mbps``, ``write_iops``, ``write_lat_p99_us``...).
-        transform: ``"log"`` segments log(y) (multiplicative changes), None the raw values.
+        transform: ``"log"`` segments log(y) (multiplicative changes and noise), None the raw
+            values, ``"auto"`` (default) log for ``*_mbps``, ``*_iops`` and ``*_us`` columns.
         penalty: ``"auto"`` = 3 · σ̂² · ln n with σ̂ the robust noise scale (MAD of
             differences), or a number in squared units of the (transformed) series.
         min_size: shortest segment in intervals (default: n/200, within 3–60).
