@@ -160,7 +160,7 @@ def _one(
     ivals = []
     for i in range(1, len(starts)):
         lo_i, hi_i = _location_interval(work, starts[i - 1], starts[i], ends[i], sigma, m)
-        ivals.append((float(x0[lo_i]), float(x0[hi_i])))
+        ivals.append((float(x0[min(lo_i, starts[i])]), float(x0[max(hi_i, starts[i])])))
 
     def path(pen_min: float, pen_max: float) -> pl.DataFrame:
         f = crops(work, search=run, pen_min=pen_min, pen_max=pen_max)
