@@ -5,6 +5,7 @@ import shutil
 import subprocess
 
 import numpy as np
+import polars as pl
 import pytest
 
 import flashback as fb
@@ -123,3 +124,17 @@ def test_cli_analyze_on_fio_output(averaged, capsys):
                      "--min-size", "1"]) == 0
     out = capsys.readouterr().out
     assert "segment(s) of write_iops" in out and "steady state" in out
+
+
+def test_clat_hist_logs_alone(averaged):
+    tmp, doc = averaged
+    cap = fb.read_fio(sorted(tmp.glob("lg_clat_hist.*.log")))
+    df = cap.intervals.filter(pl.col("write_ios") > 0)
+    total = sum(j["write"]["total_ios"] for j in doc["jobs"])
+    assert 0.7 * total <= df["write_ios"].sum() <= 1.01 * total
+    assert (df["write_lat_p50_us"] <= df["write_lat_p99_us"]).all()
+    assert (df["write_lat_p99_us"] <= df["write_lat_max_us"]).all()
+    p50 = doc["jobs"][0]["write"]["clat_ns"]["percentile"]["50.000000"] / 1000
+    assert 0.5 * p50 <= df["write_lat_p50_us"].median() <= 2 * p50
+
+
