@@ -87,6 +87,8 @@ impl Sums {
 #[derive(Default)]
 struct Admissible {
     t: Vec<usize>,
+    /// `t` as f64 (u64 → f64 conversion does not vectorise on baseline x86-64)
+    tf: Vec<f64>,
     f: Vec<f64>,
     s1: Vec<f64>,
     s2: Vec<f64>,
@@ -95,6 +97,7 @@ struct Admissible {
 impl Admissible {
     fn push(&mut self, t: usize, f: f64, s1: f64, s2: f64) {
         self.t.push(t);
+        self.tf.push(t as f64);
         self.f.push(f);
         self.s1.push(s1);
         self.s2.push(s2);
@@ -106,6 +109,7 @@ impl Admissible {
         for (k, &v) in values.iter().enumerate() {
             if v <= bound {
                 self.t[j] = self.t[k];
+                self.tf[j] = self.tf[k];
                 self.f[j] = self.f[k];
                 self.s1[j] = self.s1[k];
                 self.s2[j] = self.s2[k];
@@ -113,6 +117,7 @@ impl Admissible {
             }
         }
         self.t.truncate(j);
+        self.tf.truncate(j);
         self.f.truncate(j);
         self.s1.truncate(j);
         self.s2.truncate(j);
@@ -169,11 +174,14 @@ pub fn pelt(signal: &[f64], pen: f64, min_size: usize, model: Cost) -> Result<Ve
         values.resize(adm.t.len(), 0.0);
         match model {
             Cost::L2 => {
-                for k in 0..adm.t.len() {
-                    let len = (s - adm.t[k]) as f64;
-                    let a = s1 - adm.s1[k];
-                    let c = ((s2 - adm.s2[k]) - a * a / len).max(0.0);
-                    values[k] = adm.f[k] + (c + pen);
+                let sf = s as f64;
+                let m = adm.t.len();
+                let (tf, fv, a1, a2) = (&adm.tf[..m], &adm.f[..m], &adm.s1[..m], &adm.s2[..m]);
+                for (k, v) in values[..m].iter_mut().enumerate() {
+                    let len = sf - tf[k];
+                    let a = s1 - a1[k];
+                    let c = ((s2 - a2[k]) - a * a / len).max(0.0);
+                    *v = fv[k] + (c + pen);
                 }
             }
             Cost::NormalMeanVar => {
