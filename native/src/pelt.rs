@@ -105,8 +105,12 @@ impl Admissible {
 
     /// Keeps the starts whose value is `<= bound` (PELT pruning), in order.
     fn retain(&mut self, values: &[f64], bound: f64) {
-        let mut j = 0;
-        for (k, &v) in values.iter().enumerate() {
+        // Nothing to move up to the first pruned start (often none is pruned).
+        let Some(first) = values.iter().position(|&v| v > bound) else {
+            return;
+        };
+        let mut j = first;
+        for (k, &v) in values.iter().enumerate().skip(first + 1) {
             if v <= bound {
                 self.t[j] = self.t[k];
                 self.tf[j] = self.tf[k];
@@ -170,8 +174,7 @@ pub fn pelt(signal: &[f64], pen: f64, min_size: usize, model: Cost) -> Result<Ve
             adm.push(new_t, f[new_t], sums.s1[new_t], sums.s2[new_t]);
         }
         let (s1, s2) = (sums.s1[s], sums.s2[s]);
-        values.clear();
-        values.resize(adm.t.len(), 0.0);
+        values.resize(adm.t.len(), 0.0); // every entry is overwritten below
         match model {
             Cost::L2 => {
                 let sf = s as f64;
