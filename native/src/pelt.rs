@@ -188,9 +188,8 @@ pub fn pelt(signal: &[f64], pen: f64, min_size: usize, model: Cost) -> Result<Ve
                 }
             }
             Cost::NormalMeanVar => {
-                for k in 0..adm.t.len() {
-                    let c = sums.cost(model, adm.t[k], s);
-                    values[k] = adm.f[k] + (c + pen);
+                for (v, (&t, &ft)) in values.iter_mut().zip(adm.t.iter().zip(&adm.f)) {
+                    *v = ft + (sums.cost(model, t, s) + pen);
                 }
             }
         }
