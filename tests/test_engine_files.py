@@ -37,8 +37,8 @@ def test_sequential_pattern_write_reads_back_exactly(tmp_path, engine):
 
 
 def test_random_permutation_covers_each_block_once_per_pass(tmp_path):
-    # Block i gets the pattern with its own first byte overwritten? No: data is random, so
-    # prove coverage by zero-filling first and checking no 4k block is left zero.
+    # The file starts as zeros (preallocated) and the data is random: a block left all-zero
+    # would be one the permutation missed.
     path = tmp_path / "r.bin"
     t = fb.Target(path, size="2m")
     w = fb.Workload(rw="randwrite", bs="4k", iodepth=16, loops=2, data="random")
@@ -143,9 +143,12 @@ def test_reads_of_a_foreign_file_are_allowed(tmp_path):
 
 def test_span_past_the_end_is_a_parameter_error(tmp_path):
     path = tmp_path / "s.bin"
-    fb.Target(path, size="1m")
+    t = fb.Target(path, size="1m")
     with pytest.raises(fb.ParameterError, match="past the end"):
-        fb.run(path, fb.Workload(rw="read", offset="512k", size="1m"))
+        t.run(fb.Workload(rw="read", offset="512k", size="1m"))
+    # fb.run opens with the span's size: a file flashback created grows to hold it
+    cap = fb.run(path, fb.Workload(rw="write", bs="64k", offset="512k", size="1m"))
+    assert cap.status == "complete" and path.stat().st_size == 1536 << 10
 
 
 def test_missing_file_without_size_is_a_target_error(tmp_path):

@@ -140,3 +140,56 @@ impl RealTarget {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::Quiet;
+
+    fn target(dir: &std::path::Path, size: u64) -> RealTarget {
+        let p = dir.join("t.bin");
+        let o = OpenOptions {
+            create_size: Some(size),
+            ..Default::default()
+        };
+        RealTarget::open(p.to_str().unwrap(), &o).unwrap()
+    }
+
+    #[test]
+    fn every_byte_is_counted_and_lands_on_disk() {
+        let d = tempfile::tempdir().unwrap();
+        let mut t = target(d.path(), 1 << 20);
+        for (engine, jobs) in [("io_uring", "1"), ("psync", "1"), ("io_uring", "3"), ("psync", "2")] {
+            let w = Workload::from_pairs([
+                ("rw", "write"),
+                ("bs", "16k"),
+                ("iodepth", "4"),
+                ("jobs", jobs),
+                ("engine", engine),
+                ("data", "pattern:c3"),
+                ("direct", "false"),
+            ])
+            .unwrap();
+            let out = t.run(&w, &RunOptions::default(), &mut Quiet).unwrap();
+            assert_eq!(out.meta["status"], "complete", "{engine} {jobs}");
+            assert_eq!(out.meta["engine"], engine);
+            let bytes: u64 = out.rows.iter().map(|r| r.bytes[1]).sum();
+            assert_eq!(bytes, 1 << 20, "{engine} jobs={jobs}");
+            assert_eq!(std::fs::read(d.path().join("t.bin")).unwrap(), vec![0xc3u8; 1 << 20]);
+            std::fs::write(d.path().join("t.bin"), vec![0u8; 1 << 20]).unwrap();
+        }
+        assert_eq!(t.host_written_bytes(), 4 << 20);
+    }
+
+    #[test]
+    fn read_only_target_refuses_writes() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("foreign");
+        std::fs::write(&p, vec![1u8; 65536]).unwrap();
+        let mut t = RealTarget::open(p.to_str().unwrap(), &OpenOptions::default()).unwrap();
+        let w = Workload::from_pairs([("rw", "write")]).unwrap();
+        assert!(matches!(t.run(&w, &RunOptions::default(), &mut Quiet), Err(Error::Refused(_))));
+        assert!(matches!(t.discard(0, None), Err(Error::Refused(_))));
+        assert_eq!(std::fs::read(&p).unwrap(), vec![1u8; 65536]);
+    }
+}

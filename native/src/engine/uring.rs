@@ -175,6 +175,15 @@ pub fn run<R: Reporter>(job: &mut Job<'_>, ring: &mut IoUring, rep: &mut R) -> u
     if broken && inflight > 0 {
         // The kernel may still write into these buffers; never hand them back to the allocator.
         std::mem::forget(bufs);
+        return t;
+    }
+    // Drop the ring's references now: ring teardown is asynchronous, and a registered file
+    // still held by it would keep an exclusively opened device claimed after the target closes.
+    if fixed_file {
+        let _ = ring.submitter().unregister_files();
+    }
+    if fixed_bufs {
+        let _ = ring.submitter().unregister_buffers();
     }
     t
 }
