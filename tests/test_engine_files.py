@@ -20,7 +20,9 @@ def totals(cap: fb.Capture, col: str) -> int:
 @pytest.mark.parametrize("engine", ["io_uring", "psync"])
 def test_sequential_pattern_write_reads_back_exactly(tmp_path, engine):
     path = tmp_path / "t.bin"
-    w = fb.Workload(rw="write", bs="64k", iodepth=8, size="4m", data="pattern:deadbeef01", engine=engine)
+    w = fb.Workload(
+        rw="write", bs="64k", iodepth=8, size="4m", data="pattern:deadbeef01", engine=engine
+    )
     cap = fb.run(path, w)
     assert cap.status == "complete"
     assert cap.meta["engine"] == engine
@@ -53,7 +55,9 @@ def test_random_permutation_covers_each_block_once_per_pass(tmp_path):
     assert cap.meta["data_compress_ratio"] > 0.99
 
 
-@pytest.mark.parametrize("data, lo, hi", [("zeros", 0.0, 0.01), ("compress:50", 0.45, 0.56), ("random", 0.99, 1.01)])
+@pytest.mark.parametrize(
+    "data, lo, hi", [("zeros", 0.0, 0.01), ("compress:50", 0.45, 0.56), ("random", 0.99, 1.01)]
+)
 def test_compressibility_of_written_data_matches_meta(tmp_path, data, lo, hi):
     path = tmp_path / "c.bin"
     cap = fb.run(path, fb.Workload(rw="write", bs="128k", iodepth=4, size="4m", data=data))
@@ -88,7 +92,9 @@ def test_intervals_are_evenly_spaced_and_add_up_to_the_duration(tmp_path):
 
 def test_written_limit_is_exact_across_jobs(tmp_path):
     path = tmp_path / "w.bin"
-    w = fb.Workload(rw="randwrite", bs="4k", iodepth=8, jobs=3, size="4m", written="3m", random="uniform")
+    w = fb.Workload(
+        rw="randwrite", bs="4k", iodepth=8, jobs=3, size="4m", written="3m", random="uniform"
+    )
     cap = fb.run(path, w)
     assert cap.status == "complete"
     assert totals(cap, "write_bytes") == 3 * MiB

@@ -195,7 +195,10 @@ def test_held_device_is_refused(loopdev):
     name = f"fbtest{os.getpid()}"
     sectors = 16 * MiB // 512
     r = subprocess.run(
-        ["dmsetup", "create", name], input=f"0 {sectors} linear {dev} 0\n", text=True, capture_output=True
+        ["dmsetup", "create", name],
+        input=f"0 {sectors} linear {dev} 0\n",
+        text=True,
+        capture_output=True,
     )
     if r.returncode != 0:
         pytest.skip(f"device-mapper is not usable here ({r.stderr.strip().splitlines()[0]})")
@@ -228,7 +231,18 @@ def test_cli_refuses_block_device_without_destroy(loopdev):
     fill(dev)
     before = sha256(dev)
     p = subprocess.run(
-        [sys.executable, "-m", "flashback", "run", dev, "--rw", "write", "--size", "1m", "--no-progress"],
+        [
+            sys.executable,
+            "-m",
+            "flashback",
+            "run",
+            dev,
+            "--rw",
+            "write",
+            "--size",
+            "1m",
+            "--no-progress",
+        ],
         capture_output=True,
         text=True,
     )

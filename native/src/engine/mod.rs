@@ -88,7 +88,12 @@ impl RealTarget {
     }
 
     /// Runs `w` and returns its capture.
-    pub fn run(&mut self, w: &Workload, o: &RunOptions, obs: &mut dyn Observer) -> Result<RunOutput> {
+    pub fn run(
+        &mut self,
+        w: &Workload,
+        o: &RunOptions,
+        obs: &mut dyn Observer,
+    ) -> Result<RunOutput> {
         if w.rw.is_destructive() {
             self.check_writable()?;
         }
@@ -113,7 +118,15 @@ impl RealTarget {
         runner::check_discard(&self.t)?;
         discard::discard_span(&self.t.file, self.t.kind, offset, len, self.t.logical_block)
             .map(|_| ())
-            .map_err(|e| Error::io(format!("discarding {len} bytes at {offset} on {} failed", self.t.path.display()), e))
+            .map_err(|e| {
+                Error::io(
+                    format!(
+                        "discarding {len} bytes at {offset} on {} failed",
+                        self.t.path.display()
+                    ),
+                    e,
+                )
+            })
     }
 
     /// Sleeps `seconds`, asking the observer every 100 ms whether to stop.
@@ -159,7 +172,12 @@ mod tests {
     fn every_byte_is_counted_and_lands_on_disk() {
         let d = tempfile::tempdir().unwrap();
         let mut t = target(d.path(), 1 << 20);
-        for (engine, jobs) in [("io_uring", "1"), ("psync", "1"), ("io_uring", "3"), ("psync", "2")] {
+        for (engine, jobs) in [
+            ("io_uring", "1"),
+            ("psync", "1"),
+            ("io_uring", "3"),
+            ("psync", "2"),
+        ] {
             let w = Workload::from_pairs([
                 ("rw", "write"),
                 ("bs", "16k"),
@@ -175,7 +193,10 @@ mod tests {
             assert_eq!(out.meta["engine"], engine);
             let bytes: u64 = out.rows.iter().map(|r| r.bytes[1]).sum();
             assert_eq!(bytes, 1 << 20, "{engine} jobs={jobs}");
-            assert_eq!(std::fs::read(d.path().join("t.bin")).unwrap(), vec![0xc3u8; 1 << 20]);
+            assert_eq!(
+                std::fs::read(d.path().join("t.bin")).unwrap(),
+                vec![0xc3u8; 1 << 20]
+            );
             std::fs::write(d.path().join("t.bin"), vec![0u8; 1 << 20]).unwrap();
         }
         assert_eq!(t.host_written_bytes(), 4 << 20);
@@ -188,7 +209,10 @@ mod tests {
         std::fs::write(&p, vec![1u8; 65536]).unwrap();
         let mut t = RealTarget::open(p.to_str().unwrap(), &OpenOptions::default()).unwrap();
         let w = Workload::from_pairs([("rw", "write")]).unwrap();
-        assert!(matches!(t.run(&w, &RunOptions::default(), &mut Quiet), Err(Error::Refused(_))));
+        assert!(matches!(
+            t.run(&w, &RunOptions::default(), &mut Quiet),
+            Err(Error::Refused(_))
+        ));
         assert!(matches!(t.discard(0, None), Err(Error::Refused(_))));
         assert_eq!(std::fs::read(&p).unwrap(), vec![1u8; 65536]);
     }
