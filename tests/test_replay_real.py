@@ -161,4 +161,4 @@ def test_protocol_completes_on_a_loop_device(name, loopdev):
     rep = fb.replay(name, target=loop_device, destroy=loop_device, **params)
     check_accounting(rep)
     assert rep.meta["target_kind"] == "block"
-    assert rep.scale == pytest.approx((64 << 20) / 240e9)
+    assert rep.scale == pytest.approx((64 << 20) / 240_057_409_536)
