@@ -72,6 +72,16 @@ def iops(df: pl.DataFrame, direction: str = "write") -> float | None:
     return rate(df, f"{direction}_ios")
 
 
+def regular(df: pl.DataFrame) -> pl.DataFrame:
+    """The step's intervals without the short ones (a run's last, partial interval can last
+    microseconds and show absurd rates); totals should use every row, per-interval
+    statistics these."""
+    if df.height < 3:
+        return df
+    typical = float(df["interval_s"].median())
+    return df.filter(pl.col("interval_s") >= 0.5 * typical)
+
+
 def dip(
     df: pl.DataFrame, *, col: str = "write_mbps", drop: float = 0.7, window: int = 3
 ) -> tuple[float, int] | None:
@@ -81,6 +91,7 @@ def dip(
     intervals); the series is a rolling mean of ``window`` intervals. Returns the step time
     (s, end of the interval) and the bytes written in the step up to then, or ``None``.
     """
+    df = regular(df)
     if df.height < 2 * window:
         return None
     y = df[col].fill_null(0.0).to_numpy()

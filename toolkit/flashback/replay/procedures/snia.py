@@ -162,7 +162,7 @@ def checks(rep: Replay) -> list[dict[str, Any]]:
                 "pts_wsat",
                 "steady_state",
                 "avg_iops",
-                float(tail["write_iops"].mean()),
+                iops(tail),
                 "IOPS",
                 drive=drive,
                 note="mean of the last tenth of the writes",
