@@ -132,7 +132,11 @@ impl Timing {
         let ch = die % self.nch as usize;
         let cs = self.ch_free[ch].max(t);
         self.ch_free[ch] = cs + self.xfer_page;
-        let tp = if page >= self.slc_first_page { self.t_prog_slc } else { self.t_prog };
+        let tp = if page >= self.slc_first_page {
+            self.t_prog_slc
+        } else {
+            self.t_prog
+        };
         let ds = self.die_free[die].max(cs + self.xfer_page);
         self.die_free[die] = ds + tp;
         self.die_free[die]
