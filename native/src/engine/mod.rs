@@ -15,9 +15,7 @@ pub struct RealTarget {
 
 impl RealTarget {
     pub fn open(spec: &str, _opts: &OpenOptions) -> Result<Self> {
-        Err(Error::Target(format!(
-            "{spec}: real targets are not implemented yet"
-        )))
+        Err(Error::Target(format!("{spec}: real targets are not implemented yet")))
     }
     pub fn kind(&self) -> &'static str {
         "file"
@@ -31,12 +29,7 @@ impl RealTarget {
     pub fn host_written_bytes(&self) -> u64 {
         self.host_written
     }
-    pub fn run(
-        &mut self,
-        _w: &Workload,
-        _o: &RunOptions,
-        _obs: &mut dyn Observer,
-    ) -> Result<RunOutput> {
+    pub fn run(&mut self, _w: &Workload, _o: &RunOptions, _obs: &mut dyn Observer) -> Result<RunOutput> {
         unimplemented!()
     }
     pub fn discard(&mut self, _offset: u64, _len: Option<u64>) -> Result<()> {

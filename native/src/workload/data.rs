@@ -92,10 +92,7 @@ mod tests {
         for pct in [25u8, 50, 75] {
             let r = measure_compress_ratio(&DataPattern::Compress(pct), 131072, 3, 8);
             let want = (100 - pct) as f64 / 100.0;
-            assert!(
-                (r - want).abs() < 0.03,
-                "compress:{pct} gave {r}, want {want}"
-            );
+            assert!((r - want).abs() < 0.03, "compress:{pct} gave {r}, want {want}");
         }
     }
 }

@@ -26,10 +26,7 @@ pub enum Rw {
 
 impl Rw {
     pub fn is_random(self) -> bool {
-        matches!(
-            self,
-            Rw::RandRead | Rw::RandWrite | Rw::RandRw | Rw::RandTrim
-        )
+        matches!(self, Rw::RandRead | Rw::RandWrite | Rw::RandRw | Rw::RandTrim)
     }
     /// True when the workload can write (or unmap) data on the target.
     pub fn is_destructive(self) -> bool {
@@ -164,9 +161,7 @@ pub const FIELDS: &[&str] = &[
 
 fn parse_int(field: &str, v: &str, lo: u64, hi: u64) -> Result<u64> {
     let n: u64 = v.trim().parse().map_err(|_| {
-        Error::InvalidValue(format!(
-            "{field}={v:?} is not a whole number; use {lo} to {hi}"
-        ))
+        Error::InvalidValue(format!("{field}={v:?} is not a whole number; use {lo} to {hi}"))
     })?;
     if n < lo || n > hi {
         return Err(Error::InvalidValue(format!(
@@ -351,16 +346,11 @@ fn parse_data(v: &str) -> Result<DataPattern> {
         return Ok(DataPattern::Zeros);
     }
     if let Some(p) = v.strip_prefix("compress:") {
-        let n: u8 = p
-            .trim_end_matches('%')
-            .parse()
-            .ok()
-            .filter(|n| *n <= 100)
-            .ok_or_else(|| {
-                Error::InvalidValue(format!(
-                    "data={v:?} has a bad percentage; use compress:N with N from 0 to 100"
-                ))
-            })?;
+        let n: u8 = p.trim_end_matches('%').parse().ok().filter(|n| *n <= 100).ok_or_else(|| {
+            Error::InvalidValue(format!(
+                "data={v:?} has a bad percentage; use compress:N with N from 0 to 100"
+            ))
+        })?;
         return Ok(DataPattern::Compress(n));
     }
     if let Some(h) = v.strip_prefix("pattern:") {

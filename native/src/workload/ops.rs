@@ -226,20 +226,13 @@ mod tests {
     fn sequential_covers_span_in_order() {
         let wl = w(&[("rw", "write"), ("bs", "8k")]);
         let mut s = OpStream::new(&wl, 4096, 8192 * 4 + 100, 0);
-        let offs: Vec<u64> = std::iter::from_fn(|| s.next_op())
-            .map(|o| o.offset)
-            .collect();
+        let offs: Vec<u64> = std::iter::from_fn(|| s.next_op()).map(|o| o.offset).collect();
         assert_eq!(offs, vec![4096, 4096 + 8192, 4096 + 16384, 4096 + 24576]);
     }
 
     #[test]
     fn uniform_repeats_and_mix_ratio_holds() {
-        let wl = w(&[
-            ("rw", "randrw"),
-            ("rwmix_read", "70"),
-            ("random", "uniform"),
-            ("loops", "1"),
-        ]);
+        let wl = w(&[("rw", "randrw"), ("rwmix_read", "70"), ("random", "uniform"), ("loops", "1")]);
         let mut s = OpStream::new(&wl, 0, 4096 * 10_000, 0);
         let ops: Vec<Op> = std::iter::from_fn(|| s.next_op()).collect();
         assert_eq!(ops.len(), 10_000);
@@ -269,9 +262,6 @@ mod tests {
     #[test]
     fn job_slices_partition_the_span() {
         let sl = job_slices(4096, 4096 * 10 + 5, 4096, 3);
-        assert_eq!(
-            sl,
-            vec![(4096, 3 * 4096), (4096 * 4, 3 * 4096), (4096 * 7, 4 * 4096)]
-        );
+        assert_eq!(sl, vec![(4096, 3 * 4096), (4096 * 4, 3 * 4096), (4096 * 7, 4 * 4096)]);
     }
 }
