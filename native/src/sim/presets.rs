@@ -161,7 +161,12 @@ fn all() -> Vec<SimConfig> {
         2,
         false,
     );
-    src(&mut c, &[("observed", "Puget (seed 000): ~193 MB/s incompressible seq write max, ~500 MB/s compressible; drop after ~40 GB written; level from ~380 GB")]);
+    c.timings.t_prog_us = 1358.0;
+    c.timings.ctrl_mbps = 502.6;
+    src(&mut c, &[
+        ("observed", "Puget (seed 000): ~193 MB/s incompressible seq write max, ~500 MB/s compressible; drop after ~40 GB written; level from ~380 GB"),
+        ("fitted", "t_prog_us=1358 and ctrl_mbps=502.6 fitted by flashback.sim.calibrate(TARGETS['intel-520-120g'], scale 1/64, 22 evaluations) to Puget's 193.3 MB/s incompressible and 500 MB/s compressible sequential writes; residuals -0.1 % and -0.0 %"),
+    ]);
     v.push(c);
 
     let mut c = sandforce(
@@ -173,6 +178,7 @@ fn all() -> Vec<SimConfig> {
         false,
     );
     c.timings.cmd_us = 14.0;
+    c.timings.t_prog_us = 1358.0; // same NAND as the 520 120GB: its fitted value
     src(&mut c, &[("observed", "X-bit (seed 003): 15 % slower after degradation at QD32 (vs 10 % for the 335)"), ("choice", "120 GB chosen among the 330's 60/120/180/240 GB models: same NAND as the 520 120GB")]);
     v.push(c);
 
@@ -195,8 +201,11 @@ fn all() -> Vec<SimConfig> {
         4,
         true,
     );
-    c.trim_efficacy = 0.85;
-    src(&mut c, &[("observed", "AnandTech (seed 002): AS-SSD incompressible seq write 315.1 MB/s clean, 183.3 after 60 min 4K QD32 torture, 193.3 after TRIM")]);
+    c.trim_efficacy = 0.72;
+    src(&mut c, &[
+        ("observed", "AnandTech (seed 002): AS-SSD incompressible seq write 315.1 MB/s clean, 183.3 after 60 min 4K QD32 torture, 193.3 after TRIM"),
+        ("fitted", "trim_efficacy=0.72 fitted by flashback.sim.calibrate(TARGETS['intel-530-240g'], scale 1/64, 9 evaluations; t_prog_us stayed at its 1600 us start) to AnandTech's 315.1 (clean) and 193.3 MB/s (after TRIM); residuals -4.2 % and +10.7 % at fit time"),
+    ]);
     v.push(c);
 
     let mut c = sandforce(
