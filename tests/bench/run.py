@@ -9,10 +9,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import engine  # noqa: E402
+import sim  # noqa: E402
 
 
 def main() -> None:
     results = {"engine": engine.main()}
+    sim.run(sys.argv[1:] or None)
     out = Path("out")
     out.mkdir(exist_ok=True)
     (out / "bench.json").write_text(json.dumps(results, indent=2))
