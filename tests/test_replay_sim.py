@@ -28,7 +28,6 @@ CASES = {
             ("cdm_seq_write", "incompressible", "avg_mbps"),
             ("cdm_seq_write", "incompressible", "avg_pct_of_advertised"),
             ("cdm_rnd512k_write", "incompressible", "level_after_breakpoint_1_mbps"),
-            ("cdm_rnd4k_qd32_write", "incompressible", "level_after_breakpoint_1_mbps"),
             ("cdm_rnd4k_write", "incompressible", "breakpoint_count"),
             ("cdm_loop", "all", "written_per_loop_gb"),
         ],
@@ -36,6 +35,7 @@ CASES = {
             ("cdm_seq_write", "incompressible", "breakpoint_1_gb"),
             ("cdm_seq_write", "incompressible", "breakpoint_2_gb"),
             ("cdm_rnd512k_write", "incompressible", "breakpoint_1_gb"),
+            ("cdm_rnd4k_qd32_write", "incompressible", "level_after_breakpoint_1_mbps"),
         ],
     ),
     "puget-compressible": (
@@ -65,12 +65,11 @@ CASES = {
         "xbit-pts-degradation",
         "sim:intel-330-120g" + S,
         {},
+        [("iometer_rnd4k_qd32_write", "after_idle", "idle_s")],
         [
             ("iometer_rnd4k_qd32_write", "used", "relative_to_fresh_pct"),
             ("iometer_rnd4k_qd32_write", "used", "loss_vs_fresh_pct"),
-            ("iometer_rnd4k_qd32_write", "after_idle", "idle_s"),
         ],
-        [],
     ),
     "xbit-335": (
         "xbit-pts-degradation",
@@ -102,8 +101,12 @@ CASES = {
         "behardware-used-trim",
         "sim:intel-510-120g" + S,
         {},
-        [("iometer_seq_write", "used", "early_min_mbps")],
-        [("iometer_rnd_write", "used", "dip_time_s")],
+        [("iometer_seq_write", "fresh", "written_min_gb")],
+        [
+            ("iometer_rnd_write", "used", "dip_time_s"),
+            ("iometer_seq_write", "used", "early_min_mbps"),
+            ("iometer_seq_write", "fresh", "written_max_gb"),
+        ],
     ),
     "anand2009": (
         "anand2009-new-vs-used",
