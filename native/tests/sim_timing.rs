@@ -41,16 +41,36 @@ fn fresh_iops_and_time_to_cliff_follow_the_die_budget() {
         ("written", &format!("{}", cap * 2)),
     ])
     .unwrap();
-    let out = d.run(&w, &RunOptions { step: "t".into(), capture_path: None, no_recording: false }, &mut Quiet).unwrap();
+    let out = d
+        .run(
+            &w,
+            &RunOptions {
+                step: "t".into(),
+                capture_path: None,
+                no_recording: false,
+            },
+            &mut Quiet,
+        )
+        .unwrap();
     let iops_model = DIES / (T_PROG_US * 1e-6);
     let first = &out.rows[1];
     let iops = first.ios[1] as f64 / first.interval_s;
-    assert!((iops - iops_model).abs() / iops_model < 0.05, "fresh IOPS {iops} vs model {iops_model}");
-    let cliff = d.events().iter().find(|e| e.name == "free_pool_exhausted").unwrap();
+    assert!(
+        (iops - iops_model).abs() / iops_model < 0.05,
+        "fresh IOPS {iops} vs model {iops_model}"
+    );
+    let cliff = d
+        .events()
+        .iter()
+        .find(|e| e.name == "free_pool_exhausted")
+        .unwrap();
     let writes = (n - 2) as f64 * b as f64;
     let t_model = writes / iops_model;
     let t = cliff.t_ns as f64 / 1e9;
-    assert!((t - t_model).abs() / t_model < 0.05, "cliff at {t} s vs model {t_model} s");
+    assert!(
+        (t - t_model).abs() / t_model < 0.05,
+        "cliff at {t} s vs model {t_model} s"
+    );
     let host_model = writes * 4096.0;
     assert!((cliff.host_written_bytes as f64 - host_model).abs() / host_model < 0.01);
 }
@@ -60,7 +80,11 @@ fn steady_iops_follows_write_amplification() {
     for b in [64u32, 128] {
         let mut d = SimDrive::from_spec(&spec(b)).unwrap();
         let cap = d.size_bytes();
-        let opts = RunOptions { step: "t".into(), capture_path: None, no_recording: false };
+        let opts = RunOptions {
+            step: "t".into(),
+            capture_path: None,
+            no_recording: false,
+        };
         let fill = Workload::from_pairs([("rw", "write"), ("bs", "256k")]).unwrap();
         d.run(&fill, &opts, &mut Quiet).unwrap();
         let w = Workload::from_pairs([
@@ -80,19 +104,39 @@ fn steady_iops_follows_write_amplification() {
         let secs = r1.t_s - r0.t_s;
         let iops = host / 4096.0 / secs;
         let xfer_us = 4096.0 / CH_MBPS;
-        let per_write_us = wa * T_PROG_US + (wa - 1.0) * (T_READ_US + xfer_us) + wa * T_ERASE_US / b as f64;
+        let per_write_us =
+            wa * T_PROG_US + (wa - 1.0) * (T_READ_US + xfer_us) + wa * T_ERASE_US / b as f64;
         let model = DIES / (per_write_us * 1e-6);
         eprintln!("b={b}: WA {wa:.3}, steady IOPS {iops:.0}, model {model:.0}");
         assert!(wa > 1.5, "not in GC steady state: WA {wa}");
-        assert!((iops - model).abs() / model < 0.05, "b={b}: steady IOPS {iops} vs model {model}");
+        assert!(
+            (iops - model).abs() / model < 0.05,
+            "b={b}: steady IOPS {iops} vs model {model}"
+        );
     }
 }
 
 #[test]
 fn queue_depth_one_is_latency_bound() {
     let mut d = SimDrive::from_spec(&spec(64)).unwrap();
-    let w = Workload::from_pairs([("rw", "randwrite"), ("bs", "4k"), ("iodepth", "1"), ("time", "2s")]).unwrap();
-    let out = d.run(&w, &RunOptions { step: "t".into(), capture_path: None, no_recording: false }, &mut Quiet).unwrap();
+    let w = Workload::from_pairs([
+        ("rw", "randwrite"),
+        ("bs", "4k"),
+        ("iodepth", "1"),
+        ("time", "2s"),
+    ])
+    .unwrap();
+    let out = d
+        .run(
+            &w,
+            &RunOptions {
+                step: "t".into(),
+                capture_path: None,
+                no_recording: false,
+            },
+            &mut Quiet,
+        )
+        .unwrap();
     // QD1: controller 0.5 us + link 4096 B at 5000 MB/s + 20 us firmware latency, buffer not full
     let per_op_us = 0.5 + 4096.0 / 5000.0 + 20.0;
     let iops = out.rows[0].ios[1] as f64;
@@ -100,5 +144,8 @@ fn queue_depth_one_is_latency_bound() {
     // the buffer (64 pages) fills after 64 writes; then QD1 waits for programs: die-bound rate
     let die_bound = DIES / (T_PROG_US * 1e-6);
     let expect = model.min(die_bound);
-    assert!((iops - expect).abs() / expect < 0.05, "QD1 IOPS {iops} vs {expect}");
+    assert!(
+        (iops - expect).abs() / expect < 0.05,
+        "QD1 IOPS {iops} vs {expect}"
+    );
 }

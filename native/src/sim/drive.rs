@@ -377,7 +377,7 @@ impl SimDrive {
         opts: &RunOptions,
         obs: &mut dyn Observer,
     ) -> Result<RunOutput> {
-        if w.bs % 4096 != 0 || w.offset % 4096 != 0 {
+        if !w.bs.is_multiple_of(4096) || !w.offset.is_multiple_of(4096) {
             return Err(Error::InvalidValue(format!(
                 "bs={} and offset={} must be multiples of 4 KiB on a simulated drive (its logical block); use 4k, 8k, ...",
                 w.bs, w.offset
@@ -418,9 +418,9 @@ impl SimDrive {
         let mut last_done = t0;
 
         // initial commands
-        for j in 0..streams.len() {
+        for (j, stream) in streams.iter_mut().enumerate() {
             for _ in 0..w.iodepth {
-                if let Some(op) = streams[j].next(&self.ftl) {
+                if let Some(op) = stream.next(&self.ftl) {
                     if op.kind == OpKind::Write {
                         if written_limit.is_some_and(|l| written_run >= l) {
                             break;

@@ -305,7 +305,7 @@ impl Ftl {
     fn close(&mut self, b: u32) {
         // a partly filled last page is programmed with padding
         let fu = self.fill_units[b as usize];
-        if fu % self.page_units != 0 {
+        if !fu.is_multiple_of(self.page_units) {
             let tag = if b == self.gc_open {
                 W_GC_PROG
             } else {

@@ -22,7 +22,6 @@ use super::spec::SimConfig;
 pub struct Timing {
     ndies: u32,
     nch: u32,
-    pages_per_block: u32,
     slc_first_page: u32,
     die_free: Vec<u64>,
     ch_free: Vec<u64>,
@@ -65,7 +64,6 @@ impl Timing {
         Timing {
             ndies: c.dies(),
             nch: c.channels,
-            pages_per_block: c.pages_per_block,
             slc_first_page: n_mlc * c.pages_per_block,
             die_free: vec![0; c.dies() as usize],
             ch_free: vec![0; c.channels as usize],
