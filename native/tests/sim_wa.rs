@@ -117,10 +117,30 @@ fn steady_wa(d: &mut SimDrive, warm: f64, measure: f64) -> f64 {
     let cap = d.size_bytes();
     run(d, &[("rw", "write"), ("bs", "128k")]);
     let w = format!("{}", (cap as f64 * warm) as u64 / 4096 * 4096);
-    run(d, &[("rw", "randwrite"), ("bs", "4k"), ("random", "uniform"), ("iodepth", "4"), ("written", &w), ("seed", "11")]);
+    run(
+        d,
+        &[
+            ("rw", "randwrite"),
+            ("bs", "4k"),
+            ("random", "uniform"),
+            ("iodepth", "4"),
+            ("written", &w),
+            ("seed", "11"),
+        ],
+    );
     let (h0, n0) = (d.host_written_bytes(), d.nand_written_bytes());
     let m = format!("{}", (cap as f64 * measure) as u64 / 4096 * 4096);
-    run(d, &[("rw", "randwrite"), ("bs", "4k"), ("random", "uniform"), ("iodepth", "4"), ("written", &m), ("seed", "12")]);
+    run(
+        d,
+        &[
+            ("rw", "randwrite"),
+            ("bs", "4k"),
+            ("random", "uniform"),
+            ("iodepth", "4"),
+            ("written", &m),
+            ("seed", "12"),
+        ],
+    );
     d.check_invariants();
     (d.nand_written_bytes() - n0) as f64 / (d.host_written_bytes() - h0) as f64
 }
@@ -137,7 +157,10 @@ fn analytic_formulas_are_sane() {
         let g64 = greedy_wa(alpha, 64);
         let g4096 = greedy_wa(alpha, 4096);
         assert!(g64 < f && g4096 < f, "alpha={alpha}: {g64} {g4096} {f}");
-        assert!((g4096 - f).abs() / f < 0.01, "alpha={alpha}: {g4096} vs {f}");
+        assert!(
+            (g4096 - f).abs() / f < 0.01,
+            "alpha={alpha}: {g4096} vs {f}"
+        );
         assert!((random_wa(alpha) - alpha / (alpha - 1.0)).abs() < 1e-12);
     }
     let w = lambert_w0(1.0);
@@ -157,7 +180,11 @@ fn greedy_matches_mean_field_model() {
             let got = steady_wa(&mut d, warm, 2.0);
             let want = greedy_wa(alpha_data(&g), ppb);
             let err = (got - want).abs() / want;
-            eprintln!("greedy op={op} b={ppb} blocks={}: sim {got:.4} model {want:.4} ({:.2} %)", g.blocks, err * 100.0);
+            eprintln!(
+                "greedy op={op} b={ppb} blocks={}: sim {got:.4} model {want:.4} ({:.2} %)",
+                g.blocks,
+                err * 100.0
+            );
             if err > 0.02 {
                 failures.push(format!("op={op} b={ppb}: sim {got:.4} vs model {want:.4}"));
             }
@@ -173,7 +200,10 @@ fn fifo_matches_desnoyers_lru_formula() {
         let got = steady_wa(&mut d, 4.0, 2.0);
         let want = fifo_wa(alpha_data(&g));
         let err = (got - want).abs() / want;
-        eprintln!("fifo op={op}: sim {got:.4} model {want:.4} ({:.2} %)", err * 100.0);
+        eprintln!(
+            "fifo op={op}: sim {got:.4} model {want:.4} ({:.2} %)",
+            err * 100.0
+        );
         assert!(err < 0.02, "fifo op={op}: sim {got} vs model {want}");
     }
 }
@@ -187,7 +217,10 @@ fn random_victim_matches_alpha_over_alpha_minus_one() {
         let alpha = closed * g.b as f64 / (g.user_pages as f64 - g.b as f64);
         let want = random_wa(alpha);
         let err = (got - want).abs() / want;
-        eprintln!("random op={op}: sim {got:.4} model {want:.4} ({:.2} %)", err * 100.0);
+        eprintln!(
+            "random op={op}: sim {got:.4} model {want:.4} ({:.2} %)",
+            err * 100.0
+        );
         assert!(err < 0.02, "random op={op}: sim {got} vs model {want}");
     }
 }
@@ -197,7 +230,10 @@ fn cost_benefit_is_between_greedy_and_random() {
     let (mut d, g) = drive(0.25, 64, "cost-benefit", 1500);
     let got = steady_wa(&mut d, 3.0, 1.0);
     let a = alpha_data(&g);
-    assert!(got >= greedy_wa(a, 64) * 0.98 && got <= random_wa(a), "cost-benefit WA {got}");
+    assert!(
+        got >= greedy_wa(a, 64) * 0.98 && got <= random_wa(a),
+        "cost-benefit WA {got}"
+    );
 }
 
 #[test]
@@ -207,7 +243,10 @@ fn sequential_overwrite_has_wa_exactly_one() {
     assert_eq!(d.host_written_bytes(), 4 * d.size_bytes());
     assert_eq!(d.nand_written_bytes(), d.host_written_bytes());
     assert_eq!(d.gc_copied_bytes(), 0);
-    assert!(d.erases() > 0, "sequential overwrite must have recycled blocks");
+    assert!(
+        d.erases() > 0,
+        "sequential overwrite must have recycled blocks"
+    );
 }
 
 #[test]
@@ -219,14 +258,43 @@ fn random_after_fill_keeps_wa_one_until_spare_is_used() {
     // (α − 1)·U host writes fit in the spare before the reserve is reached
     let clean = spare_pages - (g.reserve as u64 + 1) * g.b as u64;
     let w = format!("{}", clean * 4096 * 95 / 100);
-    run(&mut d, &[("rw", "randwrite"), ("bs", "4k"), ("random", "uniform"), ("written", &w)]);
-    assert_eq!(d.nand_written_bytes(), d.host_written_bytes(), "WA must be 1 before the spare area is used");
+    run(
+        &mut d,
+        &[
+            ("rw", "randwrite"),
+            ("bs", "4k"),
+            ("random", "uniform"),
+            ("written", &w),
+        ],
+    );
+    assert_eq!(
+        d.nand_written_bytes(),
+        d.host_written_bytes(),
+        "WA must be 1 before the spare area is used"
+    );
     assert_eq!(d.gc_copied_bytes(), 0);
-    run(&mut d, &[("rw", "randwrite"), ("bs", "4k"), ("random", "uniform"), ("written", &format!("{}", cap / 2)), ("seed", "3")]);
-    let ev = d.events().iter().find(|e| e.name == "free_pool_exhausted").expect("cliff event");
+    run(
+        &mut d,
+        &[
+            ("rw", "randwrite"),
+            ("bs", "4k"),
+            ("random", "uniform"),
+            ("written", &format!("{}", cap / 2)),
+            ("seed", "3"),
+        ],
+    );
+    let ev = d
+        .events()
+        .iter()
+        .find(|e| e.name == "free_pool_exhausted")
+        .expect("cliff event");
     let expect = cap + clean * 4096;
     let rel = (ev.host_written_bytes as f64 - expect as f64).abs() / expect as f64;
-    assert!(rel < 0.005, "cliff at {} host bytes, expected {expect}", ev.host_written_bytes);
+    assert!(
+        rel < 0.005,
+        "cliff at {} host bytes, expected {expect}",
+        ev.host_written_bytes
+    );
     assert!(d.gc_copied_bytes() > 0);
     let gc = d.events().iter().find(|e| e.name == "gc_onset").unwrap();
     assert!(gc.host_written_bytes >= ev.host_written_bytes);
@@ -245,16 +313,38 @@ fn trim_raises_the_effective_spare_factor() {
     assert_eq!(d.mapped_lbas(), keep / 4096);
     let size = format!("{keep}");
     let w = format!("{}", keep * 4);
-    run(&mut d, &[("rw", "randwrite"), ("bs", "4k"), ("random", "uniform"), ("size", &size), ("written", &w)]);
+    run(
+        &mut d,
+        &[
+            ("rw", "randwrite"),
+            ("bs", "4k"),
+            ("random", "uniform"),
+            ("size", &size),
+            ("written", &w),
+        ],
+    );
     let (h0, n0) = (d.host_written_bytes(), d.nand_written_bytes());
     let w = format!("{}", keep * 2);
-    run(&mut d, &[("rw", "randwrite"), ("bs", "4k"), ("random", "uniform"), ("size", &size), ("written", &w), ("seed", "5")]);
+    run(
+        &mut d,
+        &[
+            ("rw", "randwrite"),
+            ("bs", "4k"),
+            ("random", "uniform"),
+            ("size", &size),
+            ("written", &w),
+            ("seed", "5"),
+        ],
+    );
     let got = (d.nand_written_bytes() - n0) as f64 / (d.host_written_bytes() - h0) as f64;
     let alpha_eff = (g.blocks as f64 - g.reserve as f64 - 1.5) * g.b as f64 / (keep / 4096) as f64;
     let want = greedy_wa(alpha_eff, 64);
     let err = (got - want).abs() / want;
     eprintln!("trim f={f}: sim {got:.4} model {want:.4}");
-    assert!(err < 0.02, "TRIM of {f}: sim {got} vs model {want} at α/(1−f)");
+    assert!(
+        err < 0.02,
+        "TRIM of {f}: sim {got} vs model {want} at α/(1−f)"
+    );
     // without TRIM the same workload amplifies much more
     assert!(got < greedy_wa(alpha_data(&g), 64) * 0.7);
 }
@@ -271,16 +361,28 @@ fn trim_efficacy_leaves_part_mapped() {
 
 #[test]
 fn compression_scales_nand_bytes_by_the_data_ratio() {
-    for (data, lo, hi) in [("compress:50", 0.47, 0.53), ("zeros", 0.08, 0.0801), ("random", 1.0, 1.0)] {
-        let mut d = SimDrive::from_spec("intel-520-120g?scale=1/256&compress_floor=0.08&idle_gc=off").unwrap();
+    for (data, lo, hi) in [
+        ("compress:50", 0.47, 0.53),
+        ("zeros", 0.08, 0.0801),
+        ("random", 1.0, 1.0),
+    ] {
+        let mut d =
+            SimDrive::from_spec("intel-520-120g?scale=1/256&compress_floor=0.08&idle_gc=off")
+                .unwrap();
         let ratio = flashback_native::workload::measure_compress_ratio(
-            &wl(&[("data", data)]).data, 131072, 0x5eed, 16,
+            &wl(&[("data", data)]).data,
+            131072,
+            0x5eed,
+            16,
         )
         .clamp(0.08, 1.0);
         run(&mut d, &[("rw", "write"), ("bs", "128k"), ("data", data)]);
         let r = d.nand_written_bytes() as f64 / d.host_written_bytes() as f64;
         let units = (ratio * 1024.0).ceil() / 1024.0;
-        assert!((r - units).abs() < 1e-9, "{data}: NAND/host {r} vs modelled {units}");
+        assert!(
+            (r - units).abs() < 1e-9,
+            "{data}: NAND/host {r} vs modelled {units}"
+        );
         assert!(r >= lo - 1e-9 && r <= hi + 1e-9, "{data}: {r}");
         d.check_invariants();
     }
@@ -290,9 +392,27 @@ fn compression_scales_nand_bytes_by_the_data_ratio() {
 fn compressed_data_fills_later() {
     // with compressible data the same host bytes use fewer blocks: no GC after 2 fills
     let mut d = SimDrive::from_spec("intel-520-120g?scale=1/256&idle_gc=off").unwrap();
-    run(&mut d, &[("rw", "randwrite"), ("bs", "4k"), ("random", "uniform"), ("data", "compress:75"), ("loops", "2")]);
+    run(
+        &mut d,
+        &[
+            ("rw", "randwrite"),
+            ("bs", "4k"),
+            ("random", "uniform"),
+            ("data", "compress:75"),
+            ("loops", "2"),
+        ],
+    );
     assert_eq!(d.gc_copied_bytes(), 0);
     let mut e = SimDrive::from_spec("intel-520-120g?scale=1/256&idle_gc=off").unwrap();
-    run(&mut e, &[("rw", "randwrite"), ("bs", "4k"), ("random", "uniform"), ("data", "random"), ("loops", "2")]);
+    run(
+        &mut e,
+        &[
+            ("rw", "randwrite"),
+            ("bs", "4k"),
+            ("random", "uniform"),
+            ("data", "random"),
+            ("loops", "2"),
+        ],
+    );
     assert!(e.gc_copied_bytes() > 0);
 }

@@ -12,7 +12,7 @@ use super::timing::Timing;
 use crate::capture::SimTruth;
 use crate::error::{Error, Result};
 use crate::run::{Observer, RunOptions, RunOutput, Session, Status};
-use crate::workload::{compress_ratio_cached, job_slices, OpKind, OpStream, Workload};
+use crate::workload::{compress_ratio_cached, job_slices, Op, OpKind, OpStream, Workload};
 use serde_json::{json, Value};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -70,6 +70,42 @@ pub struct SimDrive {
     events: Vec<Event>,
     steady: SteadyDetector,
     ops_since_check: u64,
+}
+
+/// An op stream read `AHEAD` operations in advance so that the map entries the next writes
+/// touch can be prefetched (two stages: map entry, then the validity word it points to).
+struct Ahead {
+    stream: OpStream,
+    buf: [Option<Op>; AHEAD],
+    head: usize,
+}
+
+const AHEAD: usize = 8;
+
+impl Ahead {
+    fn new(mut stream: OpStream) -> Self {
+        let buf = std::array::from_fn(|_| stream.next_op());
+        Ahead {
+            stream,
+            buf,
+            head: 0,
+        }
+    }
+
+    #[inline]
+    fn next(&mut self, ftl: &Ftl) -> Option<Op> {
+        let op = self.buf[self.head];
+        let new = self.stream.next_op();
+        if let Some(n) = new {
+            ftl.prefetch_map((n.offset / 4096) as u32);
+        }
+        self.buf[self.head] = new;
+        self.head = (self.head + 1) % AHEAD;
+        if let Some(m) = self.buf[(self.head + AHEAD / 2) % AHEAD] {
+            ftl.prefetch_valid((m.offset / 4096) as u32);
+        }
+        op
+    }
 }
 
 /// One outstanding command.
@@ -334,8 +370,13 @@ impl SimDrive {
     }
 
     /// Runs a workload on the virtual clock.
-    pub fn run(&mut self, w: &Workload, opts: &RunOptions, obs: &mut dyn Observer) -> Result<RunOutput> {
-        if w.bs % 4096 != 0 || w.offset % 4096 != 0 {
+    pub fn run(
+        &mut self,
+        w: &Workload,
+        opts: &RunOptions,
+        obs: &mut dyn Observer,
+    ) -> Result<RunOutput> {
+        if !w.bs.is_multiple_of(4096) || !w.offset.is_multiple_of(4096) {
             return Err(Error::InvalidValue(format!(
                 "bs={} and offset={} must be multiples of 4 KiB on a simulated drive (its logical block); use 4k, 8k, ...",
                 w.bs, w.offset
@@ -357,10 +398,10 @@ impl SimDrive {
         let t0 = self.now;
         let time_limit = w.time_s.map(|s| t0 + (s * 1e9).round() as u64);
         let written_limit = w.written;
-        let mut streams: Vec<OpStream> = job_slices(w.offset, span, w.bs, w.jobs)
+        let mut streams: Vec<Ahead> = job_slices(w.offset, span, w.bs, w.jobs)
             .into_iter()
             .enumerate()
-            .map(|(j, (o, l))| OpStream::new(w, o, l, j as u32))
+            .map(|(j, (o, l))| Ahead::new(OpStream::new(w, o, l, j as u32)))
             .collect();
 
         let mut sess = Session::start(w, opts, self.meta(), true, self.host_written, obs)?;
@@ -376,9 +417,9 @@ impl SimDrive {
         let mut last_done = t0;
 
         // initial commands
-        for j in 0..streams.len() {
+        for (j, stream) in streams.iter_mut().enumerate() {
             for _ in 0..w.iodepth {
-                if let Some(op) = streams[j].next_op() {
+                if let Some(op) = stream.next(&self.ftl) {
                     if op.kind == OpKind::Write {
                         if written_limit.is_some_and(|l| written_run >= l) {
                             break;
@@ -386,7 +427,12 @@ impl SimDrive {
                         written_run += op.len;
                     }
                     let done = self.issue(op.kind, op.offset, op.len, t0, units);
-                    slots.push(Slot { job: j as u32, issued: t0, kind: op.kind, bytes: op.len });
+                    slots.push(Slot {
+                        job: j as u32,
+                        issued: t0,
+                        kind: op.kind,
+                        bytes: op.len,
+                    });
                     heap.push(Reverse((done, slots.len() as u32 - 1)));
                 }
             }
@@ -427,7 +473,9 @@ impl SimDrive {
                 stopping = true;
                 continue;
             }
-            let Some(op) = streams[slot.job as usize].next_op() else { continue };
+            let Some(op) = streams[slot.job as usize].next(&self.ftl) else {
+                continue;
+            };
             if op.kind == OpKind::Write {
                 if written_limit.is_some_and(|l| written_run >= l) {
                     stopping = true;
@@ -436,7 +484,12 @@ impl SimDrive {
                 written_run += op.len;
             }
             let d = self.issue(op.kind, op.offset, op.len, done, units);
-            slots[si as usize] = Slot { job: slot.job, issued: done, kind: op.kind, bytes: op.len };
+            slots[si as usize] = Slot {
+                job: slot.job,
+                issued: done,
+                kind: op.kind,
+                bytes: op.len,
+            };
             heap.push(Reverse((d, si)));
         }
         if cfg!(debug_assertions) {
@@ -487,14 +540,18 @@ impl SimDrive {
         let mut t = self.now.max(self.timing.dies_idle_at());
         let wall = Instant::now();
         let mut next_poll = Duration::from_millis(100);
-        let target_free = self.cfg.gc_reserve as u64 + (self.cfg.idle_gc_free * self.ftl.spare_blocks() as f64) as u64;
+        let target_free = self.cfg.gc_reserve as u64
+            + (self.cfg.idle_gc_free * self.ftl.spare_blocks() as f64) as u64;
         loop {
             if t >= end {
                 break;
             }
             let did = if self.ftl.slc_pending() > 0 {
                 self.ftl.fold_one()
-            } else if self.cfg.idle_gc && self.ftl.free_blocks() < target_free && self.ftl.has_garbage() {
+            } else if self.cfg.idle_gc
+                && self.ftl.free_blocks() < target_free
+                && self.ftl.has_garbage()
+            {
                 self.ftl.collect_one();
                 true
             } else {

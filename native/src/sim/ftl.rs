@@ -124,10 +124,15 @@ impl Ftl {
             user_lbas,
             trim_threshold: (c.trim_efficacy * u64::MAX as f64) as u64,
             trim_seed: c.seed,
-            l2p: vec![NONE; user_lbas as usize],
+            l2p: huge_vec(user_lbas as usize, NONE),
+            // calloc: only the entries blocks actually fill get pages (matters with compression)
             p2l: vec![0; entries],
-            valid: vec![0; entries.div_ceil(64)],
-            lba_units: if c.compression { vec![0; user_lbas as usize] } else { vec![] },
+            valid: huge_vec(entries.div_ceil(64), 0),
+            lba_units: if c.compression {
+                huge_vec(user_lbas as usize, 0)
+            } else {
+                vec![]
+            },
             valid_units: vec![0; n],
             valid_count: vec![0; n],
             fill_entries: vec![0; n],
@@ -251,7 +256,8 @@ impl Ftl {
         let i = e & ((1 << self.shift) - 1);
         let page = if self.compression {
             let fe = self.fill_entries[b as usize].max(1);
-            ((i as u64 * self.fill_units[b as usize] as u64 / fe as u64) as u32 / self.page_units).min(self.pages_per_block - 1)
+            ((i as u64 * self.fill_units[b as usize] as u64 / fe as u64) as u32 / self.page_units)
+                .min(self.pages_per_block - 1)
         } else {
             i / self.slots_per_page
         };
@@ -299,9 +305,14 @@ impl Ftl {
     fn close(&mut self, b: u32) {
         // a partly filled last page is programmed with padding
         let fu = self.fill_units[b as usize];
-        if fu % self.page_units != 0 {
-            let tag = if b == self.gc_open { W_GC_PROG } else { W_HOST_PROG };
-            self.work.push(tag << TAG_SHIFT | (b * self.pages_per_block + fu / self.page_units));
+        if !fu.is_multiple_of(self.page_units) {
+            let tag = if b == self.gc_open {
+                W_GC_PROG
+            } else {
+                W_HOST_PROG
+            };
+            self.work
+                .push(tag << TAG_SHIFT | (b * self.pages_per_block + fu / self.page_units));
         }
         self.state[b as usize] = CLOSED;
         self.closed_count += 1;
@@ -372,7 +383,8 @@ impl Ftl {
         self.nand_units += units as u64;
         let (p0, p1) = (f0 / self.page_units, f1 / self.page_units);
         for p in p0..p1 {
-            self.work.push(tag << TAG_SHIFT | (b * self.pages_per_block + p));
+            self.work
+                .push(tag << TAG_SHIFT | (b * self.pages_per_block + p));
         }
     }
 
@@ -453,6 +465,27 @@ impl Ftl {
         was
     }
 
+    /// Hints the CPU to fetch the map entry of `lba` (software pipelining of host writes).
+    #[inline]
+    pub fn prefetch_map(&self, lba: u32) {
+        if let Some(x) = self.l2p.get(lba as usize) {
+            prefetch(x as *const u32 as *const i8);
+        }
+        if let Some(x) = self.lba_units.get(lba as usize) {
+            prefetch(x as *const u16 as *const i8);
+        }
+    }
+
+    /// Hints the CPU to fetch what invalidating `lba` touches (its map entry must be cached).
+    #[inline]
+    pub fn prefetch_valid(&self, lba: u32) {
+        if let Some(&e) = self.l2p.get(lba as usize) {
+            if e != NONE {
+                prefetch(&self.valid[(e >> 6) as usize] as *const u64 as *const i8);
+            }
+        }
+    }
+
     pub fn is_mapped(&self, lba: u32) -> bool {
         self.l2p[lba as usize] != NONE
     }
@@ -466,7 +499,10 @@ impl Ftl {
         while self.free.len() <= self.gc_reserve {
             self.collect_one();
             guard += 1;
-            assert!(guard < 4 * self.n_blocks as u64 + 16, "GC made no progress; the drive has no reclaimable space");
+            assert!(
+                guard < 4 * self.n_blocks as u64 + 16,
+                "GC made no progress; the drive has no reclaimable space"
+            );
         }
     }
 
@@ -496,7 +532,11 @@ impl Ftl {
                     let b = self.closed_list[self.rng.random_range(0..self.closed_list.len())];
                     let u = self.valid_units[b as usize] as f64 / self.block_units as f64;
                     let age = (self.nand_units - self.close_seq[b as usize]) as f64 + 1.0;
-                    let score = if u == 0.0 { f64::INFINITY } else { (1.0 - u) * age / (2.0 * u) };
+                    let score = if u == 0.0 {
+                        f64::INFINITY
+                    } else {
+                        (1.0 - u) * age / (2.0 * u)
+                    };
                     if score > best_score {
                         best_score = score;
                         best = b;
@@ -517,7 +557,9 @@ impl Ftl {
 
     /// Folds the oldest closed SLC block into MLC. Returns false if there is none.
     pub fn fold_one(&mut self) -> bool {
-        let Some(b) = self.slc_closed.pop_front() else { return false };
+        let Some(b) = self.slc_closed.pop_front() else {
+            return false;
+        };
         self.closed_count -= 1;
         self.relocate(b);
         true
@@ -552,7 +594,8 @@ impl Ftl {
                 i / self.slots_per_page
             };
             if page != last_page {
-                self.work.push(W_READ << TAG_SHIFT | (b * self.pages_per_block + page));
+                self.work
+                    .push(W_READ << TAG_SHIFT | (b * self.pages_per_block + page));
                 last_page = page;
             }
             // unmap from the victim
@@ -599,10 +642,13 @@ impl Ftl {
         }
         match self.policy {
             GcPolicy::Greedy => {
-                while self.min_level < self.bucket_head.len() && self.bucket_head[self.min_level] == NONE {
+                while self.min_level < self.bucket_head.len()
+                    && self.bucket_head[self.min_level] == NONE
+                {
                     self.min_level += 1;
                 }
-                self.min_level < self.bucket_head.len() && (self.min_level as u32) < self.block_units / UNIT
+                self.min_level < self.bucket_head.len()
+                    && (self.min_level as u32) < self.block_units / UNIT
             }
             _ => true,
         }
@@ -621,12 +667,54 @@ impl Ftl {
         let open = self.state.iter().filter(|&&s| s == OPEN).count();
         let closed = self.state.iter().filter(|&&s| s == CLOSED).count();
         assert_eq!(free + open + closed, self.n_blocks as usize);
-        assert_eq!(free, self.free.len() + self.slc_free.len(), "free list ≠ free blocks");
+        assert_eq!(
+            free,
+            self.free.len() + self.slc_free.len(),
+            "free list ≠ free blocks"
+        );
         assert_eq!(closed, self.closed_count as usize, "closed count drifted");
-        let opens = [self.host_open, self.gc_open, self.slc_open].iter().filter(|&&b| b != NONE).count();
+        let opens = [self.host_open, self.gc_open, self.slc_open]
+            .iter()
+            .filter(|&&b| b != NONE)
+            .count();
         assert_eq!(open, opens, "open blocks ≠ frontiers");
-        assert_eq!(self.nand_units, self.host_units + self.gc_units, "NAND writes ≠ host writes + GC copies");
+        assert_eq!(
+            self.nand_units,
+            self.host_units + self.gc_units,
+            "NAND writes ≠ host writes + GC copies"
+        );
     }
+}
+
+/// A vector of `n` copies of `v` whose pages the kernel may back with transparent huge pages:
+/// the maps are accessed at random, and 4 KiB pages would make nearly every access a TLB miss.
+fn huge_vec<T: Copy>(n: usize, v: T) -> Vec<T> {
+    let mut out: Vec<T> = Vec::with_capacity(n);
+    let bytes = n * std::mem::size_of::<T>();
+    const HUGE: usize = 2 << 20;
+    if bytes >= 2 * HUGE {
+        let start = (out.as_ptr() as usize).next_multiple_of(HUGE);
+        let end = (out.as_ptr() as usize + bytes) / HUGE * HUGE;
+        if end > start {
+            // SAFETY: the range lies inside the allocation just reserved; madvise only hints.
+            unsafe {
+                libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
+            }
+        }
+    }
+    out.resize(n, v);
+    out
+}
+
+#[inline(always)]
+fn prefetch(p: *const i8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetch is a hint; it never faults, even for invalid addresses.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(p, std::arch::x86_64::_MM_HINT_T0);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
 }
 
 /// splitmix64 finaliser.

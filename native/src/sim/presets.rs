@@ -15,8 +15,10 @@ use super::spec::{GcPolicy, SimConfig, Timings};
 const SATA3_MBPS: f64 = 560.0; // 6 Gb/s, 8b/10b → 600 MB/s raw; ~560 MB/s payload after FIS overhead
 const SATA2_MBPS: f64 = 280.0; // 3 Gb/s → 300 MB/s raw; ~280 MB/s payload
 
-const SRC_SATA3: &str = "SATA 6 Gb/s link: 600 MB/s after 8b/10b, ~560 MB/s payload (SATA 3.0 spec)";
-const SRC_SATA2: &str = "SATA 3 Gb/s link: 300 MB/s after 8b/10b, ~280 MB/s payload (SATA 2.6 spec)";
+const SRC_SATA3: &str =
+    "SATA 6 Gb/s link: 600 MB/s after 8b/10b, ~560 MB/s payload (SATA 3.0 spec)";
+const SRC_SATA2: &str =
+    "SATA 3 Gb/s link: 300 MB/s after 8b/10b, ~280 MB/s payload (SATA 2.6 spec)";
 const SRC_25NM: &str = "typical datasheet values of IMFT 25 nm 64 Gbit MLC (8 KiB page, 256 pages/block, 2 planes; tR ~50-75 us, tPROG ~1.3 ms, tBERS ~3 ms)";
 const SRC_20NM: &str = "typical datasheet values of IMFT 20 nm 64 Gbit MLC (16 KiB page, 256 pages/block, 2 planes; tR ~75 us, tPROG ~1.6 ms, tBERS ~3 ms)";
 const SRC_34NM: &str = "typical datasheet values of IMFT 34 nm 32 Gbit MLC (4 KiB page, 128 pages/block, 2 planes; tR ~50 us, tPROG ~0.9 ms, tBERS ~2 ms)";
@@ -38,7 +40,18 @@ fn timings_25nm(link: f64) -> Timings {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn base(name: &str, description: &str, controller: &str, capacity: u64, op: f64, page: u32, ppb: u32, channels: u32, dies: u32, t: Timings) -> SimConfig {
+fn base(
+    name: &str,
+    description: &str,
+    controller: &str,
+    capacity: u64,
+    op: f64,
+    page: u32,
+    ppb: u32,
+    channels: u32,
+    dies: u32,
+    t: Timings,
+) -> SimConfig {
     SimConfig {
         preset: name.into(),
         description: description.into(),
@@ -85,14 +98,36 @@ fn op_of(raw_gib: f64, user: u64) -> f64 {
     raw_gib * GIB / user as f64 - 1.0
 }
 
-fn sandforce(name: &str, description: &str, capacity: u64, raw_gib: f64, dies_per_ch: u32, nm20: bool) -> SimConfig {
+fn sandforce(
+    name: &str,
+    description: &str,
+    capacity: u64,
+    raw_gib: f64,
+    dies_per_ch: u32,
+    nm20: bool,
+) -> SimConfig {
     let mut t = timings_25nm(SATA3_MBPS);
-    let (page, nm) = if nm20 { (16384, SRC_20NM) } else { (8192, SRC_25NM) };
+    let (page, nm) = if nm20 {
+        (16384, SRC_20NM)
+    } else {
+        (8192, SRC_25NM)
+    };
     if nm20 {
         t.t_read_us = 75.0;
         t.t_prog_us = 1600.0;
     }
-    let mut c = base(name, description, "SandForce SF-2281", capacity, op_of(raw_gib, capacity), page, 256, 8, dies_per_ch, t);
+    let mut c = base(
+        name,
+        description,
+        "SandForce SF-2281",
+        capacity,
+        op_of(raw_gib, capacity),
+        page,
+        256,
+        8,
+        dies_per_ch,
+        t,
+    );
     c.compression = true;
     c.compress_floor = 0.08;
     c.buffer_bytes = 512 << 10;
@@ -118,25 +153,69 @@ fn sandforce(name: &str, description: &str, capacity: u64, raw_gib: f64, dies_pe
 fn all() -> Vec<SimConfig> {
     let mut v = vec![];
 
-    let mut c = sandforce("intel-520-120g", "Intel SSD 520 120GB (SF-2281, 25 nm IMFT MLC), the Puget CDM-loop drive", CAP_120G, 128.0, 2, false);
-    src(&mut c, &[("observed", "Puget (seed 000): ~193 MB/s incompressible seq write max, ~500 MB/s compressible; drop after ~40 GB written; level from ~380 GB")]);
+    let mut c = sandforce(
+        "intel-520-120g",
+        "Intel SSD 520 120GB (SF-2281, 25 nm IMFT MLC), the Puget CDM-loop drive",
+        CAP_120G,
+        128.0,
+        2,
+        false,
+    );
+    c.timings.t_prog_us = 1358.0;
+    c.timings.ctrl_mbps = 502.6;
+    src(&mut c, &[
+        ("observed", "Puget (seed 000): ~193 MB/s incompressible seq write max, ~500 MB/s compressible; drop after ~40 GB written; level from ~380 GB"),
+        ("fitted", "t_prog_us=1358 and ctrl_mbps=502.6 fitted by flashback.sim.calibrate(TARGETS['intel-520-120g'], scale 1/64, 22 evaluations) to Puget's 193.3 MB/s incompressible and 500 MB/s compressible sequential writes; residuals -0.1 % and -0.0 %"),
+    ]);
     v.push(c);
 
-    let mut c = sandforce("intel-330-120g", "Intel SSD 330 120GB (SF-2281, 25 nm IMFT MLC)", CAP_120G, 128.0, 2, false);
+    let mut c = sandforce(
+        "intel-330-120g",
+        "Intel SSD 330 120GB (SF-2281, 25 nm IMFT MLC)",
+        CAP_120G,
+        128.0,
+        2,
+        false,
+    );
     c.timings.cmd_us = 14.0;
+    c.timings.t_prog_us = 1358.0; // same NAND as the 520 120GB: its fitted value
     src(&mut c, &[("observed", "X-bit (seed 003): 15 % slower after degradation at QD32 (vs 10 % for the 335)"), ("choice", "120 GB chosen among the 330's 60/120/180/240 GB models: same NAND as the 520 120GB")]);
     v.push(c);
 
-    let mut c = sandforce("intel-335-240g", "Intel SSD 335 240GB (SF-2281, 20 nm IMFT MLC)", CAP_240G, 256.0, 4, true);
+    let mut c = sandforce(
+        "intel-335-240g",
+        "Intel SSD 335 240GB (SF-2281, 20 nm IMFT MLC)",
+        CAP_240G,
+        256.0,
+        4,
+        true,
+    );
     src(&mut c, &[("observed", "X-bit (seed 003): 10 % slower at QD32 after degradation; AnandTech (seed 002): reaches steady state about twice as early as the 530")]);
     v.push(c);
 
-    let mut c = sandforce("intel-530-240g", "Intel SSD 530 240GB (SF-2281, 20 nm IMFT MLC)", CAP_240G, 256.0, 4, true);
-    c.trim_efficacy = 0.85;
-    src(&mut c, &[("observed", "AnandTech (seed 002): AS-SSD incompressible seq write 315.1 MB/s clean, 183.3 after 60 min 4K QD32 torture, 193.3 after TRIM")]);
+    let mut c = sandforce(
+        "intel-530-240g",
+        "Intel SSD 530 240GB (SF-2281, 20 nm IMFT MLC)",
+        CAP_240G,
+        256.0,
+        4,
+        true,
+    );
+    c.trim_efficacy = 0.72;
+    src(&mut c, &[
+        ("observed", "AnandTech (seed 002): AS-SSD incompressible seq write 315.1 MB/s clean, 183.3 after 60 min 4K QD32 torture, 193.3 after TRIM"),
+        ("fitted", "trim_efficacy=0.72 fitted by flashback.sim.calibrate(TARGETS['intel-530-240g'], scale 1/64, 9 evaluations; t_prog_us stayed at its 1600 us start) to AnandTech's 315.1 (clean) and 193.3 MB/s (after TRIM); residuals -4.2 % and +10.7 % at fit time"),
+    ]);
     v.push(c);
 
-    let mut c = sandforce("ocz-vertex3-120g", "OCZ Vertex 3 120GB (SF-2281, 25 nm IMFT MLC)", CAP_120G, 128.0, 2, false);
+    let mut c = sandforce(
+        "ocz-vertex3-120g",
+        "OCZ Vertex 3 120GB (SF-2281, 25 nm IMFT MLC)",
+        CAP_120G,
+        128.0,
+        2,
+        false,
+    );
     c.trim_efficacy = 0.8;
     src(&mut c, &[("observed", "BeHardware (seed 001): new seq write 161 MB/s dropping to 142/132 after 9.4 GB; 48.3 MB/s used; ~130 after TRIM; random-write dip after 13.5 GB")]);
     v.push(c);
@@ -146,7 +225,18 @@ fn all() -> Vec<SimConfig> {
     t.cmd_us = 10.0;
     t.lat_write_us = 35.0;
     t.lat_read_us = 60.0;
-    let mut c = base("crucial-m4-128g", "Crucial m4 128GB (Marvell 88SS9174, 25 nm IMFT MLC)", "Marvell 88SS9174-BLD2", CAP_128G, op_of(128.0, CAP_128G), 8192, 256, 8, 2, t);
+    let mut c = base(
+        "crucial-m4-128g",
+        "Crucial m4 128GB (Marvell 88SS9174, 25 nm IMFT MLC)",
+        "Marvell 88SS9174-BLD2",
+        CAP_128G,
+        op_of(128.0, CAP_128G),
+        8192,
+        256,
+        8,
+        2,
+        t,
+    );
     c.buffer_bytes = 4 << 20;
     src(&mut c, &[
         ("capacity", "manufacturer's user capacity (IDEMA LBA count)"),
@@ -168,7 +258,18 @@ fn all() -> Vec<SimConfig> {
     t.cmd_us = 12.0;
     t.lat_write_us = 35.0;
     t.lat_read_us = 60.0;
-    let mut c = base("intel-510-120g", "Intel SSD 510 120GB (Marvell 88SS9174, 34 nm IMFT MLC)", "Marvell 88SS9174-BKK2", CAP_120G, op_of(128.0, CAP_120G), 4096, 128, 8, 4, t);
+    let mut c = base(
+        "intel-510-120g",
+        "Intel SSD 510 120GB (Marvell 88SS9174, 34 nm IMFT MLC)",
+        "Marvell 88SS9174-BKK2",
+        CAP_120G,
+        op_of(128.0, CAP_120G),
+        4096,
+        128,
+        8,
+        4,
+        t,
+    );
     c.buffer_bytes = 4 << 20;
     src(&mut c, &[
         ("capacity", "manufacturer's user capacity (IDEMA LBA count)"),
@@ -185,7 +286,18 @@ fn all() -> Vec<SimConfig> {
     t.cmd_us = 20.0;
     t.lat_write_us = 45.0;
     t.lat_read_us = 60.0;
-    let mut c = base("intel-320-120g", "Intel SSD 320 120GB (Intel PC29AS21BA0, 25 nm IMFT MLC)", "Intel PC29AS21BA0", CAP_120G, op_of(128.0, CAP_120G), 8192, 256, 10, 2, t);
+    let mut c = base(
+        "intel-320-120g",
+        "Intel SSD 320 120GB (Intel PC29AS21BA0, 25 nm IMFT MLC)",
+        "Intel PC29AS21BA0",
+        CAP_120G,
+        op_of(128.0, CAP_120G),
+        8192,
+        256,
+        10,
+        2,
+        t,
+    );
     c.buffer_bytes = 4 << 20;
     src(&mut c, &[
         ("capacity", "manufacturer's user capacity (IDEMA LBA count)"),
@@ -205,29 +317,63 @@ fn all() -> Vec<SimConfig> {
     t.cmd_us = 25.0;
     t.lat_write_us = 50.0;
     t.lat_read_us = 60.0;
-    let mut c = base("intel-x25m-80g", "Intel X25-M G2 80GB (Intel PC29AS21BA0, 34 nm IMFT MLC)", "Intel PC29AS21BA0", CAP_80G, op_of(80.0, CAP_80G), 4096, 128, 10, 2, t);
+    let mut c = base(
+        "intel-x25m-80g",
+        "Intel X25-M G2 80GB (Intel PC29AS21BA0, 34 nm IMFT MLC)",
+        "Intel PC29AS21BA0",
+        CAP_80G,
+        op_of(80.0, CAP_80G),
+        4096,
+        128,
+        10,
+        2,
+        t,
+    );
     c.buffer_bytes = 2 << 20;
     c.idle_gc = false;
-    src(&mut c, &[
-        ("capacity", "manufacturer's user capacity (IDEMA LBA count)"),
-        ("op", "80 GiB raw NAND for 80 GB user: ~7.4 % spare"),
-        ("geometry", SRC_34NM),
-        ("timings.t_read_us/t_prog_us/t_erase_us", SRC_34NM),
-        ("timings.link_mbps", SRC_SATA2),
-        ("features.idle_gc", "pre-TRIM firmware era: no idle-time GC assumed"),
-        ("observed", "AnandTech (seed 004): 2 MB seq read 264.1 MB/s new, 230.2 MB/s used"),
-    ]);
+    src(
+        &mut c,
+        &[
+            ("capacity", "manufacturer's user capacity (IDEMA LBA count)"),
+            ("op", "80 GiB raw NAND for 80 GB user: ~7.4 % spare"),
+            ("geometry", SRC_34NM),
+            ("timings.t_read_us/t_prog_us/t_erase_us", SRC_34NM),
+            ("timings.link_mbps", SRC_SATA2),
+            (
+                "features.idle_gc",
+                "pre-TRIM firmware era: no idle-time GC assumed",
+            ),
+            (
+                "observed",
+                "AnandTech (seed 004): 2 MB seq read 264.1 MB/s new, 230.2 MB/s used",
+            ),
+        ],
+    );
     v.push(c);
 
     let t = timings_25nm(SATA3_MBPS);
-    let mut c = base("generic", "A plain client SSD: 7 % OP, no compression, no SLC cache", "generic", 128_000_000_000 / 4096 * 4096, 0.07, 8192, 256, 8, 2, t);
+    let mut c = base(
+        "generic",
+        "A plain client SSD: 7 % OP, no compression, no SLC cache",
+        "generic",
+        128_000_000_000 / 4096 * 4096,
+        0.07,
+        8192,
+        256,
+        8,
+        2,
+        t,
+    );
     c.buffer_bytes = 4 << 20;
-    src(&mut c, &[
-        ("capacity", "round 128 GB"),
-        ("op", "7 %: the GB-vs-GiB spare of a typical client drive"),
-        ("timings", SRC_25NM),
-        ("timings.link_mbps", SRC_SATA3),
-    ]);
+    src(
+        &mut c,
+        &[
+            ("capacity", "round 128 GB"),
+            ("op", "7 %: the GB-vs-GiB spare of a typical client drive"),
+            ("timings", SRC_25NM),
+            ("timings.link_mbps", SRC_SATA3),
+        ],
+    );
     v.push(c);
     let _ = CAP_180G;
     v
@@ -254,8 +400,15 @@ pub fn preset(name: &str) -> Option<SimConfig> {
         c.capacity_bytes = ((raw / 1.25) as u64) / 4096 * 4096;
         c.op = 0.25;
         c.preset = name.to_string();
-        c.description = format!("{} with 25 % over-provisioning (same NAND, smaller user area)", c.description);
-        c.sources.push(("op".into(), "-op25 variant: user capacity reduced to raw/1.25, as AnandTech's 25 % OP partitions".into()));
+        c.description = format!(
+            "{} with 25 % over-provisioning (same NAND, smaller user area)",
+            c.description
+        );
+        c.sources.push((
+            "op".into(),
+            "-op25 variant: user capacity reduced to raw/1.25, as AnandTech's 25 % OP partitions"
+                .into(),
+        ));
     }
     Some(c)
 }

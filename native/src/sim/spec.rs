@@ -135,11 +135,17 @@ fn bad(key: &str, v: &str, range: &str) -> Error {
 
 fn num(key: &str, v: &str, lo: f64, hi: f64, lo_open: bool) -> Result<f64> {
     let x: f64 = v.trim().parse().map_err(|_| {
-        Error::InvalidValue(format!("sim key {key}={v:?} is not a number; use {lo} to {hi}"))
+        Error::InvalidValue(format!(
+            "sim key {key}={v:?} is not a number; use {lo} to {hi}"
+        ))
     })?;
     let ok_lo = if lo_open { x > lo } else { x >= lo };
     if !(ok_lo && x <= hi && x.is_finite()) {
-        let l = if lo_open { format!("more than {lo}") } else { format!("{lo}") };
+        let l = if lo_open {
+            format!("more than {lo}")
+        } else {
+            format!("{lo}")
+        };
         return Err(bad(key, v, &format!("{l} to {hi}")));
     }
     Ok(x)
@@ -147,7 +153,9 @@ fn num(key: &str, v: &str, lo: f64, hi: f64, lo_open: bool) -> Result<f64> {
 
 fn int(key: &str, v: &str, lo: u64, hi: u64) -> Result<u64> {
     let x: u64 = v.trim().parse().map_err(|_| {
-        Error::InvalidValue(format!("sim key {key}={v:?} is not a whole number; use {lo} to {hi}"))
+        Error::InvalidValue(format!(
+            "sim key {key}={v:?} is not a whole number; use {lo} to {hi}"
+        ))
     })?;
     if x < lo || x > hi {
         return Err(bad(key, v, &format!("{lo} to {hi}")));
@@ -159,21 +167,34 @@ fn onoff(key: &str, v: &str) -> Result<bool> {
     match v.trim().to_ascii_lowercase().as_str() {
         "on" | "true" | "1" | "yes" => Ok(true),
         "off" | "false" | "0" | "no" => Ok(false),
-        _ => Err(Error::InvalidValue(format!("sim key {key}={v:?} is not a switch; use on or off"))),
+        _ => Err(Error::InvalidValue(format!(
+            "sim key {key}={v:?} is not a switch; use on or off"
+        ))),
     }
 }
 
 fn parse_scale(v: &str) -> Result<f64> {
     let t = v.trim();
     let x = if let Some((a, b)) = t.split_once('/') {
-        let a: f64 = a.trim().parse().map_err(|_| bad("scale", v, "1/N or a decimal in (0, 1]"))?;
-        let b: f64 = b.trim().parse().map_err(|_| bad("scale", v, "1/N or a decimal in (0, 1]"))?;
+        let a: f64 = a
+            .trim()
+            .parse()
+            .map_err(|_| bad("scale", v, "1/N or a decimal in (0, 1]"))?;
+        let b: f64 = b
+            .trim()
+            .parse()
+            .map_err(|_| bad("scale", v, "1/N or a decimal in (0, 1]"))?;
         a / b
     } else {
-        t.parse().map_err(|_| bad("scale", v, "1/N or a decimal in (0, 1]"))?
+        t.parse()
+            .map_err(|_| bad("scale", v, "1/N or a decimal in (0, 1]"))?
     };
     if !(x > 0.0 && x <= 1.0) {
-        return Err(bad("scale", v, "1/N or a decimal in (0, 1], e.g. scale=1/16"));
+        return Err(bad(
+            "scale",
+            v,
+            "1/N or a decimal in (0, 1], e.g. scale=1/16",
+        ));
     }
     Ok(x)
 }
@@ -265,7 +286,8 @@ pub fn parse_spec(spec: &str) -> Result<SimConfig> {
         cfg.capacity_bytes = ((cfg.capacity_bytes as f64 * cfg.scale) as u64) / 4096 * 4096;
         // a scaled-down drive keeps at most a quarter of its spare blocks as GC reserve
         if !cfg.overrides.iter().any(|(k, _)| k == "gc_reserve") {
-            let spare = (cfg.raw_blocks() - cfg.slc_blocks()).saturating_sub(cfg.capacity_bytes.div_ceil(cfg.block_bytes()));
+            let spare = (cfg.raw_blocks() - cfg.slc_blocks())
+                .saturating_sub(cfg.capacity_bytes.div_ceil(cfg.block_bytes()));
             cfg.gc_reserve = cfg.gc_reserve.min((spare / 4).max(2) as u32);
         }
     }

@@ -7,7 +7,9 @@
 //! reservations are made in time order.
 //!
 //! - Die: program of one page occupies it `t_prog / planes` (multi-plane programs), a read
-//!   `t_read`, an erase `t_erase`. Pages are striped over dies by their global page number.
+//!   `t_read`, an erase `t_erase`. Pages are striped over dies by their global page number
+//!   (superblock-style, so one open block keeps every die busy); a block's erase is charged to
+//!   one die, rotating by block number.
 //! - Channel: one page transfer at `channel_mbps`.
 //! - Controller: `cmd_us` per command plus bytes at `ctrl_mbps` (IOPS and bandwidth caps).
 //! - Host link: bytes at `link_mbps`, one transfer at a time.
@@ -20,7 +22,6 @@ use super::spec::SimConfig;
 pub struct Timing {
     ndies: u32,
     nch: u32,
-    pages_per_block: u32,
     slc_first_page: u32,
     die_free: Vec<u64>,
     ch_free: Vec<u64>,
@@ -63,7 +64,6 @@ impl Timing {
         Timing {
             ndies: c.dies(),
             nch: c.channels,
-            pages_per_block: c.pages_per_block,
             slc_first_page: n_mlc * c.pages_per_block,
             die_free: vec![0; c.dies() as usize],
             ch_free: vec![0; c.channels as usize],
@@ -132,7 +132,11 @@ impl Timing {
         let ch = die % self.nch as usize;
         let cs = self.ch_free[ch].max(t);
         self.ch_free[ch] = cs + self.xfer_page;
-        let tp = if page >= self.slc_first_page { self.t_prog_slc } else { self.t_prog };
+        let tp = if page >= self.slc_first_page {
+            self.t_prog_slc
+        } else {
+            self.t_prog
+        };
         let ds = self.die_free[die].max(cs + self.xfer_page);
         self.die_free[die] = ds + tp;
         self.die_free[die]
@@ -173,7 +177,8 @@ impl Timing {
                     self.die_free[die] = ds + self.t_read + self.xfer_page;
                 }
                 W_ERASE => {
-                    let die = ((v * self.pages_per_block) % self.ndies) as usize;
+                    // erases rotate over the dies by block number (pages are striped)
+                    let die = (v % self.ndies) as usize;
                     let ds = self.die_free[die].max(t);
                     self.die_free[die] = ds + self.t_erase;
                 }

@@ -108,7 +108,7 @@ def replay(
         "target_spec": t.spec,
         "target_kind": t.kind,
         "target_size_bytes": t.size_bytes,
-        "target": t.meta,
+        "target": {**(t.meta or {}), "spec": t.spec, "size_bytes": t.size_bytes},
         "interval_s": runner.interval_s,
         "host_written_bytes": runner.written_bytes,
         "start_time": started,

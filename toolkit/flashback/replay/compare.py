@@ -66,6 +66,8 @@ def _within(row: dict[str, Any], value: float | None, rel: float | None) -> bool
     if row["replayed"] is None:
         return False
     tol = row["tolerance"]
+    if value == 0:
+        return abs(row["replayed"]) <= tol
     if row["bound"] == "min":
         return row["replayed"] >= value * (1 - tol)
     if row["bound"] == "max":

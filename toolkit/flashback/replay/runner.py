@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from flashback.capture import Capture
@@ -44,6 +45,7 @@ class Runner:
         self.size_bytes = target.size_bytes
         self._interval_s = interval_s
         self._frames: list[pl.DataFrame] = []
+        self._offsets: list[tuple[float, int]] = []
         self.steps: list[dict[str, Any]] = []
         self._names: set[str] = set()
         self._t_s = 0.0
@@ -82,7 +84,8 @@ class Runner:
         self._record(name, "erase", time.monotonic() - t0, None, labels, virtual=True)
 
     def run(self, name: str, workload: Workload, **labels: Any) -> pl.DataFrame:
-        """Runs ``workload`` as step ``name``; returns the step's intervals (rebased)."""
+        """Runs ``workload`` as step ``name``; returns the step's intervals as captured
+        (``t_s`` from the step's start, ``host_written_bytes`` as the target counts)."""
         self._label(name)
         before = self.written_bytes
         # the bound method, not the bar: Target.run closes a progress object it is given
@@ -91,18 +94,9 @@ class Runner:
         df = cap.intervals
         if "step" not in df.columns:
             df = df.with_columns(pl.lit(name).alias("step"))
-        if df.height:
-            df = df.with_columns(
-                pl.col("t_s").alias("step_t_s"),
-                (pl.col("t_s") + self._t_s).alias("t_s"),
-                (pl.col("host_written_bytes").cast(pl.Int64) - self._base_written)
-                .clip(lower_bound=0)
-                .cast(pl.UInt64)
-                .alias("host_written_bytes"),
-            )
-            duration = float(df["interval_s"].sum())
-        else:
-            duration = 0.0
+        duration = float(df["interval_s"].sum()) if df.height else 0.0
+        # rebased in one pass when the frames are concatenated (see intervals())
+        self._offsets.append((self._t_s, self._base_written))
         self._frames.append(df)
         step = self._record(name, "run", duration, workload, labels, meta=cap.meta, before=before)
         step["status"] = cap.status
@@ -176,8 +170,20 @@ class Runner:
         return step
 
     def intervals(self) -> pl.DataFrame:
-        """All run steps' intervals, in order (empty frame if none ran)."""
-        frames = [f for f in self._frames if f.height]
-        if not frames:
+        """All run steps' intervals, in order (empty frame if none ran): ``t_s`` from the
+        start of the replay, ``step_t_s`` from the start of each step, ``host_written_bytes``
+        from the last erase step before each run."""
+        keep = [(f, o) for f, o in zip(self._frames, self._offsets) if f.height]
+        if not keep:
             return pl.DataFrame()
-        return pl.concat(frames, how="diagonal_relaxed")
+        df = pl.concat([f for f, _ in keep], how="diagonal_relaxed")
+        heights = [f.height for f, _ in keep]
+        t_off = np.repeat(np.array([o[0] for _, o in keep], dtype=np.float64), heights)
+        base = np.repeat(np.array([o[1] for _, o in keep], dtype=np.int64), heights)
+        t = df["t_s"].to_numpy()
+        written = df["host_written_bytes"].to_numpy().astype(np.int64) - base
+        return df.with_columns(
+            pl.Series("step_t_s", t),
+            pl.Series("t_s", t + t_off),
+            pl.Series("host_written_bytes", np.clip(written, 0, None).astype(np.uint64)),
+        )

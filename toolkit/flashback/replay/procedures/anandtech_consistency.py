@@ -6,8 +6,9 @@ from typing import Any
 
 import polars as pl
 
+from flashback.replay.scaling import idema_bytes
 from flashback.replay.base import Protocol, Replay, check_row, register, require
-from flashback.replay.procedures.common import dip, rand_write, seq_fill
+from flashback.replay.procedures.common import dip, iops, rand_write, regular, seq_fill
 
 PROCEDURE = """\
 secure_erase: secure erase
@@ -47,9 +48,9 @@ def checks(rep: Replay) -> list[dict[str, Any]]:
     secs = None
     if df.height:
         secs = float(df["interval_s"].sum()) / scale
-        first = float(df.head(max(3, df.height // 50))["write_iops"].median())
-        tail = df.filter(pl.col("step_t_s") >= 1400.0 * scale)
-        late = float(tail["write_iops"].mean()) if tail.height else None
+        steady = regular(df)
+        first = float(steady.head(max(3, steady.height // 50))["write_iops"].median())
+        late = iops(df.filter(pl.col("step_t_s") >= 1400.0 * scale))
         d = dip(df, col="write_iops", drop=0.5)
         cliff = None if d is None else d[0] / scale
     rows = [
@@ -115,11 +116,11 @@ register(
         name="anandtech-consistency",
         title="AnandTech: Intel SSD 530 performance consistency (IOPS per second, 2000 s)",
         source="003_76d70b35b5160b0f.txt",
-        review_capacity_bytes=240_000_000_000,
+        review_capacity_bytes=idema_bytes(240),
         default_target="sim:intel-530-240g",
         drives={
-            "intel-530-240g": ("Intel SSD 530", 240_000_000_000),
-            "intel-335-240g": ("Intel SSD 335", 240_000_000_000),
+            "intel-530-240g": ("Intel SSD 530", idema_bytes(240)),
+            "intel-335-240g": ("Intel SSD 335", idema_bytes(240)),
         },
         params={
             "op25": (False, "test 75 % of the capacity (25 % extra over-provisioning)"),

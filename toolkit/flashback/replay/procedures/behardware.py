@@ -6,8 +6,9 @@ from typing import Any
 
 import polars as pl
 
+from flashback.replay.scaling import idema_bytes
 from flashback.replay.base import Protocol, Replay, check_row, register, require
-from flashback.replay.procedures.common import GB, dip, mbps, rand_write, seq_fill
+from flashback.replay.procedures.common import GB, dip, mbps, rand_write, regular, seq_fill
 
 PROCEDURE = """\
 secure_erase: secure erase
@@ -133,6 +134,7 @@ def checks(rep: Replay) -> list[dict[str, Any]]:
             )
         rows.append(check_row("iometer_rnd_write", cond, "avg_mbps", mbps(df), "MB/s", drive=drive))
     new = rep.step("seq_write_new")
+    steady = regular(new)
     written = None if new.is_empty() else float(new["write_bytes"].sum()) / GB / scale
     for metric, bound in (("written_min_gb", "min"), ("written_max_gb", "max")):
         rows.append(
@@ -148,19 +150,19 @@ def checks(rep: Replay) -> list[dict[str, Any]]:
                 note="GB written in the 3 minutes",
             )
         )
-    head = new.head(max(3, new.height // 10)) if new.height else new
+    head = steady.head(max(3, steady.height // 10)) if steady.height else steady
     before = float(head["write_mbps"].median()) if head.height else None
     nd = dip(new, drop=0.93) if new.height else None
     after = final = None
     if nd is not None:
-        rest = new.filter(pl.col("step_t_s") > nd[0] + 5 * rep.meta["interval_s"])
+        rest = steady.filter(pl.col("step_t_s") > nd[0] + 5 * rep.meta["interval_s"])
         after = (
             float(rest.head(max(3, rest.height // 5))["write_mbps"].median())
             if rest.height
             else None
         )
-    if new.height:
-        final = float(new.tail(max(3, new.height // 10))["write_mbps"].median())
+    if steady.height:
+        final = float(steady.tail(max(3, steady.height // 10))["write_mbps"].median())
     for metric, v, unit in (
         ("dip_time_s", None if nd is None else nd[0] / scale, "s"),
         ("dip_written_gb", None if nd is None else nd[1] / GB / scale, "GB"),
@@ -182,7 +184,7 @@ def checks(rep: Replay) -> list[dict[str, Any]]:
             )
         )
     used = rep.step("seq_write_used")
-    first = used.filter(pl.col("step_t_s") <= 30.0 * scale + 1e-9) if used.height else used
+    first = regular(used).filter(pl.col("step_t_s") <= 30.0 * scale + 1e-9) if used.height else used
     low = None if first.is_empty() else float(first["write_mbps"].min())
     rows.append(
         check_row(
@@ -226,13 +228,13 @@ register(
         name="behardware-used-trim",
         title="BeHardware: new / used / TRIM in a 10 GB span of an otherwise full drive",
         source="001_3ee9a2719ff37343.txt",
-        review_capacity_bytes=120_000_000_000,
+        review_capacity_bytes=idema_bytes(120),
         default_target="sim:crucial-m4-128g",
         drives={
-            "crucial-m4-128g": ("Crucial M4", 128_000_000_000),
-            "ocz-vertex3-120g": ("OCZ Vertex 3", 120_000_000_000),
-            "intel-510-120g": ("Intel SSD 510", 120_000_000_000),
-            "intel-320-120g": ("Intel SSD 320", 120_000_000_000),
+            "crucial-m4-128g": ("Crucial M4", idema_bytes(128)),
+            "ocz-vertex3-120g": ("OCZ Vertex 3", idema_bytes(120)),
+            "intel-510-120g": ("Intel SSD 510", idema_bytes(120)),
+            "intel-320-120g": ("Intel SSD 320", idema_bytes(120)),
         },
         params={
             "span_bytes": (10e9, "the span left free and tested (10 GB at full scale)"),

@@ -1,0 +1,12 @@
+"""Simulated-drive helpers: calibration of preset parameters against the reviews' numbers."""
+
+from flashback.sim.calibrate import (
+    Calibration,
+    Observation,
+    Param,
+    TARGETS,
+    calibrate,
+    evaluate,
+)
+
+__all__ = ["Calibration", "Observation", "Param", "TARGETS", "calibrate", "evaluate"]
