@@ -130,3 +130,12 @@ def test_cli_unknown_protocol_is_one_sentence_and_nonzero():
     assert out.returncode != 0
     assert out.stderr.strip().startswith("flashback: there is no protocol 'nope'")
     assert pl is not None
+
+
+def test_default_target_is_the_review_drive_shrunk_by_scale():
+    rep = fb.replay("anand2009-new-vs-used", scale="1/128")
+    assert rep.meta["target_spec"].startswith("sim:intel-x25m-80g?scale=")
+    want = 80e9 / 128
+    assert abs(rep.meta["target_size_bytes"] - want) / want < 0.01
+    used_fill = rep.compare().filter(pl.col("metric") == "span_end_gb")
+    assert used_fill["within_tolerance"].to_list() == [True]

@@ -69,8 +69,13 @@ def replay(
     proto = get_protocol(name)
     resolved = proto.resolve(params)
     scale_v = parse_scale(scale)
+    if target is None:
+        # The review's drive, simulated; a scaled procedure gets a drive shrunk alike.
+        target = proto.default_target
+        if scale_v is not None and scale_v < 1 and "?" not in target:
+            target = f"{target}?scale={scale_v!r}"
     t = _open(
-        target or proto.default_target,
+        target,
         review_bytes=proto.review_capacity_bytes,
         scale=scale_v,
         destroy=destroy,
