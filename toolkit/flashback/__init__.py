@@ -21,6 +21,7 @@ from flashback.errors import (
 from flashback.published import published
 from flashback.replay import Replay, protocols, replay
 from flashback.targets import Target, open_target, run
+from flashback.trace import replay_trace
 from flashback.analysis import (
     Effect,
     SegmentedFit,
@@ -61,6 +62,7 @@ __all__ = [
     "published",
     "recover",
     "replay",
+    "replay_trace",
     "run",
     "FlashbackError",
     "ParameterError",
