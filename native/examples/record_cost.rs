@@ -21,14 +21,17 @@ fn cost(no_recording: bool, n: u64) -> f64 {
     for i in 0..n {
         let now = i * (span_ns / n);
         // a cheap spread of latencies between 20 µs and ~1 ms
-        lat = lat.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        lat = lat
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         if i % 32 == 0 {
             s.tick(now).unwrap();
         }
         s.record(OpKind::Read, 4096, 20_000 + (lat >> 44));
     }
     let el = t.elapsed().as_nanos() as f64 / n as f64;
-    s.finish(span_ns, Status::Complete, serde_json::json!({})).unwrap();
+    s.finish(span_ns, Status::Complete, serde_json::json!({}))
+        .unwrap();
     el
 }
 

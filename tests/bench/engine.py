@@ -115,9 +115,11 @@ def recording_cost(target: str, *, destroy: str | None, time_s: float, reps: int
     """Same flashback run with per-interval recording on and off, alternately."""
     fields = {"rw": "randread", "bs": "4k", "iodepth": 32}
     on, off = [], []
-    for _ in range(reps):
-        on.append(run_flashback(target, fields, time_s, destroy=destroy, recording=True))
-        off.append(run_flashback(target, fields, time_s, destroy=destroy, recording=False))
+    run_flashback(target, fields, 1, destroy=destroy)  # warm the caches first
+    for i in range(reps):
+        for recording in (True, False) if i % 2 == 0 else (False, True):
+            r = run_flashback(target, fields, time_s, destroy=destroy, recording=recording)
+            (on if recording else off).append(r)
     on_iops, on_cpu = summarize(on)
     off_iops, off_cpu = summarize(off)
     r = {

@@ -68,6 +68,7 @@ mod tests {
         let p = d.path().join("f.bin");
         let mut f = std::fs::OpenOptions::new()
             .create(true)
+            .truncate(true)
             .read(true)
             .write(true)
             .open(&p)

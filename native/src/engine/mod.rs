@@ -131,7 +131,7 @@ impl RealTarget {
 
     /// Sleeps `seconds`, asking the observer every 100 ms whether to stop.
     pub fn idle(&mut self, seconds: f64, obs: &mut dyn Observer) -> Result<()> {
-        if !(seconds >= 0.0) {
+        if seconds.is_nan() || seconds < 0.0 {
             return Err(Error::InvalidValue(format!(
                 "idle time {seconds} s is not a duration; give zero or more seconds"
             )));

@@ -124,7 +124,7 @@ fn check(t: &Opened, w: &Workload) -> Result<(u64, u64)> {
         )));
     }
     let lbs = t.logical_block;
-    if w.direct && (w.bs % lbs != 0 || w.offset % lbs != 0) {
+    if w.direct && (!w.bs.is_multiple_of(lbs) || !w.offset.is_multiple_of(lbs)) {
         return Err(Error::InvalidValue(format!(
             "direct I/O on {shown} needs bs and offset in multiples of its {lbs}-byte logical blocks (bs={}, offset={}); align them or use direct=false",
             w.bs, w.offset

@@ -135,13 +135,24 @@ mod fast {
             let k: [__m128i; 4] =
                 [0, 1, 2, 3].map(|i| _mm_loadu_si128(self.keys[i].as_ptr().cast()));
             let nonce = self.nonce as i64;
+            // Aligned buffers (all I/O buffers are) take non-temporal stores: the bytes go
+            // to the device, not back through this CPU's caches.
+            let aligned = buf.as_ptr() as usize % 16 == 0;
             let mut chunks = buf.chunks_exact_mut(128);
             for c in &mut chunks {
                 let b = block(&k, nonce, self.ctr);
                 self.ctr = self.ctr.wrapping_add(8);
                 for (i, x) in b.iter().enumerate() {
-                    _mm_storeu_si128(c.as_mut_ptr().add(i * 16).cast(), *x);
+                    let p: *mut __m128i = c.as_mut_ptr().add(i * 16).cast();
+                    if aligned {
+                        _mm_stream_si128(p, *x);
+                    } else {
+                        _mm_storeu_si128(p, *x);
+                    }
                 }
+            }
+            if aligned {
+                _mm_sfence();
             }
             let rest = chunks.into_remainder();
             if !rest.is_empty() {
