@@ -19,6 +19,7 @@ from flashback.errors import (
     TargetError,
 )
 from flashback.published import published
+from flashback.replay import Replay, protocols, replay
 from flashback.targets import Target, open_target, run
 from flashback.workload import Workload
 
@@ -35,12 +36,15 @@ def __getattr__(name: str):
 
 __all__ = [
     "Capture",
+    "Replay",
     "Target",
     "Workload",
     "load",
     "open_target",
+    "protocols",
     "published",
     "recover",
+    "replay",
     "run",
     "FlashbackError",
     "ParameterError",

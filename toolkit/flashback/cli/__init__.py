@@ -17,6 +17,7 @@ COMMANDS = {
     "run": "run",
     "presets": "presets",
     "recover": "recover",
+    "replay": "replay",
     "published": "published",
 }
 

@@ -1,0 +1,183 @@
+"""Every protocol completes on a real regular file (and a loop device when root) at a tiny
+scale: steps labelled, bytes accounted, discard and idle steps executed for real."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+
+import polars as pl
+import pytest
+
+import flashback as fb
+
+# Tiny scales and short runs: each protocol takes a second or two on a file.
+CASES = {
+    "puget-cdm-loop": ({"loops": 2}, 1 / 4096),
+    "behardware-used-trim": ({}, 1 / 4096),
+    "xbit-pts-degradation": ({"idle_s": 2000.0}, 1 / 4096),
+    "anandtech-consistency": ({"run_s": 2000.0}, 1 / 4096),
+    "anandtech-trim-validation": ({}, 1 / 4096),
+    "anand2009-new-vs-used": ({}, 1 / 4096),
+    "snia-pts": (
+        {
+            "block_sizes": ("4k", "64k"),
+            "rwmix_reads": (0, 100),
+            "round_s": 40.0,
+            "max_rounds": 6,
+            "wsat_fills": 1.0,
+            "hir_precondition_fills": 0.5,
+            "idle_s": (20.0, 40.0),
+            "cycles": 2,
+            "burst_s": 20.0,
+            "baseline_s": 40.0,
+        },
+        1 / 128,
+    ),
+}
+
+
+def check_accounting(rep: fb.Replay) -> None:
+    """Labels, bytes and times of a finished replay add up."""
+    assert rep.status == "complete"
+    names = [s["step"] for s in rep.step_records]
+    assert len(names) == len(set(names)), "step labels must be unique"
+    runs = [s for s in rep.step_records if s["kind"] == "run"]
+    assert runs, "a protocol runs workloads"
+    labelled = set(rep.intervals["step"].unique())
+    for s in runs:
+        assert s["step"] in labelled, f"{s['step']} has no intervals"
+        df = rep.step(s["step"])
+        written = int(df["write_bytes"].sum())
+        assert s["host_written_end_bytes"] - s["host_written_start_bytes"] == written
+        if written:
+            assert int(df["host_written_bytes"][-1]) == s["host_written_end_bytes"]
+    # host bytes count from the last erase step, and every byte written since is accounted
+    last_erase = max(i for i, s in enumerate(rep.step_records) if s["kind"] == "erase")
+    since = [s["step"] for s in rep.step_records[last_erase:] if s["kind"] == "run"]
+    total = int(rep.intervals.filter(pl.col("step").is_in(since))["write_bytes"].sum())
+    assert rep.meta["host_written_bytes"] == total
+    t = rep.intervals["t_s"].to_numpy()
+    assert (t[1:] >= t[:-1]).all(), "t_s runs forward across steps"
+    steps = rep.steps
+    assert steps.height == len(rep.step_records)
+    assert {"step", "kind", "duration_s", "written_gb", "write_mbps"} <= set(steps.columns)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_protocol_completes_on_a_regular_file(name, tmp_path):
+    params, scale = CASES[name]
+    path = tmp_path / "target.bin"
+    if name == "snia-pts":
+        target = fb.Target(path, size="24m")
+        rep = fb.replay(name, target=target, scale=scale, **params)
+    else:
+        rep = fb.replay(name, target=path, scale=scale, **params)
+    assert path.exists()
+    check_accounting(rep)
+    assert rep.meta["target_kind"] == "file"
+    kinds = {s["kind"] for s in rep.step_records}
+    if name in (
+        "behardware-used-trim",
+        "xbit-pts-degradation",
+        "anandtech-trim-validation",
+        "puget-cdm-loop",
+    ):
+        assert "discard" in kinds
+    for s in rep.step_records:
+        if s["kind"] == "idle":  # real idle: wall-clock time passed
+            assert s["duration_s"] >= 0.9 * s["labels"]["idle_s"]
+    cmp = rep.compare()
+    assert cmp.columns[:6] == ["metric", "condition", "published", "replayed", "unit", "rel_error"]
+    assert cmp.height > 0
+    # save / load round trip
+    rep.save(tmp_path / "saved")
+    back = fb.Replay.load(tmp_path / "saved")
+    assert back.intervals.equals(rep.intervals)
+    assert back.steps.equals(rep.steps)
+    assert back.compare().equals(cmp)
+
+
+def test_idle_step_takes_real_time(tmp_path):
+    t0 = time.monotonic()
+    rep = fb.replay(
+        "xbit-pts-degradation",
+        target=tmp_path / "t.bin",
+        scale=1 / 4096,
+        idle_s=1800.0 * 4096 * 0.5,
+        measure_s=60.0,
+    )
+    assert time.monotonic() - t0 >= 0.5
+    idle = [s for s in rep.step_records if s["kind"] == "idle"][0]
+    assert idle["duration_s"] == pytest.approx(0.5, abs=0.2)
+
+
+def test_puget_steps_are_labelled_per_loop_and_test(tmp_path):
+    rep = fb.replay("puget-cdm-loop", target=tmp_path / "t.bin", scale=1 / 4096, loops=2, passes=1)
+    labels = [s["step"] for s in rep.step_records]
+    assert labels[0] == "secure_erase"
+    assert "cdm_loop_0001/seq_write/pass_1" in labels
+    assert "cdm_loop_0000/rand4k_qd32_read/pass_1" in labels
+    assert "cdm_loop_0001/trim" in labels
+    steps = rep.steps.filter(pl.col("kind") == "run")
+    assert set(steps["test"].unique()) == {"prepare", "seq", "rand512k", "rand4k", "rand4k_qd32"}
+    # one loop writes the test file 1 + 4 × passes times
+    test_bytes = 1 << 20
+    assert rep.meta["host_written_bytes"] == 2 * 5 * test_bytes
+
+
+def test_cli_replay_writes_a_directory(tmp_path):
+    out = subprocess.run(
+        [
+            "flashback",
+            "replay",
+            "anandtech-trim-validation",
+            "--target",
+            str(tmp_path / "t.bin"),
+            "--scale",
+            "1/4096",
+            "-o",
+            str(tmp_path / "rep"),
+            "--no-progress",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "as_ssd_seq_write" not in out.stdout or "avg_mbps" in out.stdout
+    rep = fb.Replay.load(tmp_path / "rep")
+    check_accounting(rep)
+
+
+@pytest.fixture
+def loop_device(tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("loop devices need root")
+    if shutil.which("losetup") is None:
+        pytest.skip("losetup is not installed")
+    backing = tmp_path / "loop.img"
+    with open(backing, "wb") as f:
+        f.truncate(64 << 20)
+    try:
+        dev = subprocess.run(
+            ["losetup", "-f", "--show", str(backing)], capture_output=True, text=True, check=True
+        ).stdout.strip()
+    except subprocess.CalledProcessError as e:
+        pytest.skip(f"cannot create a loop device here ({e.stderr.strip()})")
+    try:
+        yield dev
+    finally:
+        subprocess.run(["losetup", "-d", dev], check=False)
+
+
+@pytest.mark.parametrize("name", ["anandtech-trim-validation", "xbit-pts-degradation"])
+def test_protocol_completes_on_a_loop_device(name, loop_device):
+    with pytest.raises(fb.SafetyError):  # a block device needs destroy= naming it again
+        fb.replay(name, target=loop_device)
+    params = {"idle_s": 2000.0} if name == "xbit-pts-degradation" else {}
+    rep = fb.replay(name, target=loop_device, destroy=loop_device, **params)
+    check_accounting(rep)
+    assert rep.meta["target_kind"] == "block"
+    assert rep.scale == pytest.approx((64 << 20) / 240e9)

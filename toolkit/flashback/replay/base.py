@@ -1,0 +1,324 @@
+"""Protocols (a review's procedure), their registry, and the :class:`Replay` result."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from pathlib import Path
+from typing import Any, Callable
+
+import polars as pl
+
+from flashback.capture import Capture, summarize
+from flashback.errors import CaptureFileError, ParameterError, ReplayError
+
+
+@dataclasses.dataclass(frozen=True)
+class Protocol:
+    """One review's test procedure, runnable on any target.
+
+    Attributes:
+        name: the registry name (``puget-cdm-loop``).
+        title: one line naming the review and test.
+        source: the seed document the procedure and numbers come from.
+        review_capacity_bytes: the review drive's user capacity (the default scale divides
+            the target's capacity by it); ``None`` when the protocol is not tied to a drive.
+        default_target: the review drive's simulated preset.
+        drives: ``sim:`` preset name → (the drive's name in the published numbers, its user
+            capacity in bytes); the default target's preset must be one of them.
+        params: parameter → (default, one-line meaning).
+        procedure: the steps, one per line, as the review states them (and what is assumed).
+        run: ``run(runner, params)`` executes the steps.
+        checks: ``checks(replay)`` → rows for :meth:`Replay.compare`.
+    """
+
+    name: str
+    title: str
+    source: str
+    review_capacity_bytes: int | None
+    default_target: str
+    drives: dict[str, tuple[str, int]]
+    params: dict[str, tuple[Any, str]]
+    procedure: str
+    run: Callable[[Any, dict[str, Any]], None]
+    checks: Callable[["Replay"], list[dict[str, Any]]]
+    estimate_written_bytes: Callable[[int, float, dict[str, Any]], float] | None = None
+    pair_checks: Callable[["Replay", "Replay"], list[dict[str, Any]]] | None = None
+
+    def describe(self) -> str:
+        """A multi-line description: review, default target, steps and parameters."""
+        lines = [f"{self.name}: {self.title}", f"  source: {self.source}"]
+        lines.append(f"  default target: {self.default_target}")
+        if self.review_capacity_bytes:
+            lines.append(
+                f"  scale: target capacity / {self.review_capacity_bytes / 1e9:g} GB "
+                "(spans, byte limits and durations scale with it)"
+            )
+        lines += ["  steps:"] + [f"    {s}" for s in self.procedure.strip().splitlines()]
+        if self.params:
+            lines.append("  parameters:")
+            for k, (v, meaning) in self.params.items():
+                lines.append(f"    {k}={v!r}: {meaning}")
+        return "\n".join(lines)
+
+    def resolve(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Defaults with ``params`` applied.
+
+        Raises:
+            ParameterError: a parameter this protocol does not have.
+        """
+        unknown = sorted(set(params) - set(self.params))
+        if unknown:
+            allowed = ", ".join(self.params) or "none"
+            raise ParameterError(
+                f"{self.name} has no parameter {unknown[0]!r}; its parameters are: {allowed}"
+            )
+        out = {k: v for k, (v, _) in self.params.items()}
+        out.update(params)
+        return out
+
+    def drive_for(self, spec: str) -> tuple[str, int | None, bool]:
+        """The published drive a target stands for, that drive's capacity in bytes, and
+        whether the target is that drive's preset (else the default target's drive)."""
+        preset = spec[4:].split("?", 1)[0] if spec.startswith("sim:") else None
+        if preset in self.drives:
+            name, capacity = self.drives[preset]
+            return name, capacity, True
+        default = self.default_target[4:].split("?", 1)[0]
+        name, capacity = self.drives.get(default, (default, self.review_capacity_bytes))
+        return name, capacity, False
+
+
+_REGISTRY: dict[str, Protocol] = {}
+
+
+def _load() -> None:
+    """Imports the procedures package, which registers every protocol."""
+    import importlib
+
+    importlib.import_module("flashback.replay.procedures")
+
+
+def register(protocol: Protocol) -> Protocol:
+    """Adds ``protocol`` to the registry (by name) and returns it."""
+    _REGISTRY[protocol.name] = protocol
+    return protocol
+
+
+def get_protocol(name: str) -> Protocol:
+    """The registered protocol called ``name``.
+
+    Raises:
+        ReplayError: no protocol has that name (the message lists them).
+    """
+    _load()
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        names = ", ".join(sorted(_REGISTRY))
+        raise ReplayError(f"there is no protocol {name!r}; choose one of: {names}") from None
+
+
+def registered() -> list[Protocol]:
+    """Every registered protocol, in registration order."""
+    _load()
+    return list(_REGISTRY.values())
+
+
+def protocols() -> pl.DataFrame:
+    """The protocols: ``name``, ``title``, ``source``, ``default_target``, ``parameters``."""
+    _load()
+    return pl.DataFrame(
+        [
+            {
+                "name": p.name,
+                "title": p.title,
+                "source": p.source,
+                "default_target": p.default_target,
+                "parameters": ", ".join(f"{k}={v!r}" for k, (v, _) in p.params.items()),
+            }
+            for p in _REGISTRY.values()
+        ]
+    )
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    return str(value)
+
+
+class Replay:
+    """A protocol replayed on a target.
+
+    Attributes:
+        intervals: every run step's intervals in one frame; ``step`` labels them,
+            ``host_written_bytes`` counts from the protocol's erase step, ``t_s`` from the start
+            of the replay and ``step_t_s`` from the start of each step.
+        step_records: one dict per step (label, kind, start, duration, host bytes before and
+            after, workload, status, the protocol's labels and the step capture's metadata).
+        meta: protocol, parameters, scale, target, status and times.
+    """
+
+    def __init__(self, intervals: pl.DataFrame, step_records: list[dict], meta: dict) -> None:
+        self.intervals = intervals
+        self.step_records = step_records
+        self.meta = meta
+
+    @property
+    def protocol(self) -> Protocol:
+        return get_protocol(self.meta["protocol"])
+
+    @property
+    def scale(self) -> float:
+        """Target capacity relative to the review drive (or as given)."""
+        return float(self.meta["scale"])
+
+    @property
+    def status(self) -> str:
+        return str(self.meta.get("status", "unknown"))
+
+    @property
+    def steps(self) -> pl.DataFrame:
+        """One row per step: label, kind, labels (``condition``, ``loop``, ``test``...), start,
+        duration, host bytes, and for runs the totals (GB, MB/s, IOPS, mean latency)."""
+        rows = []
+        for i, s in enumerate(self.step_records):
+            row = {
+                k: s[k] for k in ("step", "kind", "t_start_s", "duration_s", "workload", "status")
+            }
+            row["index"] = i
+            row["host_written_start_bytes"] = s["host_written_start_bytes"]
+            row["host_written_end_bytes"] = s["host_written_end_bytes"]
+            for k, v in (s.get("labels") or {}).items():
+                row[k] = v if isinstance(v, (str, int, float, bool)) or v is None else str(v)
+            rows.append(row)
+        if not rows:
+            return pl.DataFrame()
+        frame = pl.DataFrame(rows, infer_schema_length=None)
+        if self.intervals.height:
+            per = summarize(self.intervals)
+            lat = self.intervals.group_by("step", maintain_order=True).agg(
+                pl.col("write_lat_mean_us").mean().alias("write_lat_mean_us"),
+                pl.col("read_lat_mean_us").mean().alias("read_lat_mean_us"),
+            )
+            frame = frame.join(per.join(lat, on="step", how="left"), on="step", how="left")
+        return frame.sort("index").drop("index")
+
+    def step(self, name: str) -> pl.DataFrame:
+        """The intervals of one step (empty if it has none)."""
+        return (
+            self.intervals.filter(pl.col("step") == name)
+            if self.intervals.height
+            else self.intervals
+        )
+
+    def capture(self) -> Capture:
+        """The whole replay as one :class:`Capture` (for the analysis functions)."""
+        meta = dict(self.meta)
+        meta.setdefault("target", {})
+        return Capture(intervals=self.intervals, meta=meta)
+
+    def compare(
+        self, published: pl.DataFrame | None = None, *, other: "Replay | None" = None
+    ) -> pl.DataFrame:
+        """Published vs replayed for every published number this replay can check.
+
+        Columns: ``metric``, ``condition``, ``published``, ``replayed``, ``unit``,
+        ``rel_error`` ((replayed − published) / published), ``source``, ``test``, ``drive``,
+        ``tolerance`` (relative), ``within_tolerance``, ``note``. Replayed bytes and seconds
+        are quoted at the review drive's scale (divided by :attr:`scale`). A number the model
+        cannot honestly reproduce has ``within_tolerance`` null and says why in ``note``.
+
+        ``other``: a replay of the same protocol with another setting (Puget: the other data
+        type, or TRIM off) adds the numbers that compare two runs (compressible vs
+        incompressible reads, TRIM on vs off).
+
+        Raises:
+            ReplayError: ``other`` is a replay of another protocol.
+        """
+        from flashback.replay.compare import compare
+
+        return compare(self, published=published, other=other)
+
+    def save(self, directory: str | os.PathLike[str]) -> Path:
+        """Writes ``intervals.parquet`` and ``replay.json`` (meta and steps) to ``directory``."""
+        d = Path(directory)
+        d.mkdir(parents=True, exist_ok=True)
+        self.intervals.write_parquet(d / "intervals.parquet")
+        doc = {"meta": _jsonable(self.meta), "steps": _jsonable(self.step_records)}
+        tmp = d / f"replay.json.tmp{os.getpid()}"
+        tmp.write_text(json.dumps(doc, indent=1))
+        os.replace(tmp, d / "replay.json")
+        return d
+
+    @classmethod
+    def load(cls, directory: str | os.PathLike[str]) -> "Replay":
+        """Reads a replay written by :meth:`save`.
+
+        Raises:
+            CaptureFileError: ``directory`` holds no saved replay.
+        """
+        d = Path(directory)
+        if not (d / "replay.json").exists() or not (d / "intervals.parquet").exists():
+            raise CaptureFileError(
+                f"{d} holds no saved replay; give a directory written by Replay.save"
+            )
+        doc = json.loads((d / "replay.json").read_text())
+        return cls(pl.read_parquet(d / "intervals.parquet"), doc["steps"], doc["meta"])
+
+    def __repr__(self) -> str:
+        return (
+            f"Replay({self.meta.get('protocol')!r}, target={self.meta.get('target_spec')!r}, "
+            f"scale={self.scale:.6g}, steps={len(self.step_records)}, status={self.status!r})"
+        )
+
+
+def check_row(
+    test: str,
+    condition: str,
+    metric: str,
+    replayed: float | None,
+    unit: str,
+    *,
+    drive: str | None,
+    tolerance: float | None = None,
+    seed_value: float | None = None,
+    bound: str = "value",
+    note: str = "",
+    reproducible: bool = True,
+) -> dict[str, Any]:
+    """One row for :meth:`Replay.compare`.
+
+    ``(test, condition, metric, drive)`` use the published data set's vocabulary and select
+    its row (``drive=None``: a row about the procedure or every drive). ``seed_value`` is used
+    only when no published row matches. ``bound``: ``value`` (within ``tolerance`` relative),
+    ``min`` / ``max`` (the published number is a lower / upper bound, loosened by
+    ``tolerance``). ``reproducible=False`` marks a number the model cannot honestly reproduce.
+    """
+    if replayed is not None and replayed != replayed:  # NaN
+        replayed = None
+    return {
+        "test": test,
+        "condition": condition,
+        "metric": metric,
+        "replayed": None if replayed is None else float(replayed),
+        "unit": unit,
+        "drive": drive,
+        "tolerance": tolerance,
+        "seed_value": seed_value,
+        "bound": bound,
+        "note": note,
+        "reproducible": reproducible,
+    }
+
+
+def require(condition: bool, message: str) -> None:
+    """Raises :class:`ReplayError` with ``message`` unless ``condition``."""
+    if not condition:
+        raise ReplayError(message)

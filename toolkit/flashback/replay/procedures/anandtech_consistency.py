@@ -1,0 +1,134 @@
+"""AnandTech (2013): IOPS every second of 2000 s of 4 KiB QD32 random writes after a fill."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from flashback.replay.base import Protocol, Replay, check_row, register, require
+from flashback.replay.procedures.common import dip, rand_write, seq_fill
+
+PROCEDURE = """\
+secure_erase: secure erase
+seq_fill: every LBA of the span written sequentially (incompressible)
+random_write: 4 KiB random writes QD32 over the span, incompressible, for run_s (2000 s),
+  IOPS recorded every second (every second × scale on a scaled drive)
+op25=True: the span is 75 % of the capacity (25 % extra spare area by a smaller partition)"""
+
+
+def _span(size: int, p: dict[str, Any]) -> int:
+    frac = 0.75 if p["op25"] else 1.0
+    return int(size * frac) // (1 << 20) * (1 << 20)
+
+
+def run(r: Any, p: dict[str, Any]) -> None:
+    span = _span(r.size_bytes, p)
+    require(span > 0, "the target is too small for this protocol")
+    iv = r.interval_s
+    cond = "op_25" if p["op25"] else "default_op"
+    r.erase("secure_erase")
+    r.run("seq_fill", seq_fill(offset=0, size=span, interval_s=iv), condition="fill")
+    r.run(
+        "random_write",
+        rand_write(offset=0, size=span, time_s=r.seconds(p["run_s"]), interval_s=iv),
+        condition=cond,
+    )
+
+
+def checks(rep: Replay) -> list[dict[str, Any]]:
+    drive, scale = rep.meta["drive"], rep.scale
+    op25 = rep.meta["params"]["op25"]
+    cond = "op_25" if op25 else "default_op"
+    test = "consistency_rnd4k_qd32_write"
+    df = rep.step("random_write")
+    note = "the review shows this only as a graph"
+    first = late = cliff = None
+    secs = None
+    if df.height:
+        secs = float(df["interval_s"].sum()) / scale
+        first = float(df.head(max(3, df.height // 50))["write_iops"].median())
+        tail = df.filter(pl.col("step_t_s") >= 1400.0 * scale)
+        late = float(tail["write_iops"].mean()) if tail.height else None
+        d = dip(df, col="write_iops", drop=0.5)
+        cliff = None if d is None else d[0] / scale
+    rows = [
+        check_row(
+            test,
+            "all",
+            "duration_s",
+            secs,
+            "s",
+            drive=None,
+            tolerance=0.02,
+            note="at the review drive's scale",
+        ),
+        check_row(
+            test,
+            "all",
+            "interval_s",
+            rep.meta["interval_s"] / scale,
+            "s",
+            drive=None,
+            tolerance=0.02,
+            note="at the review drive's scale",
+        ),
+        check_row(test, cond, "initial_iops", first, "IOPS", drive=drive, note=note),
+        check_row(
+            test,
+            cond,
+            "cliff_time_s",
+            cliff,
+            "s",
+            drive=drive,
+            note=note + "; first fall below half the initial IOPS, at the review drive's scale",
+        ),
+        check_row(
+            test,
+            cond,
+            "steady_avg_iops",
+            late,
+            "IOPS",
+            drive=drive,
+            note=note + "; mean from t = 1400 s, where the review's zoom begins",
+        ),
+    ]
+    if op25:
+        span = rep.meta["params"]
+        rows.append(
+            check_row(
+                test,
+                "op_25",
+                "extra_op_pct",
+                25.0 if span else None,
+                "%",
+                drive=None,
+                tolerance=0.01,
+                note="the span tested is 75 % of the capacity",
+            )
+        )
+    return rows
+
+
+register(
+    Protocol(
+        name="anandtech-consistency",
+        title="AnandTech: Intel SSD 530 performance consistency (IOPS per second, 2000 s)",
+        source="003_76d70b35b5160b0f.txt",
+        review_capacity_bytes=240_000_000_000,
+        default_target="sim:intel-530-240g",
+        drives={
+            "intel-530-240g": ("Intel SSD 530", 240_000_000_000),
+            "intel-335-240g": ("Intel SSD 335", 240_000_000_000),
+        },
+        params={
+            "op25": (False, "test 75 % of the capacity (25 % extra over-provisioning)"),
+            "run_s": (2000.0, "random-write duration at full scale"),
+            "interval_s": (None, "reporting interval (default 1 s × scale on a sim drive)"),
+        },
+        procedure=PROCEDURE,
+        run=run,
+        checks=checks,
+        estimate_written_bytes=lambda size, scale, p: 2.0 * size,
+    )
+)

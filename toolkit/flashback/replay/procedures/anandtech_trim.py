@@ -1,0 +1,102 @@
+"""AnandTech (2013): AS-SSD sequential write clean, after 60 min of torture, after TRIM."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flashback.replay.base import Protocol, Replay, check_row, register, require
+from flashback.replay.procedures.common import mbps, rand_write, seq_fill
+from flashback.workload import Workload
+
+MIB = 1 << 20
+
+PROCEDURE = """\
+secure_erase: secure erase
+clean: AS-SSD sequential write (its test file: 1 GiB, 16 MiB blocks QD1, incompressible)
+seq_fill: the drive filled with incompressible sequential data
+torture: 4 KiB random writes QD32, incompressible, for torture_s (60 min)
+after_torture: AS-SSD sequential write
+trim: one TRIM pass over the whole drive (what AS-SSD's free space looks like once deleted)
+after_trim: AS-SSD sequential write
+the AS-SSD file scales with the target but is kept at ≥ 64 MiB; blocks are 16 MiB, or
+  test size / 16 when that is smaller"""
+
+
+def _asssd(r: Any, p: dict[str, Any]) -> Workload:
+    size = max(r.bytes(p["asssd_bytes"]), min(64 * MIB, r.size_bytes // 8 // MIB * MIB))
+    bs = max(min(16 * MIB, size // 16) // (128 << 10) * (128 << 10), 128 << 10)
+    return Workload(
+        rw="write", bs=bs, iodepth=1, offset=0, size=size, data="random", interval=r.interval_s
+    )
+
+
+def run(r: Any, p: dict[str, Any]) -> None:
+    require(r.size_bytes >= 8 * MIB, "the target is too small for this protocol")
+    iv = r.interval_s
+    r.erase("secure_erase")
+    r.run("clean", _asssd(r, p), condition="clean")
+    r.run("seq_fill", seq_fill(offset=0, size=r.size_bytes, interval_s=iv), condition="fill")
+    r.run(
+        "torture",
+        rand_write(offset=0, size=r.size_bytes, time_s=r.seconds(p["torture_s"]), interval_s=iv),
+        condition="torture",
+    )
+    r.run("after_torture", _asssd(r, p), condition="after_torture")
+    r.discard("trim", offset=0, size=None, condition="trim")
+    r.run("after_trim", _asssd(r, p), condition="after_trim")
+
+
+def checks(rep: Replay) -> list[dict[str, Any]]:
+    drive = rep.meta["drive"]
+    torture = rep.step("torture")
+    secs = float(torture["interval_s"].sum()) / rep.scale if torture.height else None
+    rows = [
+        check_row(
+            "trim_validation_torture",
+            "all",
+            "duration_s",
+            secs,
+            "s",
+            drive=None,
+            tolerance=0.02,
+            note="at the review drive's scale",
+        )
+    ]
+    for step, cond in (
+        ("clean", "clean"),
+        ("after_torture", "torture"),
+        ("after_trim", "after_trim"),
+    ):
+        rows.append(
+            check_row(
+                "as_ssd_seq_write",
+                cond,
+                "avg_mbps",
+                mbps(rep.step(step)),
+                "MB/s",
+                drive=drive,
+                tolerance=0.15,
+            )
+        )
+    return rows
+
+
+register(
+    Protocol(
+        name="anandtech-trim-validation",
+        title="AnandTech: Intel SSD 530 TRIM validation (AS-SSD sequential write)",
+        source="003_76d70b35b5160b0f.txt",
+        review_capacity_bytes=240_000_000_000,
+        default_target="sim:intel-530-240g",
+        drives={"intel-530-240g": ("Intel SSD 530", 240_000_000_000)},
+        params={
+            "torture_s": (3600.0, "random-write torture at full scale (60 minutes)"),
+            "asssd_bytes": (1 << 30, "AS-SSD test file at full scale (1 GiB)"),
+            "interval_s": (None, "reporting interval (default 1 s × scale on a sim drive)"),
+        },
+        procedure=PROCEDURE,
+        run=run,
+        checks=checks,
+        estimate_written_bytes=lambda size, scale, p: 2.0 * size,
+    )
+)

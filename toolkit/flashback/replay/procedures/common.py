@@ -1,0 +1,154 @@
+"""Workload builders and small statistics the protocols share."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from flashback.workload import Workload
+
+GB = 1e9
+
+
+def seq_fill(
+    *, offset: int, size: int, data: str = "random", interval_s: float | None = None, seed: int = 1
+) -> Workload:
+    """One sequential pass of 128 KiB QD32 writes over ``[offset, offset + size)``."""
+    return Workload(
+        rw="write",
+        bs="128k",
+        iodepth=32,
+        offset=offset,
+        size=size,
+        data=data,
+        interval=interval_s,
+        seed=seed,
+    )
+
+
+def rand_write(
+    *,
+    offset: int,
+    size: int,
+    time_s: float | None = None,
+    written: int | None = None,
+    iodepth: int = 32,
+    data: str = "random",
+    interval_s: float | None = None,
+    seed: int = 1,
+) -> Workload:
+    """4 KiB uniform random writes (with replacement, as IOMeter) over the span."""
+    return Workload(
+        rw="randwrite",
+        bs="4k",
+        iodepth=iodepth,
+        offset=offset,
+        size=size,
+        time=time_s,
+        written=written,
+        data=data,
+        random="uniform",
+        interval=interval_s,
+        seed=seed,
+    )
+
+
+def rate(df: pl.DataFrame, col: str) -> float | None:
+    """Bytes (or ios) per second over a step: ``col`` is ``write_bytes``, ``read_ios``..."""
+    if df.is_empty():
+        return None
+    secs = float(df["interval_s"].sum())
+    return float(df[col].sum()) / secs if secs > 0 else None
+
+
+def mbps(df: pl.DataFrame, direction: str = "write") -> float | None:
+    """Mean MB/s of a step (decimal MB, as reviews quote)."""
+    r = rate(df, f"{direction}_bytes")
+    return None if r is None else r / 1e6
+
+
+def iops(df: pl.DataFrame, direction: str = "write") -> float | None:
+    """Mean IOPS of a step."""
+    return rate(df, f"{direction}_ios")
+
+
+def dip(
+    df: pl.DataFrame, *, col: str = "write_mbps", drop: float = 0.7, window: int = 3
+) -> tuple[float, int] | None:
+    """When a step's level first falls below ``drop`` × its initial level.
+
+    The initial level is the median of the first tenth of the step (at least three
+    intervals); the series is a rolling mean of ``window`` intervals. Returns the step time
+    (s, end of the interval) and the bytes written in the step up to then, or ``None``.
+    """
+    if df.height < 2 * window:
+        return None
+    y = df[col].fill_null(0.0).to_numpy()
+    head = max(3, df.height // 10)
+    level = float(np.median(y[:head]))
+    if level <= 0:
+        return None
+    smooth = np.convolve(y, np.ones(window) / window, mode="valid")
+    below = np.nonzero(smooth < drop * level)[0]
+    if below.size == 0:
+        return None
+    i = int(below[0])  # first interval of the window that falls below
+    t = float(df["step_t_s"][i] - df["interval_s"][i])
+    written = int(df["write_bytes"][:i].sum())
+    return t, written
+
+
+def three_levels(x: np.ndarray, y: np.ndarray, *, min_size: int = 3) -> tuple[float, float] | None:
+    """Two breakpoints of the least-squares fit of three constant levels to ``y(x)``.
+
+    Returns the ``x`` where the second and third segments start, or ``None`` when there are
+    fewer than ``3 × min_size`` points. Exhaustive over all pairs (O(n²), n ≈ a few hundred).
+    """
+    n = len(y)
+    if n < 3 * min_size:
+        return None
+    c1 = np.concatenate([[0.0], np.cumsum(y)])
+    c2 = np.concatenate([[0.0], np.cumsum(y * y)])
+
+    def sse(a: int, b: int) -> float:
+        s, s2, m = c1[b] - c1[a], c2[b] - c2[a], b - a
+        return s2 - s * s / m
+
+    best = (np.inf, 0, 0)
+    for i in range(min_size, n - 2 * min_size + 1):
+        left = sse(0, i)
+        for j in range(i + min_size, n - min_size + 1):
+            cost = left + sse(i, j) + sse(j, n)
+            if cost < best[0]:
+                best = (cost, i, j)
+    _, i, j = best
+    return float(x[i]), float(x[j])
+
+
+def rounds_steady(
+    values: list[float], *, window: int = 5, band: float = 0.20, slope_band: float = 0.10
+) -> bool:
+    """SNIA PTS steady state on the last ``window`` rounds: max − min ≤ ``band`` × mean and
+    the least-squares line's excursion across the window ≤ ``slope_band`` × mean.
+
+    Uses the analysis package's PTS check (``flashback.analysis.steady_state``) when it is
+    installed, this local twin otherwise (the tests hold them to the same verdicts)."""
+    if len(values) < window:
+        return False
+    w = np.asarray(values[-window:], dtype=float)
+    shared = _shared_window_check()
+    if shared is not None and (window, band, slope_band) == (5, 0.20, 0.10):
+        return bool(shared(w, "snia")["ok"])
+    mean = float(w.mean())
+    if mean <= 0:
+        return False
+    slope = float(np.polyfit(np.arange(window), w, 1)[0])
+    return (w.max() - w.min()) <= band * mean and abs(slope) * (window - 1) <= slope_band * mean
+
+
+def _shared_window_check():  # type: ignore[no-untyped-def]
+    try:
+        from flashback.analysis.steady_state import window_check
+    except ImportError:
+        return None
+    return window_check

@@ -1,0 +1,114 @@
+"""X-bit labs (2012): 4 KiB QD32 random writes fresh, after two fills, after idle, after TRIM."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flashback.replay.base import Protocol, Replay, check_row, register
+from flashback.replay.procedures.common import iops, rand_write, seq_fill
+
+PROCEDURE = """\
+secure_erase: secure erase (fresh out of box)
+fresh: 4 KiB random writes QD32 for measure_s
+fill_1, fill_2: the whole drive written sequentially twice (incompressible)
+used: 4 KiB random writes QD32 for measure_s
+idle: 30 minutes idle (idle-time garbage collection)
+after_idle: 4 KiB random writes QD32 for measure_s
+trim: the whole drive TRIMmed
+after_trim: 4 KiB random writes QD32 for measure_s
+results: IOPS of each state relative to fresh = 100 %
+assumed (not stated): measure_s = 60 s at full scale; random offsets uniform; incompressible"""
+
+
+def run(r: Any, p: dict[str, Any]) -> None:
+    t = r.seconds(p["measure_s"])
+    iv = r.interval_s
+    size = r.size_bytes
+
+    def measure(name: str, seed: int) -> None:
+        r.run(
+            name,
+            rand_write(offset=0, size=size, time_s=t, interval_s=iv, seed=seed),
+            condition=name,
+        )
+
+    r.erase("secure_erase")
+    measure("fresh", 1)
+    r.run("fill_1", seq_fill(offset=0, size=size, interval_s=iv), condition="fill")
+    r.run("fill_2", seq_fill(offset=0, size=size, interval_s=iv, seed=2), condition="fill")
+    measure("used", 2)
+    r.idle("idle", r.seconds(p["idle_s"]), condition="idle")
+    measure("after_idle", 3)
+    r.discard("trim", offset=0, size=None, condition="trim")
+    measure("after_trim", 4)
+
+
+def checks(rep: Replay) -> list[dict[str, Any]]:
+    drive = rep.meta["drive"]
+    test = "iometer_rnd4k_qd32_write"
+    fresh = iops(rep.step("fresh"))
+    idle = [s for s in rep.step_records if s["step"] == "idle"]
+    rows = [
+        check_row(
+            test,
+            "after_idle",
+            "idle_s",
+            idle[0]["labels"]["idle_s"] / rep.scale if idle else None,
+            "s",
+            drive=None,
+            tolerance=0.02,
+            note="the idle replayed, at the review drive's scale",
+        ),
+        check_row(
+            test,
+            "fresh",
+            "avg_iops",
+            fresh,
+            "IOPS",
+            drive=drive,
+            note="the review shows only relative values",
+        ),
+    ]
+    for state in ("used", "after_idle", "after_trim"):
+        v = iops(rep.step(state))
+        rel = None if (v is None or not fresh) else 100.0 * v / fresh
+        rows.append(
+            check_row(test, state, "relative_to_fresh_pct", rel, "%", drive=drive, tolerance=0.06)
+        )
+        rows.append(
+            check_row(
+                test,
+                state,
+                "loss_vs_fresh_pct",
+                None if rel is None else 100.0 - rel,
+                "%",
+                drive=drive,
+                tolerance=0.5,
+                note="a loss of a few % is compared loosely (±50 %)",
+            )
+        )
+    return rows
+
+
+register(
+    Protocol(
+        name="xbit-pts-degradation",
+        title="X-bit labs: Intel 335/330 random-write degradation, idle and TRIM recovery",
+        source="002_a117cd683a41e7c2.txt",
+        review_capacity_bytes=240_000_000_000,
+        default_target="sim:intel-335-240g",
+        drives={
+            "intel-335-240g": ("Intel SSD 335", 240_000_000_000),
+            "intel-330-240g": ("Intel SSD 330", 240_000_000_000),
+        },
+        params={
+            "measure_s": (60.0, "each measurement's duration at full scale"),
+            "idle_s": (1800.0, "the idle period at full scale (30 minutes)"),
+            "interval_s": (None, "reporting interval (default 1 s × scale on a sim drive)"),
+        },
+        procedure=PROCEDURE,
+        run=run,
+        checks=checks,
+        estimate_written_bytes=lambda size, scale, p: 2.3 * size,
+    )
+)

@@ -1,0 +1,183 @@
+"""The runner a protocol drives: labelled steps on one target, concatenated into one frame.
+
+Every step — a workload run, a discard, an idle period, a secure erase — is recorded with its
+label, kind, start time, duration and host bytes before/after. ``host_written_bytes`` in the
+intervals counts from the protocol's erase step; ``t_s`` counts from the start of the replay
+(idle and discard steps included) and ``step_t_s`` from the start of each step.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import polars as pl
+
+from flashback.capture import Capture
+from flashback.errors import ReplayError
+from flashback.replay.scaling import MIB, scaled_bytes, scaled_seconds
+from flashback.targets import Target
+from flashback.workload import Workload
+
+
+class Interrupted(Exception):
+    """A step came back interrupted (Ctrl-C); the replay stops and keeps what it has."""
+
+
+class Runner:
+    """Runs labelled steps on ``target`` at ``scale`` and keeps their captures.
+
+    Args:
+        target: the opened target (its state persists across steps).
+        scale: target capacity relative to the review drive (see :mod:`scaling`).
+        bar: a progress callback (``step(name)`` and ``__call__(row)``) or ``None``.
+        interval_s: the reporting interval for runs that ask for a scaled one (``None``:
+            ``1 s × scale`` on a simulated drive, whose clock is virtual, 1 s otherwise).
+    """
+
+    def __init__(
+        self, target: Target, *, scale: float, bar: Any = None, interval_s: float | None = None
+    ) -> None:
+        self.target = target
+        self.scale = scale
+        self.bar = bar
+        self.size_bytes = target.size_bytes
+        self._interval_s = interval_s
+        self._frames: list[pl.DataFrame] = []
+        self.steps: list[dict[str, Any]] = []
+        self._names: set[str] = set()
+        self._t_s = 0.0
+        self._base_written = target.host_written_bytes
+        self.status = "complete"
+
+    # ---- scaling helpers -------------------------------------------------------------
+    def bytes(self, full_bytes: float, *, align: int = MIB, minimum: int | None = None) -> int:
+        """A review's byte count at this target's scale, aligned (default 1 MiB)."""
+        return scaled_bytes(full_bytes, self.scale, align=align, minimum=minimum)
+
+    def seconds(self, full_s: float, *, minimum: float = 0.0) -> float:
+        """A review's duration at this target's scale."""
+        return scaled_seconds(full_s, self.scale, minimum=minimum)
+
+    @property
+    def interval_s(self) -> float:
+        """The reporting interval for runs whose time axis is scaled."""
+        if self._interval_s is not None:
+            return self._interval_s
+        if self.target.kind == "sim":
+            return max(min(1.0, self.scale), 0.001)
+        return 1.0
+
+    @property
+    def written_bytes(self) -> int:
+        """Host bytes written since the protocol's erase step."""
+        return self.target.host_written_bytes - self._base_written
+
+    # ---- steps -----------------------------------------------------------------------
+    def erase(self, name: str = "secure_erase", **labels: Any) -> None:
+        """Secure erase (sim) or whole-span discard (real); host bytes count from here."""
+        t0 = time.monotonic()
+        self.target.sanitize()
+        self._base_written = self.target.host_written_bytes
+        self._record(name, "erase", time.monotonic() - t0, None, labels, virtual=True)
+
+    def run(self, name: str, workload: Workload, **labels: Any) -> pl.DataFrame:
+        """Runs ``workload`` as step ``name``; returns the step's intervals (rebased)."""
+        self._label(name)
+        before = self.written_bytes
+        # the bound method, not the bar: Target.run closes a progress object it is given
+        on_row = None if self.bar is None else self.bar.__call__
+        cap: Capture = self.target.run(workload, step=name, progress=on_row)
+        df = cap.intervals
+        if "step" not in df.columns:
+            df = df.with_columns(pl.lit(name).alias("step"))
+        if df.height:
+            df = df.with_columns(
+                pl.col("t_s").alias("step_t_s"),
+                (pl.col("t_s") + self._t_s).alias("t_s"),
+                (pl.col("host_written_bytes").cast(pl.Int64) - self._base_written)
+                .clip(lower_bound=0)
+                .cast(pl.UInt64)
+                .alias("host_written_bytes"),
+            )
+            duration = float(df["interval_s"].sum())
+        else:
+            duration = 0.0
+        self._frames.append(df)
+        step = self._record(name, "run", duration, workload, labels, meta=cap.meta, before=before)
+        step["status"] = cap.status
+        if cap.status == "interrupted":
+            self.status = "interrupted"
+            raise Interrupted(name)
+        if cap.status.startswith("failed"):
+            raise ReplayError(f"step {name!r} failed ({cap.status}); the replay stopped there")
+        return df
+
+    def discard(
+        self, name: str, *, offset: int = 0, size: int | None = None, **labels: Any
+    ) -> None:
+        """Discards (TRIM) ``size`` bytes from ``offset`` (``None``: to the end)."""
+        self._label(name)
+        t0 = time.monotonic()
+        self.target.discard(offset=offset, size=size)
+        span = (self.size_bytes - offset) if size is None else size
+        labels = {"offset_bytes": offset, "size_bytes": span, **labels}
+        self._record(name, "discard", time.monotonic() - t0, None, labels, virtual=True)
+
+    def idle(self, name: str, seconds: float, **labels: Any) -> None:
+        """Leaves the target idle ``seconds`` (virtual on a sim drive, wall clock otherwise)."""
+        self._label(name)
+        t0 = time.monotonic()
+        finished = self.target.idle(seconds)
+        wall = time.monotonic() - t0
+        elapsed = seconds if (finished or self.target.kind == "sim") else wall
+        self._record(name, "idle", elapsed, None, {"idle_s": seconds, **labels})
+        if not finished:
+            self.status = "interrupted"
+            raise Interrupted(name)
+
+    # ---- bookkeeping -----------------------------------------------------------------
+    def _label(self, name: str) -> None:
+        if self.bar is not None and hasattr(self.bar, "step"):
+            self.bar.step(name)
+
+    def _record(
+        self,
+        name: str,
+        kind: str,
+        duration_s: float,
+        workload: Workload | None,
+        labels: dict[str, Any],
+        *,
+        meta: dict | None = None,
+        before: int | None = None,
+        virtual: bool = False,
+    ) -> dict[str, Any]:
+        if name in self._names:
+            raise ReplayError(f"step label {name!r} is used twice; every step needs its own label")
+        if virtual and self.target.kind == "sim":
+            duration_s = 0.0  # instantaneous on the simulated clock
+        after = self.written_bytes
+        step = {
+            "step": name,
+            "kind": kind,
+            "t_start_s": self._t_s,
+            "duration_s": duration_s,
+            "host_written_start_bytes": after if before is None else before,
+            "host_written_end_bytes": after,
+            "workload": None if workload is None else workload.describe(),
+            "status": "complete",
+            "labels": labels,
+            "capture_meta": meta,
+        }
+        self._t_s += duration_s
+        self.steps.append(step)
+        self._names.add(name)
+        return step
+
+    def intervals(self) -> pl.DataFrame:
+        """All run steps' intervals, in order (empty frame if none ran)."""
+        frames = [f for f in self._frames if f.height]
+        if not frames:
+            return pl.DataFrame()
+        return pl.concat(frames, how="diagonal_relaxed")

@@ -1,0 +1,65 @@
+"""Scaling a review's procedure to a target of another capacity.
+
+A review's spans, durations and byte limits were chosen for its drive. On a target whose
+capacity is ``scale`` times the review drive's, every span, byte limit and duration is
+multiplied by ``scale`` (durations too: a drive ``scale`` times smaller, written at the same
+speed, reaches the same state ``scale`` times sooner). Results are quoted back in the review's
+units by dividing by ``scale`` ("full-scale equivalent").
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from flashback.errors import ParameterError
+
+MIB = 1 << 20
+
+
+def parse_scale(scale: float | str | None) -> float | None:
+    """A positive scale from ``0.25``, ``"1/64"`` or ``"0.5"``; ``None`` stays ``None``.
+
+    Raises:
+        ParameterError: the scale is not a positive number or fraction.
+    """
+    if scale is None:
+        return None
+    try:
+        value = float(Fraction(scale)) if isinstance(scale, str) else float(scale)
+    except (ValueError, ZeroDivisionError):
+        raise ParameterError(
+            f"scale={scale!r} is not a number; give a positive fraction such as 1/64 or 0.25"
+        ) from None
+    if not value > 0 or value != value or value == float("inf"):
+        raise ParameterError(
+            f"scale={scale!r} is out of range; give a positive number such as 1/64"
+        )
+    return value
+
+
+def default_scale(target_bytes: int, review_bytes: int | None) -> float:
+    """``target_bytes / review_bytes`` (1.0 when the protocol has no review drive)."""
+    if not review_bytes:
+        return 1.0
+    return target_bytes / review_bytes
+
+
+def scaled_bytes(
+    full_bytes: float, scale: float, *, align: int = MIB, minimum: int | None = None
+) -> int:
+    """``full_bytes × scale`` rounded down to ``align`` (at least ``minimum``, default ``align``)."""
+    floor = align if minimum is None else minimum
+    value = int(full_bytes * scale) // align * align
+    return max(value, floor)
+
+
+def scaled_seconds(full_s: float, scale: float, *, minimum: float = 0.0) -> float:
+    """``full_s × scale`` (at least ``minimum`` seconds)."""
+    return max(full_s * scale, minimum)
+
+
+def full_scale(value: float | None, scale: float) -> float | None:
+    """A measured span, byte count or time quoted back at the review drive's scale."""
+    if value is None:
+        return None
+    return value / scale
