@@ -21,6 +21,22 @@ from flashback.errors import (
 from flashback.published import published
 from flashback.replay import Replay, protocols, replay
 from flashback.targets import Target, open_target, run
+from flashback.analysis import (
+    Effect,
+    SegmentedFit,
+    Segments,
+    SteadyState,
+    changepoints,
+    compression_effect,
+    consistency,
+    degradation,
+    idle_recovery,
+    segmented_fit,
+    steady_state,
+    to_rounds,
+    trim_effect,
+)
+from flashback.fio import read_fio
 from flashback.workload import Workload
 
 __version__ = _native.__version__
@@ -55,4 +71,18 @@ __all__ = [
     "DeviceError",
     "AnalysisError",
     "ReplayError",
+    "changepoints",
+    "steady_state",
+    "to_rounds",
+    "compression_effect",
+    "trim_effect",
+    "degradation",
+    "idle_recovery",
+    "consistency",
+    "segmented_fit",
+    "read_fio",
+    "Segments",
+    "SteadyState",
+    "Effect",
+    "SegmentedFit",
 ]

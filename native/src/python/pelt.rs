@@ -1,6 +1,34 @@
-//! PELT bindings. (Filled in by the analysis issue.)
+//! PELT bindings: a float64 buffer (numpy array, array.array) or sequence in, a list of
+//! segment end indices out. The search runs with the GIL released.
+use super::errors::IntoPy;
+use crate::pelt::{pelt, Cost};
+use pyo3::buffer::PyBuffer;
 use pyo3::prelude::*;
 
-pub fn register(_m: &Bound<'_, PyModule>) -> PyResult<()> {
+fn to_vec(py: Python<'_>, signal: &Bound<'_, PyAny>) -> PyResult<Vec<f64>> {
+    match PyBuffer::<f64>::get(signal) {
+        Ok(buf) => buf.to_vec(py),
+        Err(_) => signal.extract::<Vec<f64>>(),
+    }
+}
+
+/// `pelt(signal, pen, min_size, cost="l2") -> list[int]`: exact PELT, jump 1, ruptures'
+/// conventions (end indices, the last is `len(signal)`).
+#[pyfunction]
+#[pyo3(signature = (signal, pen, min_size, cost = "l2"))]
+fn pelt_search(
+    py: Python<'_>,
+    signal: &Bound<'_, PyAny>,
+    pen: f64,
+    min_size: usize,
+    cost: &str,
+) -> PyResult<Vec<usize>> {
+    let x = to_vec(py, signal)?;
+    let model = Cost::parse(cost).py_err()?;
+    py.detach(|| pelt(&x, pen, min_size, model)).py_err()
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(pelt_search, m)?)?;
     Ok(())
 }

@@ -19,6 +19,7 @@ COMMANDS = {
     "recover": "recover",
     "replay": "replay",
     "published": "published",
+    "analyze": "analyze",
 }
 
 

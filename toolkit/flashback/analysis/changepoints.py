@@ -1,0 +1,219 @@
+"""``changepoints``: piecewise-constant segmentation of a capture series, in the bytes-written
+(or time) domain, with robust defaults for scattered per-second SSD data."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from flashback.analysis import blocks, frames, noise
+from flashback.analysis.crops import crops
+from flashback.analysis.pelt import search
+from flashback.analysis.segments import Segments
+from flashback.errors import AnalysisError
+
+#: LR threshold for a ~95 % change-location interval (Hansen 2000: −2 ln(1 − √0.95))
+LOCATION_LR_95 = 7.35
+
+
+def _default_min_size(n: int) -> int:
+    return int(min(max(3, n // 200), 60))
+
+
+def _starts_x(df: pl.DataFrame, x: str, xs: np.ndarray) -> np.ndarray:
+    """x at the *start* of each interval: the previous row's x; the first row steps back by
+    its own increment (write_bytes for host_written_bytes, interval_s for t_s)."""
+    first = xs[0]
+    inc = {"host_written_bytes": "write_bytes", "t_s": "interval_s"}.get(x)
+    if inc and inc in df.columns:
+        first = xs[0] - float(df.get_column(inc)[0] or 0)
+    return np.concatenate([[first], xs[:-1]])
+
+
+def _location_interval(sig: np.ndarray, a: int, b: int, c: int, sigma: float, m: int) -> tuple[int, int]:
+    """Indices (lo, hi) of starts τ in (a, c) whose two-segment L2 cost is within
+    ``LOCATION_LR_95 · σ̂²`` of the chosen start ``b``."""
+    seg = sig[a:c]
+    s1 = np.concatenate([[0.0], np.cumsum(seg - seg.mean())])
+    s2 = np.concatenate([[0.0], np.cumsum((seg - seg.mean()) ** 2)])
+    n = c - a
+    taus = np.arange(max(1, min(m, b - a)), n - max(1, min(m, c - b)) + 1)
+    if taus.size == 0:
+        return b, b
+    left = s2[taus] - s1[taus] ** 2 / taus
+    right = (s2[n] - s2[taus]) - (s1[n] - s1[taus]) ** 2 / (n - taus)
+    tot = left + right
+    at_b = tot[np.searchsorted(taus, b - a)] if (b - a) in taus else tot.min()
+    ok = taus[tot - at_b <= LOCATION_LR_95 * max(sigma, 1e-300) ** 2]
+    return (a + int(ok.min()), a + int(ok.max())) if ok.size else (b, b)
+
+
+def _one(
+    df: pl.DataFrame,
+    meta: dict[str, Any],
+    *,
+    x: str,
+    y: str,
+    transform: str | None,
+    penalty: str | float,
+    min_size: int | None,
+    method: Any,
+    cost: str,
+    capacity: float | None,
+    level: float,
+) -> tuple[pl.DataFrame, list[float], list[tuple[float, float]], dict[str, Any]]:
+    xs = frames.column(df, x, role="x")
+    frames.check_x(xs, x)
+    raw = frames.column(df, y, role="y")
+    frames.need_rows(raw.size, 2, "change-point detection")
+    n = raw.size
+    m = _default_min_size(n) if min_size is None else int(min_size)
+    if m < 1:
+        raise AnalysisError(f"min_size must be at least 1, got {m}")
+    frames.need_rows(n, m, f"change-point detection with min_size={m}")
+    sig = frames.transformed(raw, transform, y)
+    sigma = noise.sigma_mad_diff(sig)
+    if sigma <= 0:
+        sigma = max(float(np.std(sig)), 1e-9 * max(1.0, float(np.abs(sig).mean())))
+    window = max(5, 2 * m + 1)
+    heavy = noise.is_heavy_tailed(sig, sigma, window=window)
+    used = ("huber" if heavy else "l2") if cost == "auto" else cost
+    work = noise.huberize(sig, sigma, window=window) if used == "huber" else sig
+    search_cost = "l2" if used == "huber" else used
+    if penalty == "auto":
+        pen = 3.0 * math.log(n) * (1.0 if search_cost == "normal" else sigma**2)
+    else:
+        try:
+            pen = float(penalty)
+        except (TypeError, ValueError):
+            raise AnalysisError(f"penalty={penalty!r} is neither 'auto' nor a number") from None
+        if not math.isfinite(pen) or pen < 0:
+            raise AnalysisError(f"penalty must be a finite number >= 0, got {penalty!r}")
+
+    def run(p: float) -> list[int]:
+        return search(work, pen=p, min_size=m, method=method, cost=search_cost)
+
+    ends = run(pen)
+    starts = [0] + ends[:-1]
+    x0 = _starts_x(df, x, xs)
+    t = frames.column(df, "t_s", role="t_s") if "t_s" in df.columns else None
+    t0 = _starts_x(df, "t_s", t) if t is not None else None
+    hb = (
+        frames.column(df, "host_written_bytes", role="host_written_bytes")
+        if "host_written_bytes" in df.columns
+        else None
+    )
+    hb0 = _starts_x(df, "host_written_bytes", hb) if hb is not None else None
+    per = 1e9 if x.endswith("_bytes") else 1.0
+    rows = []
+    nan = float("nan")
+    for s, e in zip(starts, ends):
+        lv, lo, hi = blocks.level_ci(raw[s:e], level=level)
+        rows.append(
+            {
+                "x_start": float(x0[s]),
+                "x_end": float(xs[e - 1]),
+                "t_start_s": float(t0[s]) if t0 is not None else nan,
+                "t_end_s": float(t[e - 1]) if t is not None else nan,
+                "gb_start": float(hb0[s]) / 1e9 if hb is not None else nan,
+                "gb_end": float(hb[e - 1]) / 1e9 if hb is not None else nan,
+                "fills_start": float(hb0[s]) / capacity if hb is not None and capacity else nan,
+                "fills_end": float(hb[e - 1]) / capacity if hb is not None and capacity else nan,
+                "level": lv,
+                "level_lo": lo,
+                "level_hi": hi,
+                "slope": blocks.ols_slope(xs[s:e] / per, raw[s:e]),
+                "n": e - s,
+            }
+        )
+    bkps = [float(x0[s]) for s in starts[1:]]
+    ivals = []
+    for i in range(1, len(starts)):
+        lo_i, hi_i = _location_interval(work, starts[i - 1], starts[i], ends[i], sigma, m)
+        ivals.append((float(x0[lo_i]), float(x0[hi_i])))
+
+    def path(pen_min: float, pen_max: float) -> pl.DataFrame:
+        f = crops(work, search=run, pen_min=pen_min, pen_max=pen_max)
+        return f.with_columns(
+            pl.col("ends")
+            .map_elements(lambda es: [float(x0[s]) for s in ([0] + list(es)[:-1])[1:]],
+                          return_dtype=pl.List(pl.Float64))
+            .alias("breakpoints")
+        ).drop("ends")
+
+    info = {"penalty": pen, "sigma": sigma, "cost": used, "min_size": m, "heavy": heavy, "path": path}
+    return pl.DataFrame(rows), bkps, ivals, info
+
+
+def changepoints(
+    data: Any,
+    *,
+    x: str = "host_written_bytes",
+    y: str = "write_mbps",
+    transform: str | None = None,
+    penalty: str | float = "auto",
+    min_size: int | None = None,
+    method: Any = "pelt",
+    cost: str = "auto",
+    by: str | pl.Expr | None = None,
+    capacity_bytes: float | None = None,
+    level: float = 0.95,
+) -> Segments:
+    """Finds where the level of ``y`` changes along ``x``.
+
+    Args:
+        data: a :class:`~flashback.Capture` or a polars frame in the capture schema.
+        x: the axis: ``host_written_bytes`` (bytes written) or ``t_s`` (seconds), or any
+            non-decreasing numeric column.
+        y: the series (``write_mbps``, ``write_iops``, ``write_lat_p99_us``...).
+        transform: ``"log"`` segments log(y) (multiplicative changes), None the raw values.
+        penalty: ``"auto"`` = 3 · σ̂² · ln n with σ̂ the robust noise scale (MAD of
+            differences), or a number in squared units of the (transformed) series.
+        min_size: shortest segment in intervals (default: n/200, within 3–60).
+        method: ``"pelt"`` (native exact PELT for l2/huber/normal costs), another ruptures
+            algorithm name (``binseg``, ``bottomup``, ``window``, ``kernelcpd``) or a ruptures
+            estimator instance.
+        cost: ``"auto"`` (``huber`` when the series is heavy-tailed, else ``l2``), ``l2``,
+            ``huber`` (L2 on a signal clipped to ±2 σ̂ of its running median), ``normal``
+            (mean and variance), or a ruptures model name (``l1``, ``rbf``...).
+        by: a column name or polars expression; each group is segmented separately.
+        capacity_bytes: drive capacity for the ``fills`` columns (default: from capture meta).
+        level: confidence level of ``level_lo``/``level_hi``.
+
+    Returns:
+        :class:`Segments`.
+
+    Raises:
+        AnalysisError: empty input, missing or non-numeric column, NaN values, x going
+            backwards, too few points, or a bad penalty/method.
+    """
+    df, meta = frames.as_frame(data)
+    capacity = frames.capacity_bytes(meta, capacity_bytes)
+    kw = dict(x=x, y=y, transform=transform, penalty=penalty, min_size=min_size, method=method,
+              cost=cost, capacity=capacity, level=level)
+    slope_unit = f"{y} per GB" if x.endswith("_bytes") else f"{y} per {x.rsplit('_', 1)[-1]}"
+    mname = method if isinstance(method, str) else type(method).__name__
+    if by is None:
+        f, bk, iv, info = _one(df, meta, **kw)
+        return Segments(bk, x, y, info["penalty"], info["sigma"], info["cost"], mname,
+                        info["min_size"], info["heavy"], iv, slope_unit, f, {None: info["path"]})
+    expr = pl.col(by) if isinstance(by, str) else by
+    if isinstance(by, str) and by not in df.columns:
+        raise AnalysisError(f"by={by!r} is not a column of the frame; name one of its columns")
+    keyed = df.with_columns(expr.cast(pl.Utf8).alias("__group"))
+    frames_, bks, ivs, paths, infos = [], [], [], {}, []
+    for (g,), part in keyed.group_by("__group", maintain_order=True):
+        f, bk, iv, info = _one(part.drop("__group"), meta, **kw)
+        frames_.append(f.with_columns(pl.lit(g).alias("group")).select(["group", *f.columns]))
+        bks += bk
+        ivs += iv
+        paths[g] = info["path"]
+        infos.append(info)
+    heavy = any(i["heavy"] for i in infos)
+    return Segments(bks, x, y, float(np.median([i["penalty"] for i in infos])),
+                    float(np.median([i["sigma"] for i in infos])),
+                    ",".join(sorted({i["cost"] for i in infos})), mname,
+                    infos[0]["min_size"], heavy, ivs, slope_unit, pl.concat(frames_), paths)

@@ -1,0 +1,115 @@
+"""``to_rounds``: aggregate per-interval data into rounds of time, bytes written or drive
+fills (the unit a steady-state rule works on)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from flashback.analysis import frames
+from flashback.errors import AnalysisError, ParameterError
+
+#: columns that are summed per round (everything else numeric is averaged)
+_SUMMED = re.compile(r"^(read|write|trim)_(ios|bytes)$|^interval_s$|^gc_copied_bytes$")
+_SKIP = {"t_s", "host_written_bytes", "nand_written_bytes", "step", "free_blocks"}
+
+
+def parse_round(spec: str | float, capacity: float | None) -> tuple[str, float]:
+    """``"60s"``/``"5m"`` → ("time", s); ``"1g"``/``"512m"`` → ("bytes", n);
+    ``"0.25fill"`` → ("bytes", 0.25·capacity).
+
+    Raises:
+        AnalysisError: malformed spec, or ``fill`` without a known capacity.
+    """
+    from flashback.units import parse_duration, parse_size
+
+    if isinstance(spec, (int, float)):
+        return "time", float(spec)
+    s = str(spec).strip().lower()
+    m = re.fullmatch(r"([0-9.]+)\s*fills?", s)
+    if m:
+        if not capacity:
+            raise AnalysisError(
+                f"round={spec!r} needs the drive capacity; pass capacity_bytes= or a capture "
+                "whose meta names the target size"
+            )
+        return "bytes", float(m.group(1)) * capacity
+    try:
+        if re.fullmatch(r"[0-9.]+\s*(s|sec|m|min|h)", s):
+            return "time", float(parse_duration(s, field="round"))
+        return "bytes", float(parse_size(s, field="round"))
+    except ParameterError:
+        raise AnalysisError(
+            f"round={spec!r} is not a duration (60s), a size (1g) or a fill fraction (0.25fill)"
+        ) from None
+
+
+def to_rounds(
+    data: Any, *, round: str | float = "60s", capacity_bytes: float | None = None
+) -> pl.DataFrame:
+    """Aggregates intervals into rounds.
+
+    Returns one row per round: ``round`` (1-based), ``t_start_s``, ``t_end_s``, ``seconds``,
+    ``bytes_start``, ``bytes_end`` (host bytes written), ``gb_end``, ``fills_end`` (null when
+    the capacity is unknown), ``complete`` (the round is full length), the summed counters
+    (``write_bytes``...) and the interval-weighted mean of every other numeric column
+    (``write_mbps``, ``write_iops``, latency columns...).
+
+    Raises:
+        AnalysisError: bad input (see :func:`flashback.changepoints`) or a bad ``round``.
+    """
+    df, meta = frames.as_frame(data)
+    cap = frames.capacity_bytes(meta, capacity_bytes)
+    kind, size = parse_round(round, cap)
+    if size <= 0:
+        raise AnalysisError(f"round={round!r} must be longer than zero")
+    t = frames.column(df, "t_s", role="t_s")
+    frames.check_x(t, "t_s")
+    dt = frames.column(df, "interval_s", role="interval_s") if "interval_s" in df.columns else np.r_[t[0], np.diff(t)]
+    t_start = t - dt
+    if "host_written_bytes" in df.columns:
+        hb = frames.column(df, "host_written_bytes", role="host_written_bytes")
+        frames.check_x(hb, "host_written_bytes")
+        wb = df.get_column("write_bytes").cast(pl.Float64).to_numpy() if "write_bytes" in df.columns else np.r_[hb[0], np.diff(hb)]
+        hb_start = hb - wb
+    else:
+        hb = hb_start = np.zeros_like(t)
+    if kind == "time":
+        idx = np.floor((t_start - t_start[0]) / size + 1e-9).astype(np.int64)
+    else:
+        idx = np.floor((hb_start - hb_start[0]) / size + 1e-9).astype(np.int64)
+    w = df.with_columns(
+        pl.Series("round", idx + 1),
+        pl.Series("__t0", t_start),
+        pl.Series("__dt", dt),
+        pl.Series("__b0", hb_start),
+        pl.Series("__b1", hb),
+    )
+    aggs = [
+        pl.col("__t0").min().alias("t_start_s"),
+        pl.col("t_s").max().alias("t_end_s"),
+        pl.col("__dt").sum().alias("seconds"),
+        pl.col("__b0").min().alias("bytes_start"),
+        pl.col("__b1").max().alias("bytes_end"),
+    ]
+    for c, dtype in df.schema.items():
+        if c in _SKIP or not dtype.is_numeric():
+            continue
+        if _SUMMED.match(c):
+            aggs.append(pl.col(c).sum().alias(c))
+        else:
+            valid = pl.col(c).is_not_null() & pl.col(c).is_not_nan()
+            aggs.append(
+                ((pl.col(c).fill_null(0).fill_nan(0) * pl.col("__dt")).filter(valid).sum()
+                 / pl.col("__dt").filter(valid).sum()).alias(c)
+            )
+    out = w.group_by("round", maintain_order=True).agg(aggs).sort("round")
+    extent = out["seconds"] if kind == "time" else out["bytes_end"] - out["bytes_start"]
+    return out.with_columns(
+        (pl.col("bytes_end") / 1e9).alias("gb_end"),
+        (pl.col("bytes_end") / cap if cap else pl.lit(None, dtype=pl.Float64)).alias("fills_end"),
+        (extent >= 0.999 * size).alias("complete"),
+    )

@@ -1,0 +1,202 @@
+"""``steady_state``: the SNIA PTS 2.0 steady-state rule and the variants other tools use.
+
+Rules (``rule=``):
+
+- ``snia`` — PTS 2.0: a window of 5 rounds where max − min ≤ 20 % of the window mean and the
+  least-squares line changes by ≤ 10 % of the mean across the window (|slope| · (w − 1));
+  checked on windows ending at rounds 5…25.
+- ``tkperf`` — TKperf's form: a 4-round window, range ≤ 20 % of the mean,
+  |slope| · w ≤ 10 % of the mean.
+- ``band`` — every round of a 5-round window within ±10 % of the window mean.
+- ``fio_iops`` — fio ``ss=iops:L%``: on per-interval samples after ``ss_ramp`` seconds, the
+  largest |y − mean| over the last ``ss_dur`` seconds is < L % of the mean.
+- ``fio_iops_slope`` — fio ``ss=iops_slope:L%``: the least-squares slope (per sample) of the
+  last ``ss_dur`` seconds is < L % of the mean in absolute value.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from flashback.analysis import frames
+from flashback.analysis.rounds import to_rounds
+from flashback.errors import AnalysisError
+
+RULES = ("snia", "tkperf", "band", "fio_iops", "fio_iops_slope")
+
+
+@dataclasses.dataclass
+class SteadyState:
+    """Verdict of a steady-state rule.
+
+    Attributes:
+        reached: whether a window satisfied the rule.
+        window: (first, last) round of the first satisfying window (1-based; for the fio
+            rules, intervals), or None.
+        onset: where that window starts: ``round``, ``seconds``, ``bytes``, ``gb``, ``fills``.
+        margins: per variable, how far inside the limits the window is (fractions of the mean;
+            negative = outside) — for the satisfying window, else the last one checked.
+        excursions: per variable, the measured ``range`` and ``slope`` excursions (fractions of
+            the window mean) of that window.
+    """
+
+    reached: bool
+    window: tuple[int, int] | None
+    onset: dict[str, float] | None
+    rule: str
+    y: list[str]
+    margins: dict[str, dict[str, float]]
+    excursions: dict[str, dict[str, float]]
+    rounds: pl.DataFrame
+    checks: pl.DataFrame
+
+    def to_frame(self) -> pl.DataFrame:
+        """One row per (window, variable) checked: ``window_first``, ``window_last``, ``y``,
+        ``mean``, ``range_frac``, ``slope_frac``, ``range_ok``, ``slope_ok``, ``ok``."""
+        return self.checks
+
+    def __bool__(self) -> bool:
+        return self.reached
+
+    def describe(self) -> str:
+        if not self.reached:
+            return f"steady state NOT reached ({self.rule}, {', '.join(self.y)})"
+        o = self.onset or {}
+        fills = f", {o['fills']:.2f} drive fills" if o.get("fills") is not None else ""
+        return (
+            f"steady state reached ({self.rule}, {', '.join(self.y)}): rounds {self.window[0]}–"
+            f"{self.window[1]}, from {o.get('seconds', float('nan')):.0f} s, "
+            f"{o.get('gb', float('nan')):.3g} GB{fills}"
+        )
+
+
+def window_check(values: np.ndarray, rule: str, limit: float | None = None) -> dict[str, Any]:
+    """Checks one window of round (or sample) values; returns mean, the excursions as
+    fractions of the mean, and the verdicts."""
+    v = np.asarray(values, dtype=np.float64)
+    w = v.size
+    mean = float(v.mean())
+    xs = np.arange(w, dtype=np.float64)
+    xc = xs - xs.mean()
+    slope = float(np.dot(xc, v - mean) / np.dot(xc, xc)) if w > 1 else 0.0
+    denom = abs(mean) if mean != 0 else float("inf")
+    rng = float(v.max() - v.min()) / denom
+    if rule == "snia":
+        s_exc, r_lim, s_lim = abs(slope) * (w - 1) / denom, 0.20, 0.10
+    elif rule == "tkperf":
+        s_exc, r_lim, s_lim = abs(slope) * w / denom, 0.20, 0.10
+    elif rule == "band":
+        rng = float(np.abs(v - mean).max()) / denom
+        s_exc, r_lim, s_lim = 0.0, 0.10 if limit is None else limit / 100, float("inf")
+    elif rule == "fio_iops":
+        rng = float(np.abs(v - mean).max()) / denom
+        lim = (10.0 if limit is None else limit) / 100
+        return _verdict(mean, rng, 0.0, lim, float("inf"), strict=True)
+    elif rule == "fio_iops_slope":
+        lim = (0.1 if limit is None else limit) / 100
+        return _verdict(mean, 0.0, abs(slope) / denom, float("inf"), lim, strict=True)
+    else:
+        raise AnalysisError(f"rule={rule!r} is not known; use one of {', '.join(RULES)}")
+    return _verdict(mean, rng, s_exc, r_lim, s_lim, strict=False)
+
+
+def _verdict(mean: float, rng: float, s_exc: float, r_lim: float, s_lim: float, *, strict: bool) -> dict[str, Any]:
+    r_ok = rng < r_lim if strict else rng <= r_lim
+    s_ok = s_exc < s_lim if strict else s_exc <= s_lim
+    return {
+        "mean": mean, "range_frac": rng, "slope_frac": s_exc,
+        "range_margin": r_lim - rng, "slope_margin": s_lim - s_exc,
+        "range_ok": bool(r_ok), "slope_ok": bool(s_ok), "ok": bool(r_ok and s_ok),
+    }
+
+
+def steady_state(
+    data: Any,
+    *,
+    y: str | list[str] = "write_iops",
+    rule: str = "snia",
+    round: str | float = "60s",
+    window: int | None = None,
+    max_rounds: int | None = 25,
+    ss_dur: float = 60.0,
+    ss_ramp: float = 0.0,
+    limit: float | None = None,
+    capacity_bytes: float | None = None,
+) -> SteadyState:
+    """Applies a steady-state rule to a capture (per-interval data, aggregated into rounds
+    with :func:`to_rounds`) or to a frame of rounds (a frame with a ``round`` column).
+
+    Args:
+        y: variable(s) tracked; with several, one window must satisfy all of them.
+        rule: ``snia`` (default), ``tkperf``, ``band``, ``fio_iops``, ``fio_iops_slope``.
+        round: round length for the round rules: ``"60s"``, ``"1g"``, ``"0.25fill"``.
+        window: rounds per window (default 5; 4 for tkperf).
+        max_rounds: last round a window may end at (PTS: 25; None = all).
+        ss_dur, ss_ramp: fio rules: window and ramp in seconds.
+        limit: fio rules: the percentage (default 10 for iops, 0.1 for iops_slope); band: ±%.
+
+    Raises:
+        AnalysisError: bad input, unknown rule, missing column, or too few rounds for a window.
+    """
+    if rule not in RULES:
+        raise AnalysisError(f"rule={rule!r} is not known; use one of {', '.join(RULES)}")
+    ys = [y] if isinstance(y, str) else list(y)
+    df, meta = frames.as_frame(data)
+    cap = frames.capacity_bytes(meta, capacity_bytes)
+    if rule.startswith("fio"):
+        t = frames.column(df, "t_s", role="t_s")
+        dt = float(np.median(df["interval_s"].to_numpy())) if "interval_s" in df.columns else 1.0
+        keep = (t - t[0] + dt) > ss_ramp + 1e-9
+        rounds = df.filter(pl.Series(keep)).with_row_index("round", offset=1)
+        rounds = rounds.with_columns(
+            (pl.col("t_s") - pl.col("interval_s") if "interval_s" in df.columns else pl.col("t_s")).alias("t_start_s"),
+            *([(pl.col("host_written_bytes") - pl.col("write_bytes")).alias("bytes_start")]
+              if {"host_written_bytes", "write_bytes"} <= set(df.columns) else []),
+        )
+        w = max(1, int(round_(ss_dur / dt)))
+        last = None
+    else:
+        rounds = df if "round" in df.columns else to_rounds(df, round=round, capacity_bytes=cap)
+        if "complete" in rounds.columns:
+            rounds = rounds.filter(pl.col("complete"))
+        w = window or (4 if rule == "tkperf" else 5)
+        last = max_rounds
+    cols = {c: frames.column(rounds, c, role="y") if rounds.height else np.array([]) for c in ys}
+    n = rounds.height
+    if n < w:
+        raise AnalysisError(f"the {rule} rule needs at least {w} rounds but the data give {n}; run longer")
+    rows, found = [], None
+    end_max = n if last is None else min(n, last)
+    for end in range(w, end_max + 1):
+        oks = []
+        for c in ys:
+            chk = window_check(cols[c][end - w:end], rule, limit)
+            rows.append({"window_first": end - w + 1, "window_last": end, "y": c, **chk})
+            oks.append(chk["ok"])
+        if all(oks):
+            found = (end - w + 1, end)
+            break
+    checks = pl.DataFrame(rows)
+    last_rows = checks.filter(pl.col("window_last") == checks["window_last"].max())
+    margins = {r["y"]: {"range": r["range_margin"], "slope": r["slope_margin"]} for r in last_rows.iter_rows(named=True)}
+    exc = {r["y"]: {"range": r["range_frac"], "slope": r["slope_frac"], "mean": r["mean"]} for r in last_rows.iter_rows(named=True)}
+    onset = None
+    if found:
+        r0 = rounds.row(found[0] - 1, named=True)
+        b = r0.get("bytes_start")
+        onset = {
+            "round": found[0],
+            "seconds": float(r0.get("t_start_s", float("nan"))),
+            "bytes": float(b) if b is not None else float("nan"),
+            "gb": float(b) / 1e9 if b is not None else float("nan"),
+            "fills": float(b) / cap if b is not None and cap else None,
+        }
+    return SteadyState(bool(found), found, onset, rule, ys, margins, exc, rounds, checks)
+
+
+def round_(v: float) -> int:
+    return int(np.floor(v + 0.5))
