@@ -1,44 +1,142 @@
 //! The real-I/O engine: regular files and block devices through io_uring or psync.
-//! (Placeholder interface; the engine issue fills it in.)
+//!
+//! - [`open`]: opening a file (created, preallocated and marked when missing) or block device,
+//!   with [`safety`] deciding once whether it may be written;
+//! - [`runner`]: a run's jobs, limits and recording; [`uring`] and [`psync`] are the engines;
+//! - [`discard`]: BLKDISCARD / hole punching; [`sysfs`]: what the kernel says about a device.
+
+mod buf;
+mod discard;
+mod job;
+mod open;
+mod psync;
+mod report;
+mod runner;
+mod safety;
+mod sysfs;
+mod uring;
+
+pub use open::{Kind, MARK_XATTR};
 
 use crate::error::{Error, Result};
 use crate::run::{Observer, RunOptions, RunOutput};
 use crate::target::OpenOptions;
 use crate::workload::Workload;
-use serde_json::Value;
+use serde_json::{json, Value};
+use std::time::{Duration, Instant};
 
 /// A regular file or block device opened for I/O.
 pub struct RealTarget {
-    path: String,
+    t: open::Opened,
     host_written: u64,
 }
 
 impl RealTarget {
-    pub fn open(spec: &str, _opts: &OpenOptions) -> Result<Self> {
-        Err(Error::Target(format!("{spec}: real targets are not implemented yet")))
+    /// Opens `spec` (see [`crate::target::Target::open`]). Writability is decided here: a block
+    /// device needs `destroy` naming it and must not be in use; a file must be flashback's own
+    /// or `overwrite` given. Refusals at open are [`Error::Refused`]; a target opened without
+    /// permission to write refuses every later write the same way.
+    pub fn open(spec: &str, opts: &OpenOptions) -> Result<Self> {
+        Ok(RealTarget {
+            t: open::open(spec, opts)?,
+            host_written: 0,
+        })
     }
+
     pub fn kind(&self) -> &'static str {
-        "file"
+        match self.t.kind {
+            Kind::File => "file",
+            Kind::Block => "block",
+        }
     }
+
     pub fn size_bytes(&self) -> u64 {
-        0
+        self.t.size
     }
+
+    /// Kind, canonical path, size, block sizes and (from sysfs) the device's identity.
     pub fn meta(&self) -> Value {
-        serde_json::json!({ "kind": "file", "path": self.path })
+        let mut m = serde_json::Map::new();
+        m.insert("kind".into(), json!(self.kind()));
+        m.insert("path".into(), json!(self.t.path.display().to_string()));
+        m.insert("size_bytes".into(), json!(self.t.size));
+        m.insert("logical_block_size".into(), json!(self.t.logical_block));
+        m.insert("physical_block_size".into(), json!(self.t.physical_block));
+        m.insert("writable".into(), json!(self.t.writable.is_ok()));
+        let dev = sysfs::device_meta(self.t.dev);
+        if self.t.kind == Kind::File {
+            m.insert("created_by_flashback".into(), json!(self.t.created));
+            if let Some(n) = dev.get("device_name").and_then(Value::as_str) {
+                m.insert("backing_device".into(), json!(format!("/dev/{n}")));
+            }
+        }
+        for (k, v) in dev {
+            if k != "device_name" {
+                m.insert(k, v);
+            }
+        }
+        Value::Object(m)
     }
+
     pub fn host_written_bytes(&self) -> u64 {
         self.host_written
     }
-    pub fn run(&mut self, _w: &Workload, _o: &RunOptions, _obs: &mut dyn Observer) -> Result<RunOutput> {
-        unimplemented!()
+
+    /// Refuses (one sentence, nothing written) unless the target may be written.
+    fn check_writable(&self) -> Result<()> {
+        self.t.writable.clone().map_err(Error::Refused)
     }
-    pub fn discard(&mut self, _offset: u64, _len: Option<u64>) -> Result<()> {
-        unimplemented!()
+
+    /// Runs `w` and returns its capture.
+    pub fn run(&mut self, w: &Workload, o: &RunOptions, obs: &mut dyn Observer) -> Result<RunOutput> {
+        if w.rw.is_destructive() {
+            self.check_writable()?;
+        }
+        let meta = self.meta();
+        let out = runner::run(&self.t, w, o, meta, self.host_written, obs)?;
+        self.host_written = out.host_written_end;
+        Ok(out.output)
     }
-    pub fn idle(&mut self, _seconds: f64, _obs: &mut dyn Observer) -> Result<()> {
-        unimplemented!()
+
+    /// Discards `[offset, offset + len)` (`None`: to the end), aligned inwards to the logical
+    /// block size.
+    pub fn discard(&mut self, offset: u64, len: Option<u64>) -> Result<()> {
+        self.check_writable()?;
+        let size = self.t.size;
+        if offset > size {
+            return Err(Error::InvalidValue(format!(
+                "discard offset {offset} lies beyond the end of {} ({size} bytes); use an offset inside it",
+                self.t.path.display()
+            )));
+        }
+        let len = len.unwrap_or(size - offset).min(size - offset);
+        runner::check_discard(&self.t)?;
+        discard::discard_span(&self.t.file, self.t.kind, offset, len, self.t.logical_block)
+            .map(|_| ())
+            .map_err(|e| Error::io(format!("discarding {len} bytes at {offset} on {} failed", self.t.path.display()), e))
     }
+
+    /// Sleeps `seconds`, asking the observer every 100 ms whether to stop.
+    pub fn idle(&mut self, seconds: f64, obs: &mut dyn Observer) -> Result<()> {
+        if !(seconds >= 0.0) {
+            return Err(Error::InvalidValue(format!(
+                "idle time {seconds} s is not a duration; give zero or more seconds"
+            )));
+        }
+        let end = Instant::now() + Duration::from_secs_f64(seconds);
+        loop {
+            let now = Instant::now();
+            if now >= end || obs.should_stop() {
+                return Ok(());
+            }
+            std::thread::sleep((end - now).min(Duration::from_millis(100)));
+        }
+    }
+
+    /// Whole-span discard; resets the host-written counter.
     pub fn sanitize(&mut self) -> Result<()> {
-        unimplemented!()
+        self.discard(0, None)?;
+        self.host_written = 0;
+        Ok(())
     }
 }

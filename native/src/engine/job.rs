@@ -1,0 +1,69 @@
+//! What one worker thread needs: the target, its slice's operation stream, its data
+//! generator, the shared limits, and the helpers both engines use.
+
+use super::discard::discard_range;
+use super::open::Kind;
+use super::report::Control;
+use crate::workload::{DataGen, Op, OpKind, OpStream};
+use std::fs::File;
+use std::io;
+use std::path::Path;
+use std::time::Instant;
+
+/// One job of a run.
+pub struct Job<'a> {
+    pub file: &'a File,
+    pub kind: Kind,
+    pub path: &'a Path,
+    pub stream: OpStream,
+    pub gen: DataGen,
+    pub bs: u64,
+    /// Outstanding I/Os (io_uring); psync always has one.
+    pub depth: usize,
+    pub ctl: &'a Control,
+    /// The run's clock origin.
+    pub t0: Instant,
+}
+
+impl Job<'_> {
+    /// ns since the run began.
+    #[inline]
+    pub fn now(&self) -> u64 {
+        self.t0.elapsed().as_nanos() as u64
+    }
+
+    /// The next operation, or `None` when the stream, the `written=` budget or the run is over.
+    #[inline]
+    pub fn next_op(&mut self) -> Option<Op> {
+        if self.ctl.halted() {
+            return None;
+        }
+        let op = self.stream.next_op()?;
+        self.ctl.claim(&op).then_some(op)
+    }
+
+    /// Discards one trim op's range synchronously.
+    #[inline]
+    pub fn trim(&self, op: &Op) -> io::Result<()> {
+        discard_range(self.file, self.kind, op.offset, op.len)
+    }
+
+    /// Stops the run with a message naming the operation that failed.
+    pub fn fail(&self, kind: OpKind, offset: u64, len: u64, e: &io::Error) {
+        let what = match kind {
+            OpKind::Read => "read",
+            OpKind::Write => "write",
+            OpKind::Trim => "trim",
+        };
+        self.ctl.fail(format!(
+            "{what} of {len} bytes at offset {offset} on {} failed: {e}",
+            self.path.display()
+        ));
+    }
+
+    /// Stops the run because an operation moved fewer bytes than asked.
+    pub fn fail_short(&self, kind: OpKind, offset: u64, len: u64, got: u64) {
+        let e = io::Error::new(io::ErrorKind::UnexpectedEof, format!("only {got} bytes were transferred"));
+        self.fail(kind, offset, len, &e);
+    }
+}

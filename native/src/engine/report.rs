@@ -1,0 +1,381 @@
+//! How workers share limits and stop flags ([`Control`]) and how their completions reach the
+//! one [`Session`] of a run ([`Reporter`]): directly when there is one job, through batches
+//! sent to the recording thread when there are several, so percentiles are computed over all
+//! jobs' completions together.
+//!
+//! Every completion is attributed to the interval in which it completed. With several jobs a
+//! worker's batch never spans an interval boundary and carries a watermark ("every completion
+//! of mine before this time has been sent"); the recording thread closes an interval only when
+//! every worker's watermark has passed its end.
+
+use crate::error::{Error, Result};
+use crate::run::Session;
+use crate::workload::{Op, OpKind};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// How often the observer is asked whether to stop (Ctrl-C), in ns.
+pub const POLL_NS: u64 = 50_000_000;
+/// A worker sends its batch at least this often, in ns (the watermark must keep moving).
+const SEND_NS: u64 = 10_000_000;
+/// ... or when this many completions are waiting.
+const BATCH: usize = 4096;
+
+/// Limits and stop flags shared by the workers of one run.
+pub struct Control {
+    halt: AtomicBool,
+    interrupted: AtomicBool,
+    failure: Mutex<Option<String>>,
+    /// End of the run for `time=`, ns since the start.
+    pub deadline_ns: Option<u64>,
+    /// `written=`: bytes the counted kinds may move in total across jobs.
+    budget: Option<u64>,
+    counted: [bool; 3],
+    claimed: AtomicU64,
+}
+
+impl Control {
+    /// `budget` limits the bytes of the `counted` kinds (writes, or trims for trim workloads).
+    pub fn new(deadline_ns: Option<u64>, budget: Option<u64>, counted: [bool; 3]) -> Self {
+        Control {
+            halt: AtomicBool::new(false),
+            interrupted: AtomicBool::new(false),
+            failure: Mutex::new(None),
+            deadline_ns,
+            budget,
+            counted,
+            claimed: AtomicU64::new(0),
+        }
+    }
+
+    /// True once no worker may submit more I/O.
+    #[inline]
+    pub fn halted(&self) -> bool {
+        self.halt.load(Ordering::Relaxed)
+    }
+
+    /// Reserves `op` against the `written=` budget; false (and halt) once it is spent.
+    #[inline]
+    pub fn claim(&self, op: &Op) -> bool {
+        let Some(b) = self.budget else { return true };
+        if !self.counted[op.kind as usize] {
+            return true;
+        }
+        let prev = self.claimed.fetch_add(op.len, Ordering::Relaxed);
+        if prev + op.len > b {
+            self.halt.store(true, Ordering::Relaxed);
+            return false;
+        }
+        true
+    }
+
+    /// Completion time as attributed: completions draining after the `time=` deadline count in
+    /// the last interval, so a timed run has exactly `time / interval` evenly spaced rows.
+    #[inline]
+    pub fn clamp(&self, t_ns: u64) -> u64 {
+        match self.deadline_ns {
+            Some(d) if t_ns >= d => d - 1,
+            _ => t_ns,
+        }
+    }
+
+    /// True when the deadline has passed.
+    #[inline]
+    pub fn time_up(&self, t_ns: u64) -> bool {
+        self.deadline_ns.is_some_and(|d| t_ns >= d)
+    }
+
+    /// The user asked to stop (Ctrl-C).
+    pub fn interrupt(&self) {
+        self.interrupted.store(true, Ordering::Relaxed);
+        self.halt.store(true, Ordering::Relaxed);
+    }
+
+    pub fn was_interrupted(&self) -> bool {
+        self.interrupted.load(Ordering::Relaxed)
+    }
+
+    /// A worker failed: remember the first message and stop everyone.
+    pub fn fail(&self, msg: String) {
+        let mut f = self.failure.lock().unwrap_or_else(|p| p.into_inner());
+        if f.is_none() {
+            *f = Some(msg);
+        }
+        self.halt.store(true, Ordering::Relaxed);
+    }
+
+    pub fn failure(&self) -> Option<String> {
+        self.failure.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}
+
+/// Where a worker reports completions.
+pub trait Reporter {
+    /// One completion at `t_ns` (already clamped), `lat_ns` after its submission.
+    fn complete(&mut self, t_ns: u64, kind: OpKind, bytes: u64, lat_ns: u64);
+    /// Every completion before `t_ns` has been reported; lets intervals close and polls for stop.
+    fn heartbeat(&mut self, t_ns: u64);
+}
+
+/// Interval length in ns, exactly as the recorder computes it.
+pub fn interval_ns(interval_s: f64) -> u64 {
+    (interval_s * 1e9).round().max(1.0) as u64
+}
+
+/// The single-job reporter: records straight into the session on the worker's own thread.
+pub struct Direct<'a, 's, 'o> {
+    pub session: &'a mut Session<'s>,
+    pub ctl: &'a Control,
+    iv: u64,
+    next_boundary: u64,
+    last_poll: u64,
+    pub error: Option<Error>,
+    _o: std::marker::PhantomData<&'o ()>,
+}
+
+impl<'a, 's, 'o> Direct<'a, 's, 'o> {
+    pub fn new(session: &'a mut Session<'s>, ctl: &'a Control, interval_s: f64) -> Self {
+        let iv = interval_ns(interval_s);
+        Direct {
+            session,
+            ctl,
+            iv,
+            next_boundary: iv,
+            last_poll: 0,
+            error: None,
+            _o: std::marker::PhantomData,
+        }
+    }
+
+    #[inline]
+    fn advance(&mut self, t_ns: u64) {
+        if t_ns >= self.next_boundary {
+            if let Err(e) = self.session.tick(t_ns) {
+                self.ctl.fail(e.to_string());
+                self.error.get_or_insert(e);
+            }
+            self.next_boundary = (t_ns / self.iv + 1) * self.iv;
+        }
+    }
+}
+
+impl Reporter for Direct<'_, '_, '_> {
+    #[inline]
+    fn complete(&mut self, t_ns: u64, kind: OpKind, bytes: u64, lat_ns: u64) {
+        self.advance(t_ns);
+        self.session.record(kind, bytes, lat_ns);
+    }
+
+    #[inline]
+    fn heartbeat(&mut self, t_ns: u64) {
+        self.advance(self.ctl.clamp(t_ns));
+        if t_ns >= self.last_poll + POLL_NS {
+            self.last_poll = t_ns;
+            if self.session.should_stop() {
+                self.ctl.interrupt();
+            }
+        }
+    }
+}
+
+/// One completion in a batch.
+#[derive(Clone, Copy, Debug)]
+pub struct Rec {
+    pub lat_ns: u64,
+    pub bytes: u64,
+    pub kind: OpKind,
+}
+
+/// A worker's batch: completions of one interval, and its watermark.
+pub struct Batch {
+    pub job: usize,
+    /// Interval index every record belongs to.
+    pub idx: u64,
+    pub recs: Vec<Rec>,
+    /// All completions of this job before this time (ns) have been sent; `u64::MAX` = done.
+    pub watermark: u64,
+}
+
+/// The reporter of one job among several: batches completions for the recording thread.
+pub struct Batcher {
+    job: usize,
+    iv: u64,
+    tx: SyncSender<Batch>,
+    spare: Receiver<Vec<Rec>>,
+    buf: Vec<Rec>,
+    idx: u64,
+    last_send: u64,
+}
+
+impl Batcher {
+    pub fn new(job: usize, interval_s: f64, tx: SyncSender<Batch>, spare: Receiver<Vec<Rec>>) -> Self {
+        Batcher {
+            job,
+            iv: interval_ns(interval_s),
+            tx,
+            spare,
+            buf: Vec::with_capacity(BATCH),
+            idx: 0,
+            last_send: 0,
+        }
+    }
+
+    fn send(&mut self, watermark: u64, t_ns: u64) {
+        let recs = if self.buf.is_empty() {
+            Vec::new()
+        } else {
+            let fresh = self.spare.try_recv().unwrap_or_else(|_| Vec::with_capacity(BATCH));
+            std::mem::replace(&mut self.buf, fresh)
+        };
+        // The recording thread only goes away once the run is over; a failed send is harmless.
+        let _ = self.tx.send(Batch {
+            job: self.job,
+            idx: self.idx,
+            recs,
+            watermark,
+        });
+        self.last_send = t_ns;
+    }
+
+    /// Sends what is left and marks this job done.
+    pub fn done(mut self) {
+        self.send(u64::MAX, u64::MAX);
+    }
+}
+
+impl Reporter for Batcher {
+    #[inline]
+    fn complete(&mut self, t_ns: u64, kind: OpKind, bytes: u64, lat_ns: u64) {
+        let i = t_ns / self.iv;
+        if i != self.idx {
+            if !self.buf.is_empty() {
+                self.send(t_ns, t_ns);
+            }
+            self.idx = i;
+        }
+        self.buf.push(Rec { lat_ns, bytes, kind });
+    }
+
+    #[inline]
+    fn heartbeat(&mut self, t_ns: u64) {
+        if self.buf.len() >= BATCH || t_ns >= self.last_send + SEND_NS {
+            self.send(t_ns + 1, t_ns);
+        }
+    }
+}
+
+/// The recording thread's side: turns the workers' batches into session records in interval
+/// order, closes intervals as the watermarks pass them, and polls the observer.
+pub struct Collector {
+    iv: u64,
+    cur: u64,
+    marks: Vec<u64>,
+    held: Vec<Batch>,
+    spares: Vec<SyncSender<Vec<Rec>>>,
+}
+
+impl Collector {
+    pub fn new(interval_s: f64, spares: Vec<SyncSender<Vec<Rec>>>) -> Self {
+        Collector {
+            iv: interval_ns(interval_s),
+            cur: 0,
+            marks: vec![0; spares.len()],
+            held: vec![],
+            spares,
+        }
+    }
+
+    fn record(&mut self, s: &mut Session<'_>, mut b: Batch) {
+        for r in &b.recs {
+            s.record(r.kind, r.bytes, r.lat_ns);
+        }
+        b.recs.clear();
+        if b.recs.capacity() > 0 {
+            if let Err(TrySendError::Full(_)) = self.spares[b.job].try_send(b.recs) {
+                // the worker has enough spares; this one is freed
+            }
+        }
+    }
+
+    fn take(&mut self, s: &mut Session<'_>, b: Batch) {
+        let j = b.job;
+        self.marks[j] = self.marks[j].max(b.watermark);
+        if b.recs.is_empty() {
+            return;
+        }
+        if b.idx <= self.cur {
+            self.record(s, b);
+        } else {
+            self.held.push(b);
+        }
+    }
+
+    fn open(&mut self, s: &mut Session<'_>, idx: u64) -> Result<()> {
+        while self.cur < idx {
+            s.tick((self.cur + 1) * self.iv)?;
+            self.cur += 1;
+            let mut i = 0;
+            while i < self.held.len() {
+                if self.held[i].idx <= self.cur {
+                    let b = self.held.swap_remove(i);
+                    self.record(s, b);
+                } else {
+                    i += 1;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs until every worker has sent its last batch. Returns early only on a capture-file
+    /// error (the workers are halted through `ctl` then, and their batches still drained).
+    pub fn run(&mut self, s: &mut Session<'_>, rx: &Receiver<Batch>, ctl: &Control) -> Result<()> {
+        let mut last_poll = Instant::now();
+        let mut err: Option<Error> = None;
+        loop {
+            match rx.recv_timeout(Duration::from_millis(20)) {
+                Ok(b) => {
+                    self.take(s, b);
+                    while let Ok(b) = rx.try_recv() {
+                        self.take(s, b);
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+            let low = self.marks.iter().copied().min().unwrap_or(u64::MAX);
+            if low == u64::MAX {
+                break;
+            }
+            let low = ctl.clamp(low);
+            if err.is_none() {
+                if let Err(e) = self.open(s, low / self.iv) {
+                    ctl.fail(e.to_string());
+                    err = Some(e);
+                }
+            }
+            if last_poll.elapsed() >= Duration::from_nanos(POLL_NS) {
+                last_poll = Instant::now();
+                if s.should_stop() {
+                    ctl.interrupt();
+                }
+            }
+        }
+        // Every job is done: what is held belongs to later intervals, in order.
+        self.held.sort_by_key(|b| b.idx);
+        for b in std::mem::take(&mut self.held) {
+            if err.is_none() {
+                if let Err(e) = self.open(s, b.idx) {
+                    err = Some(e);
+                }
+            }
+            self.record(s, b);
+        }
+        match err {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}

@@ -1,0 +1,281 @@
+//! One run on a real target: checks the span and flags, picks the engine, starts the jobs, and
+//! records their completions through the run's [`Session`].
+//!
+//! One job runs on the calling thread and records directly. Several jobs run on their own
+//! threads and send completion batches to the calling thread, which is the one recorder: the
+//! percentiles of an interval are computed over every job's completions.
+
+use super::job::Job;
+use super::open::{Kind, Opened};
+use super::report::{Batcher, Collector, Control, Direct};
+use super::{psync, sysfs, uring};
+use crate::error::{Error, Result};
+use crate::run::{Observer, RunOptions, RunOutput, Session, Status};
+use crate::workload::{job_slices, DataGen, EngineKind, OpStream, Rw, Workload};
+use serde_json::json;
+use std::os::unix::io::AsRawFd;
+use std::sync::mpsc::sync_channel;
+use std::sync::{Barrier, OnceLock};
+use std::time::Instant;
+
+/// Largest single I/O.
+const MAX_BS: u64 = 1 << 30;
+/// Largest buffer memory of a run (iodepth × bs × jobs).
+const MAX_BUFFERS: u64 = 8 << 30;
+
+/// The engine a run uses.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Engine {
+    IoUring,
+    Psync,
+}
+
+impl Engine {
+    fn name(self) -> &'static str {
+        match self {
+            Engine::IoUring => "io_uring",
+            Engine::Psync => "psync",
+        }
+    }
+}
+
+/// A finished run and the target's cumulative host bytes written after it.
+pub struct Done {
+    pub output: RunOutput,
+    pub host_written_end: u64,
+}
+
+/// Refuses discards on a block device whose queue reports no discard support.
+pub fn check_discard(t: &Opened) -> Result<()> {
+    if t.kind == Kind::Block && sysfs::discard_max_bytes(t.dev) == Some(0) {
+        return Err(Error::Target(format!(
+            "{} does not support discard (TRIM); use a device that does, or a write workload",
+            t.path.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Turns O_DIRECT on or off on the target's descriptor.
+fn set_direct(t: &Opened, direct: bool) -> Result<()> {
+    let fd = t.file.as_raw_fd();
+    // SAFETY: fcntl on an owned descriptor.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    if flags < 0 {
+        return Err(Error::io(
+            format!("could not read the flags of {}", t.path.display()),
+            std::io::Error::last_os_error(),
+        ));
+    }
+    let want = if direct { flags | libc::O_DIRECT } else { flags & !libc::O_DIRECT };
+    // SAFETY: as above.
+    if want != flags && unsafe { libc::fcntl(fd, libc::F_SETFL, want) } < 0 {
+        let e = std::io::Error::last_os_error();
+        return Err(Error::InvalidValue(format!(
+            "the filesystem holding {} refuses direct I/O ({e}); use direct=false",
+            t.path.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Checks span, sizes and alignment; returns `(offset, length)` of the span.
+fn check(t: &Opened, w: &Workload) -> Result<(u64, u64)> {
+    let shown = t.path.display();
+    if w.offset >= t.size {
+        return Err(Error::InvalidValue(format!(
+            "offset={} lies beyond the end of {shown} ({} bytes); use a smaller offset",
+            w.offset, t.size
+        )));
+    }
+    let len = w.size.unwrap_or(t.size - w.offset);
+    if w.offset + len > t.size {
+        return Err(Error::InvalidValue(format!(
+            "offset + size = {} bytes runs past the end of {shown} ({} bytes); use a smaller size or offset",
+            w.offset + len,
+            t.size
+        )));
+    }
+    if len / w.bs < w.jobs as u64 {
+        return Err(Error::InvalidValue(format!(
+            "the span of {len} bytes holds fewer than jobs={} blocks of bs={}; use a larger size or fewer jobs",
+            w.jobs, w.bs
+        )));
+    }
+    if w.bs > MAX_BS {
+        return Err(Error::InvalidValue(format!("bs={} is larger than 1 GiB; use a smaller block size", w.bs)));
+    }
+    let depth = if w.engine == EngineKind::Psync { 1 } else { w.iodepth as u64 };
+    if depth * w.bs * w.jobs as u64 > MAX_BUFFERS {
+        return Err(Error::InvalidValue(format!(
+            "iodepth × bs × jobs = {} bytes of buffers is more than 8 GiB; lower iodepth, bs or jobs",
+            depth * w.bs * w.jobs as u64
+        )));
+    }
+    let lbs = t.logical_block;
+    if w.direct && (w.bs % lbs != 0 || w.offset % lbs != 0) {
+        return Err(Error::InvalidValue(format!(
+            "direct I/O on {shown} needs bs and offset in multiples of its {lbs}-byte logical blocks (bs={}, offset={}); align them or use direct=false",
+            w.bs, w.offset
+        )));
+    }
+    Ok((w.offset, len))
+}
+
+/// The engine to use, and a note when `auto` fell back to psync.
+fn select_engine(w: &Workload) -> Result<(Engine, Option<String>)> {
+    match w.engine {
+        EngineKind::Psync => Ok((Engine::Psync, None)),
+        EngineKind::IoUring => match uring::build_ring(2) {
+            Ok(_) => Ok((Engine::IoUring, None)),
+            Err(e) => Err(Error::InvalidValue(format!(
+                "io_uring is not available here ({e}); use engine=psync or engine=auto"
+            ))),
+        },
+        EngineKind::Auto => match uring::build_ring(2) {
+            Ok(_) => Ok((Engine::IoUring, None)),
+            Err(e) => Ok((Engine::Psync, Some(format!("io_uring unavailable ({e}); fell back to psync")))),
+        },
+    }
+}
+
+fn make_job<'a>(t: &'a Opened, w: &Workload, slice: (u64, u64), j: usize, depth: usize, ctl: &'a Control, t0: Instant) -> Job<'a> {
+    Job {
+        file: &t.file,
+        kind: t.kind,
+        path: &t.path,
+        stream: OpStream::new(w, slice.0, slice.1, j as u32),
+        gen: DataGen::new(&w.data, w.seed.wrapping_add((j as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15))),
+        bs: w.bs,
+        depth,
+        ctl,
+        t0,
+    }
+}
+
+/// Runs `w` on the opened target `t`.
+pub fn run(
+    t: &Opened,
+    w: &Workload,
+    o: &RunOptions,
+    target_meta: serde_json::Value,
+    host_written_start: u64,
+    obs: &mut dyn Observer,
+) -> Result<Done> {
+    let (offset, len) = check(t, w)?;
+    let trims = matches!(w.rw, Rw::Trim | Rw::RandTrim);
+    if trims {
+        check_discard(t)?;
+    }
+    set_direct(t, w.direct)?;
+    let (mut engine, mut note) = select_engine(w)?;
+    let depth = match engine {
+        Engine::IoUring => w.iodepth as usize,
+        Engine::Psync => 1,
+    };
+    let deadline = w.time_s.map(|s| ((s * 1e9).round() as u64).max(1));
+    let counted = if trims { [false, false, true] } else { [false, true, false] };
+    let ctl = Control::new(deadline, w.written, counted);
+    let slices = job_slices(offset, len, w.bs, w.jobs);
+    let mut session = Session::start(w, o, target_meta, false, host_written_start, obs)?;
+
+    let mut rec_error: Option<Error> = None;
+    let raw_end = if w.jobs == 1 {
+        let mut ring = None;
+        if engine == Engine::IoUring {
+            match uring::build_ring(depth as u32) {
+                Ok(r) => ring = Some(r),
+                Err(e) if w.engine == EngineKind::Auto => {
+                    engine = Engine::Psync;
+                    note = Some(format!("io_uring unavailable ({e}); fell back to psync"));
+                }
+                Err(e) => ctl.fail(format!("could not set up io_uring ({e}); use engine=psync")),
+            }
+        }
+        let t0 = Instant::now();
+        let mut job = make_job(t, w, slices[0], 0, depth, &ctl, t0);
+        let mut rep = Direct::new(&mut session, &ctl, w.interval_s);
+        let end = match ring.as_mut() {
+            Some(r) => uring::run(&mut job, r, &mut rep),
+            None if engine == Engine::Psync => psync::run(&mut job, &mut rep),
+            None => 0,
+        };
+        rec_error = rep.error.take();
+        end
+    } else {
+        let jobs = w.jobs as usize;
+        let (tx, rx) = sync_channel(1024);
+        let mut spare_tx = Vec::with_capacity(jobs);
+        let mut spare_rx = Vec::with_capacity(jobs);
+        for _ in 0..jobs {
+            let (a, b) = sync_channel(8);
+            spare_tx.push(a);
+            spare_rx.push(Some(b));
+        }
+        let mut collector = Collector::new(w.interval_s, spare_tx);
+        let ready = Barrier::new(jobs + 1);
+        let start = OnceLock::new();
+        let (ctl, ready, start) = (&ctl, &ready, &start);
+        let ends = std::thread::scope(|sc| {
+            let mut handles = Vec::with_capacity(jobs);
+            for (j, spare) in spare_rx.iter_mut().enumerate() {
+                let tx = tx.clone();
+                let spare = spare.take().expect("one spare channel per job");
+                let slice = slices[j];
+                handles.push(sc.spawn(move || {
+                    let mut ring = None;
+                    if engine == Engine::IoUring {
+                        match uring::build_ring(depth as u32) {
+                            Ok(r) => ring = Some(r),
+                            Err(e) => ctl.fail(format!("could not set up io_uring for job {j} ({e}); use engine=psync")),
+                        }
+                    }
+                    ready.wait();
+                    ready.wait();
+                    let t0 = *start.get().expect("start time set before the second barrier");
+                    let mut job = make_job(t, w, slice, j, depth, ctl, t0);
+                    let mut rep = Batcher::new(j, w.interval_s, tx, spare);
+                    let end = match ring.as_mut() {
+                        _ if ctl.halted() => 0,
+                        Some(r) => uring::run(&mut job, r, &mut rep),
+                        None => psync::run(&mut job, &mut rep),
+                    };
+                    rep.done();
+                    end
+                }));
+            }
+            drop(tx);
+            ready.wait(); // every ring is set up
+            let _ = start.set(Instant::now());
+            ready.wait();
+            if let Err(e) = collector.run(&mut session, &rx, ctl) {
+                rec_error.get_or_insert(e);
+            }
+            handles.into_iter().map(|h| h.join().unwrap_or(0)).collect::<Vec<u64>>()
+        });
+        ends.into_iter().max().unwrap_or(0)
+    };
+
+    let end_ns = match deadline {
+        Some(d) if raw_end >= d => d,
+        _ => raw_end,
+    };
+    let status = match (ctl.failure(), &rec_error) {
+        (Some(m), _) => Status::Failed(m),
+        (None, Some(e)) => Status::Failed(e.to_string()),
+        (None, None) if ctl.was_interrupted() => Status::Interrupted,
+        _ => Status::Complete,
+    };
+    let written = session.total_bytes[1];
+    let extra = json!({
+        "engine": engine.name(),
+        "engine_note": note,
+        "iodepth_effective": depth,
+        "span": { "offset": offset, "size": len },
+    });
+    let output = session.finish(end_ns, status, extra)?;
+    Ok(Done {
+        output,
+        host_written_end: host_written_start + written,
+    })
+}

@@ -1,0 +1,102 @@
+"""Ctrl-C and kill -9 in the middle of `flashback run`: the capture survives (at most one
+interval lost) and `recover()` salvages a torn copy."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import flashback as fb
+
+INTERVAL_S = 0.2
+
+
+def start_run(tmp_path: Path) -> tuple[subprocess.Popen, Path]:
+    out = tmp_path / "cap.arrow"
+    cmd = [
+        sys.executable, "-m", "flashback", "run", str(tmp_path / "scratch.bin"),
+        "--rw", "randread", "--bs", "4k", "--iodepth", "4", "--size", "16m",
+        "--time", "60s", "--interval", f"{INTERVAL_S}s", "-o", str(out), "--no-progress",
+    ]  # fmt: skip
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return p, out
+
+
+def wait_rows(p: subprocess.Popen, out: Path, n: int, timeout_s: float = 30.0) -> fb.Capture:
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        if p.poll() is not None:
+            pytest.fail(f"flashback run exited early: {p.stderr.read()}")
+        if out.exists():
+            try:
+                cap = fb.recover(out)
+                if len(cap.intervals) >= n:
+                    return cap
+            except fb.CaptureFileError:
+                pass
+        time.sleep(0.05)
+    p.kill()
+    pytest.fail("the capture file did not grow")
+
+
+def start_wall(cap: fb.Capture) -> float:
+    return dt.datetime.fromisoformat(cap.meta["start_time"].replace("Z", "+00:00")).timestamp()
+
+
+def test_ctrl_c_stops_within_a_second_and_marks_interrupted(tmp_path):
+    p, out = start_run(tmp_path)
+    wait_rows(p, out, 4)
+    sent = time.time()
+    p.send_signal(signal.SIGINT)
+    try:
+        p.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        pytest.fail("flashback run did not stop after SIGINT")
+    assert p.returncode == 130, p.stderr.read()
+    cap = fb.load(out)
+    assert cap.status == "interrupted"
+    df = cap.intervals
+    ran_s = sent - start_wall(cap)
+    # stopped within a second of the signal, and every interval up to the stop is there
+    assert cap.meta["duration_s"] - ran_s < 1.0
+    assert df["interval_s"].sum() == pytest.approx(cap.meta["duration_s"], abs=1e-6)
+    assert len(df) >= int(ran_s / INTERVAL_S)
+    assert (df["t_s"].diff().drop_nulls() > 0).all()
+    assert df["read_ios"].sum() == cap.meta["totals"]["read_ios"]
+
+
+def test_kill_9_loses_at_most_one_interval_and_recover_salvages_a_torn_copy(tmp_path):
+    p, out = start_run(tmp_path)
+    wait_rows(p, out, 4)
+    killed = time.time()
+    p.send_signal(signal.SIGKILL)
+    p.wait(timeout=10)
+    cap = fb.load(out)
+    assert cap.status == "interrupted"
+    expected = int((killed - start_wall(cap)) / INTERVAL_S)
+    assert len(cap.intervals) >= expected - 1, (len(cap.intervals), expected)
+    assert (cap.intervals["interval_s"] - INTERVAL_S).abs().max() < 1e-9
+
+    torn = tmp_path / "torn.arrow"
+    shutil.copy(out, torn)
+    size = torn.stat().st_size
+    with open(torn, "r+b") as f:
+        f.truncate(size - 100)  # tear the last batch in half
+    with pytest.raises(fb.CaptureFileError):
+        fb.load(torn)
+    rec = fb.recover(torn, out=tmp_path / "salvaged.arrow")
+    assert rec.status == "interrupted"
+    assert rec.meta["recovered"]["torn_tail"] is True
+    assert len(cap.intervals) - 1 <= len(rec.intervals) < len(cap.intervals) + 1
+    again = fb.load(tmp_path / "salvaged.arrow")
+    assert again.intervals.equals(rec.intervals)
+    os.remove(torn)
