@@ -25,9 +25,11 @@
 # bytes-written domain, and shows one of the reviews' own numbers drawn as a chart.
 
 # %% tags=["parameters"]
-target = "sim:generic?scale=1/256"  # a plain 7 % OP simulated drive; a file path works too
+target = None  # None: sim:generic (a plain 7 % OP simulated drive) at `scale`; or a file path
+scale = "1/256"  # full size: 1
 size = "64m"  # LBA span written; full size: the drive's capacity (e.g. "100%" of a real drive)
 written = "192m"  # stop after this many host bytes; full size: 3-5 × the capacity
+interval = "0.05s"  # one row per interval; full size: "1s"
 
 # %%
 import flashback as fb
@@ -50,8 +52,11 @@ fb.protocols().select("name", "title", "default_target")
 # controller gets no help.
 
 # %%
-w = fb.Workload(rw="randwrite", bs="4k", iodepth=32, size=size, written=written, data="random")
-cap = fb.run(target, w)
+w = fb.Workload(
+    rw="randwrite", bs="4k", iodepth=32, size=size, written=written, data="random",
+    interval=interval,
+)
+cap = fb.run(target or f"sim:generic?scale={scale}", w)
 cap.intervals.select("t_s", "write_iops", "write_mbps", "write_lat_p99_us", "host_written_bytes")
 
 # %% [markdown]

@@ -29,7 +29,8 @@
 #   much does a pause give back?
 
 # %% tags=["parameters"]
-target = "sim:generic?scale=1/1024"  # full size: sim:generic (or a drive you may destroy)
+scale = "1/1024"  # full size: 1 (sim:generic at its own size)
+target = None  # None: sim:generic at `scale`; or an existing file / a drive (with destroy=)
 round_s = 2.0  # seconds per block size and mix per round; full size: 60
 max_rounds = 8  # full size: 25
 block_sizes = ("4k", "128k")  # full size: ("4k", "64k", "1m") or the PTS's eight sizes
@@ -43,7 +44,7 @@ from flashback.notebook import setup
 
 setup()
 res = fb.replay(
-    "snia-pts", target=target, round_s=round_s, max_rounds=max_rounds, block_sizes=block_sizes,
+    "snia-pts", target=target or f"sim:generic?scale={scale}", round_s=round_s, max_rounds=max_rounds, block_sizes=block_sizes,
     wsat_fills=wsat_fills, tests=("iops", "wsat"),
 )
 res.steps.filter(pl.col("kind") == "run").select("step", "write_iops", "read_iops").head(10)

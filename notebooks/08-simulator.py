@@ -29,7 +29,8 @@
 # Key names follow the target string: `sim:<preset>?op=0.28&gc=greedy&compression=on...`.
 
 # %% tags=["parameters"]
-base = "sim:generic?scale=1/1024"  # full size: sim:generic (a plain 7 % OP client drive)
+preset = "generic"  # a plain 7 % OP client drive; `flashback presets` lists the others
+scale = "1/1024"  # full size: 1
 fills = 3.0  # capacities of random writes per run; full size: 5 or more
 ops = (0.07, 0.28)  # over-provisioning ratios to compare; full size: (0.07, 0.15, 0.28, 0.5)
 policies = ("greedy", "fifo")  # full size: ("greedy", "fifo", "random", "cost-benefit")
@@ -41,7 +42,7 @@ import flashback as fb
 from flashback.notebook import setup
 
 setup()
-size = fb.Target(base).size_bytes
+base = f"sim:{preset}?scale={scale}"
 
 
 def torture(spec: str, data: str = "random") -> pl.DataFrame:
