@@ -107,7 +107,8 @@ def test_your_drive_on_a_loop_device(tmp_path: Path, loopdev) -> None:
     """07 on a real block device (a loop device on a sparse file), confirmed with destroy=."""
     need_root_and("losetup")
     dev = loopdev(64 << 20)
-    nb, _ = _execute("07-your-drive", tmp_path, {"device": dev, "destroy": dev})
+    params = {"device": dev, "destroy": dev, "size": "64m", "written": "160m"}
+    nb, _ = _execute("07-your-drive", tmp_path, params)
     _check_outputs("07-your-drive", nb)
     text = "".join(o.get("text", "") for o in _outputs(nb) if o.get("output_type") == "stream")
     assert f"writing to {dev}" in text
