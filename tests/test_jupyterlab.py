@@ -18,7 +18,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tests.support.chromium import Chromium, chromium_binary
+from support.chromium import Chromium, chromium_binary
 
 pytestmark = pytest.mark.skipif(chromium_binary() is None, reason="chromium is not installed (make test installs it)")
 

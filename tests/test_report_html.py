@@ -7,7 +7,7 @@ import polars as pl
 import pytest
 
 from flashback.report import Section, write_report
-from tests.support.chromium import Chromium, chromium_binary
+from support.chromium import Chromium, chromium_binary
 
 pytestmark = pytest.mark.skipif(chromium_binary() is None, reason="chromium is not installed (make test installs it)")
 

@@ -1,0 +1,537 @@
+//! [`SimDrive`]: the FTL and timing model behind the target interface, on a virtual clock.
+//!
+//! Host commands are simulated event by event: `jobs × iodepth` commands are outstanding; the
+//! earliest completion is recorded and its slot immediately issues the job's next command at
+//! that time. The FTL state changes when a command is issued; its completion time comes from
+//! the timing model. Capture rows carry the ground truth (`nand_written_bytes`,
+//! `gc_copied_bytes`, `free_blocks`) sampled when each interval closes.
+
+use super::ftl::{Ftl, EV_GC_COPY, EV_POOL_EXHAUSTED, EV_SLC_FULL, UNIT, UNIT_BYTES};
+use super::spec::{parse_spec, SimConfig};
+use super::timing::Timing;
+use crate::capture::SimTruth;
+use crate::error::{Error, Result};
+use crate::run::{Observer, RunOptions, RunOutput, Session, Status};
+use crate::workload::{job_slices, measure_compress_ratio, OpKind, OpStream, Workload};
+use serde_json::{json, Value};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::time::{Duration, Instant};
+
+/// A ground-truth event: what happened, after how many host bytes, at what drive time.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Event {
+    pub name: &'static str,
+    pub host_written_bytes: u64,
+    /// Drive time since its last secure erase, ns.
+    pub t_ns: u64,
+    /// Write amplification measured over the detection window (steady state only).
+    pub wa: Option<f64>,
+}
+
+/// Sliding detector of the steady-state write amplification: windows of 1/4 of the user
+/// capacity; steady once four consecutive window WAs (one drive fill) lie within ±2.5 % of
+/// their mean after GC started copying. The event's `host_written_bytes` is the start of
+/// those four windows.
+struct SteadyDetector {
+    window_bytes: u64,
+    next_at: u64,
+    start_host: u64,
+    start_nand: u64,
+    hist: Vec<(u64, f64)>,
+    done: bool,
+}
+
+impl SteadyDetector {
+    fn new(capacity: u64) -> Self {
+        let w = (capacity / 4).max(1 << 20);
+        SteadyDetector {
+            window_bytes: w,
+            next_at: w,
+            start_host: 0,
+            start_nand: 0,
+            hist: vec![],
+            done: false,
+        }
+    }
+}
+
+/// A simulated drive with its FTL state; persists across runs (fill, torture, TRIM, idle...).
+pub struct SimDrive {
+    cfg: SimConfig,
+    ftl: Ftl,
+    timing: Timing,
+    /// Virtual time, ns since the drive was created.
+    now: u64,
+    /// Virtual time of the last secure erase.
+    erased_at: u64,
+    host_written: u64,
+    host_trimmed: u64,
+    events: Vec<Event>,
+    steady: SteadyDetector,
+    ops_since_check: u64,
+}
+
+/// One outstanding command.
+#[derive(Clone, Copy)]
+struct Slot {
+    job: u32,
+    issued: u64,
+    kind: OpKind,
+    bytes: u64,
+}
+
+const DEBUG_CHECK_EVERY: u64 = 1 << 16;
+
+impl SimDrive {
+    /// Parses `<preset>[?key=value&...]`.
+    pub fn from_spec(spec: &str) -> Result<Self> {
+        Ok(Self::new(parse_spec(spec)?))
+    }
+
+    /// A freshly erased drive with configuration `cfg`.
+    pub fn new(cfg: SimConfig) -> Self {
+        let ftl = Ftl::new(&cfg);
+        let timing = Timing::new(&cfg, ftl.n_mlc);
+        let steady = SteadyDetector::new(cfg.capacity_bytes);
+        SimDrive {
+            cfg,
+            ftl,
+            timing,
+            now: 0,
+            erased_at: 0,
+            host_written: 0,
+            host_trimmed: 0,
+            events: vec![],
+            steady,
+            ops_since_check: 0,
+        }
+    }
+
+    pub fn config(&self) -> &SimConfig {
+        &self.cfg
+    }
+
+    pub fn size_bytes(&self) -> u64 {
+        self.cfg.capacity_bytes
+    }
+
+    pub fn host_written_bytes(&self) -> u64 {
+        self.host_written
+    }
+
+    /// Cumulative NAND bytes programmed since the last secure erase (host data + GC copies).
+    pub fn nand_written_bytes(&self) -> u64 {
+        self.ftl.nand_units * UNIT_BYTES
+    }
+
+    pub fn gc_copied_bytes(&self) -> u64 {
+        self.ftl.gc_units * UNIT_BYTES
+    }
+
+    pub fn free_blocks(&self) -> u64 {
+        self.ftl.free_blocks()
+    }
+
+    pub fn erases(&self) -> u64 {
+        self.ftl.erases
+    }
+
+    /// Mapped 4 KiB logical blocks.
+    pub fn mapped_lbas(&self) -> u64 {
+        self.ftl.mapped
+    }
+
+    /// NAND page operations scheduled so far (benchmarks).
+    pub fn nand_ops(&self) -> u64 {
+        self.timing.nand_ops
+    }
+
+    /// Virtual seconds since the last secure erase.
+    pub fn drive_time_s(&self) -> f64 {
+        (self.now - self.erased_at) as f64 / 1e9
+    }
+
+    /// Ground-truth events since the last secure erase.
+    pub fn events(&self) -> &[Event] {
+        &self.events
+    }
+
+    /// Full invariant check (also run periodically in debug builds).
+    pub fn check_invariants(&self) {
+        self.ftl.check_invariants();
+    }
+
+    fn truth(&self) -> SimTruth {
+        SimTruth {
+            nand_written_bytes: self.nand_written_bytes(),
+            gc_copied_bytes: self.gc_copied_bytes(),
+            free_blocks: self.ftl.free_blocks(),
+        }
+    }
+
+    fn events_json(&self, since: usize, t0: u64) -> Value {
+        Value::Array(
+            self.events[since..]
+                .iter()
+                .map(|e| {
+                    let abs = self.erased_at + e.t_ns;
+                    json!({
+                        "name": e.name,
+                        "host_written_bytes": e.host_written_bytes,
+                        "t_s": abs.saturating_sub(t0) as f64 / 1e9,
+                        "drive_t_s": e.t_ns as f64 / 1e9,
+                        "wa": e.wa,
+                    })
+                })
+                .collect(),
+        )
+    }
+
+    pub fn meta(&self) -> Value {
+        json!({
+            "kind": "sim",
+            "preset": self.cfg.preset,
+            "size_bytes": self.cfg.capacity_bytes,
+            "model": self.cfg.description,
+            "config": self.cfg.to_json(),
+            "host_written_bytes": self.host_written,
+            "host_trimmed_bytes": self.host_trimmed,
+            "nand_written_bytes": self.nand_written_bytes(),
+            "gc_copied_bytes": self.gc_copied_bytes(),
+            "free_blocks": self.ftl.free_blocks(),
+            "erases": self.ftl.erases,
+            "drive_time_s": self.drive_time_s(),
+            "events": self.events_json(0, self.erased_at),
+        })
+    }
+
+    /// Turns the FTL's first-occurrence flags and the steady-state detector into events.
+    #[inline]
+    fn note_events(&mut self) {
+        if self.ftl.new_events != 0 {
+            let ev = std::mem::take(&mut self.ftl.new_events);
+            for (bit, name) in [
+                (EV_POOL_EXHAUSTED, "free_pool_exhausted"),
+                (EV_GC_COPY, "gc_onset"),
+                (EV_SLC_FULL, "slc_cache_full"),
+            ] {
+                if ev & bit != 0 {
+                    self.events.push(Event {
+                        name,
+                        host_written_bytes: self.host_written,
+                        t_ns: self.now - self.erased_at,
+                        wa: None,
+                    });
+                }
+            }
+        }
+        if self.host_written >= self.steady.next_at {
+            self.steady_window();
+        }
+    }
+
+    #[cold]
+    fn steady_window(&mut self) {
+        let s = &mut self.steady;
+        s.next_at = self.host_written + s.window_bytes;
+        let nand = self.ftl.nand_units * UNIT_BYTES;
+        let dh = self.host_written - s.start_host;
+        let wa = (nand - s.start_nand) as f64 / dh.max(1) as f64;
+        s.hist.push((s.start_host, wa));
+        s.start_host = self.host_written;
+        s.start_nand = nand;
+        if s.done || self.ftl.gc_units == 0 || s.hist.len() < 4 {
+            return;
+        }
+        let last = &s.hist[s.hist.len() - 4..];
+        let mean = last.iter().map(|x| x.1).sum::<f64>() / 4.0;
+        if last.iter().all(|x| (x.1 - mean).abs() <= 0.025 * mean) {
+            s.done = true;
+            let entry = last[0].0;
+            self.events.push(Event {
+                name: "steady_state_wa",
+                host_written_bytes: entry,
+                t_ns: self.now - self.erased_at,
+                wa: Some(mean),
+            });
+        }
+    }
+
+    fn lba_range(&self, offset: u64, len: u64) -> Result<(u32, u32)> {
+        let cap = self.cfg.capacity_bytes;
+        if offset > cap {
+            return Err(Error::InvalidValue(format!(
+                "offset={offset} is beyond the simulated drive's {cap} bytes; use 0 to {cap}"
+            )));
+        }
+        let end = offset.saturating_add(len).min(cap);
+        Ok((offset.div_ceil(4096) as u32, (end / 4096) as u32))
+    }
+
+    /// Physical units one 4 KiB block of this workload's data occupies.
+    fn data_units(&self, w: &Workload) -> (u32, f64) {
+        if !self.cfg.compression || !w.rw.is_destructive() {
+            return (UNIT, 1.0);
+        }
+        let r = measure_compress_ratio(&w.data, w.bs, w.seed, 16).clamp(self.cfg.compress_floor, 1.0);
+        let u = ((r * UNIT as f64).ceil() as u32).clamp(1, UNIT);
+        (u, r)
+    }
+
+    /// Issues one command at `t`; returns its completion time.
+    #[inline]
+    fn issue(&mut self, kind: OpKind, offset: u64, len: u64, t: u64, units: u32) -> u64 {
+        let l0 = (offset / 4096) as u32;
+        let l1 = (offset + len).div_ceil(4096) as u32;
+        let cs = self.timing.controller(t, len);
+        match kind {
+            OpKind::Write => {
+                let data_in = self.timing.link(cs, len);
+                for lba in l0..l1 {
+                    self.ftl.write(lba, units);
+                }
+                self.host_written += len;
+                if !self.ftl.work.is_empty() {
+                    self.timing.schedule(&self.ftl.work, data_in);
+                    self.ftl.work.clear();
+                }
+                self.note_events();
+                data_in.max(self.timing.buffer_ready()) + self.timing.lat_write
+            }
+            OpKind::Read => {
+                let mut last_page = u32::MAX;
+                let mut first_ready = u64::MAX;
+                let mut ready = cs;
+                for lba in l0..l1 {
+                    if let Some(p) = self.ftl.page_of(lba) {
+                        if p != last_page {
+                            let r = self.timing.read_page(p, cs);
+                            first_ready = first_ready.min(r);
+                            ready = ready.max(r);
+                            last_page = p;
+                        }
+                    }
+                }
+                if first_ready == u64::MAX {
+                    first_ready = cs;
+                }
+                // link transfer overlaps the NAND reads; it cannot end before the last page is out
+                let end = self.timing.link(first_ready, len);
+                let end = end.max(ready + self.timing.link_time(4096));
+                self.timing.link_free = end;
+                end + self.timing.lat_read
+            }
+            OpKind::Trim => {
+                for lba in l0..l1 {
+                    if self.ftl.trim(lba) {
+                        self.host_trimmed += 4096;
+                    }
+                }
+                cs + self.timing.lat_write
+            }
+        }
+    }
+
+    /// Runs a workload on the virtual clock.
+    pub fn run(&mut self, w: &Workload, opts: &RunOptions, obs: &mut dyn Observer) -> Result<RunOutput> {
+        if w.bs % 4096 != 0 || w.offset % 4096 != 0 {
+            return Err(Error::InvalidValue(format!(
+                "bs={} and offset={} must be multiples of 4 KiB on a simulated drive (its logical block); use 4k, 8k, ...",
+                w.bs, w.offset
+            )));
+        }
+        let cap = self.cfg.capacity_bytes;
+        let span = match w.size {
+            Some(s) => s,
+            None => cap.saturating_sub(w.offset),
+        };
+        if w.offset + span > cap || span < w.bs {
+            return Err(Error::InvalidValue(format!(
+                "offset={} + size={span} does not fit the simulated drive's {cap} bytes; use a span of bs to {cap} bytes",
+                w.offset
+            )));
+        }
+        let (units, _ratio) = self.data_units(w);
+        let events_before = self.events.len();
+        let t0 = self.now;
+        let time_limit = w.time_s.map(|s| t0 + (s * 1e9).round() as u64);
+        let written_limit = w.written;
+        let mut streams: Vec<OpStream> = job_slices(w.offset, span, w.bs, w.jobs)
+            .into_iter()
+            .enumerate()
+            .map(|(j, (o, l))| OpStream::new(w, o, l, j as u32))
+            .collect();
+
+        let mut sess = Session::start(w, opts, self.meta(), true, self.host_written, obs)?;
+        sess.set_truth(self.truth());
+        let mut slots: Vec<Slot> = vec![];
+        let mut heap: BinaryHeap<Reverse<(u64, u32)>> = BinaryHeap::new();
+        let mut written_run = 0u64;
+        let mut stopping = false;
+        let wall = Instant::now();
+        let mut next_poll = Duration::from_millis(100);
+        let mut completions = 0u64;
+        let mut status = Status::Complete;
+        let mut last_done = t0;
+
+        // initial commands
+        for j in 0..streams.len() {
+            for _ in 0..w.iodepth {
+                if let Some(op) = streams[j].next_op() {
+                    if op.kind == OpKind::Write {
+                        if written_limit.is_some_and(|l| written_run >= l) {
+                            break;
+                        }
+                        written_run += op.len;
+                    }
+                    let done = self.issue(op.kind, op.offset, op.len, t0, units);
+                    slots.push(Slot { job: j as u32, issued: t0, kind: op.kind, bytes: op.len });
+                    heap.push(Reverse((done, slots.len() as u32 - 1)));
+                }
+            }
+        }
+
+        while let Some(Reverse((done, si))) = heap.pop() {
+            let slot = slots[si as usize];
+            // Commands still in flight when the time is up are counted in the last interval,
+            // which ends at the time limit (their writes did reach the drive).
+            let at = match time_limit {
+                Some(l) if done > l => l - 1,
+                _ => done,
+            };
+            self.now = self.now.max(done);
+            last_done = last_done.max(at + u64::from(at != done));
+            let rel = at - t0;
+            if rel >= sess.rec.next_boundary_ns() {
+                sess.set_truth(self.truth());
+            }
+            sess.tick(rel)?;
+            sess.record(slot.kind, slot.bytes, done - slot.issued);
+            completions += 1;
+            if completions & 1023 == 0 && wall.elapsed() >= next_poll {
+                next_poll = wall.elapsed() + Duration::from_millis(100);
+                if sess.should_stop() {
+                    status = Status::Interrupted;
+                    stopping = true;
+                }
+            }
+            if cfg!(debug_assertions) {
+                self.ops_since_check += 1;
+                if self.ops_since_check >= DEBUG_CHECK_EVERY {
+                    self.ops_since_check = 0;
+                    self.ftl.check_invariants();
+                }
+            }
+            if stopping || time_limit.is_some_and(|l| done >= l) {
+                stopping = true;
+                continue;
+            }
+            let Some(op) = streams[slot.job as usize].next_op() else { continue };
+            if op.kind == OpKind::Write {
+                if written_limit.is_some_and(|l| written_run >= l) {
+                    stopping = true;
+                    continue;
+                }
+                written_run += op.len;
+            }
+            let d = self.issue(op.kind, op.offset, op.len, done, units);
+            slots[si as usize] = Slot { job: slot.job, issued: done, kind: op.kind, bytes: op.len };
+            heap.push(Reverse((d, si)));
+        }
+        if cfg!(debug_assertions) {
+            self.ftl.check_invariants();
+        }
+        sess.set_truth(self.truth());
+        let end = last_done.max(t0);
+        self.now = self.now.max(end);
+        let extra = json!({
+            "events": self.events_json(events_before, t0),
+            "sim": {
+                "host_written_bytes": self.host_written,
+                "nand_written_bytes": self.nand_written_bytes(),
+                "gc_copied_bytes": self.gc_copied_bytes(),
+                "free_blocks": self.ftl.free_blocks(),
+                "erases": self.ftl.erases,
+                "mapped_bytes": self.ftl.mapped * 4096,
+                "compress_units_per_4k": units as f64 / UNIT as f64,
+                "drive_time_s": self.drive_time_s(),
+            },
+        });
+        sess.finish(end - t0, status, extra)
+    }
+
+    /// Discards (TRIM) `[offset, offset + len)`; partial 4 KiB blocks at the edges are kept.
+    pub fn discard(&mut self, offset: u64, len: Option<u64>) -> Result<()> {
+        let len = len.unwrap_or(u64::MAX);
+        let (l0, l1) = self.lba_range(offset, len)?;
+        for lba in l0..l1 {
+            if self.ftl.trim(lba) {
+                self.host_trimmed += 4096;
+            }
+        }
+        if cfg!(debug_assertions) {
+            self.ftl.check_invariants();
+        }
+        Ok(())
+    }
+
+    /// Lets `seconds` of virtual time pass; idle-time GC (and SLC folding) runs if enabled.
+    pub fn idle(&mut self, seconds: f64, obs: &mut dyn Observer) -> Result<()> {
+        if !(seconds >= 0.0 && seconds.is_finite()) {
+            return Err(Error::InvalidValue(format!(
+                "idle={seconds} s is not a duration; use 0 or more seconds"
+            )));
+        }
+        let end = self.now + (seconds * 1e9).round() as u64;
+        let mut t = self.now.max(self.timing.dies_idle_at());
+        let wall = Instant::now();
+        let mut next_poll = Duration::from_millis(100);
+        let target_free = self.cfg.gc_reserve as u64 + (self.cfg.idle_gc_free * self.ftl.spare_blocks() as f64) as u64;
+        loop {
+            if t >= end {
+                break;
+            }
+            let did = if self.ftl.slc_pending() > 0 {
+                self.ftl.fold_one()
+            } else if self.cfg.idle_gc && self.ftl.free_blocks() < target_free && self.ftl.has_garbage() {
+                self.ftl.collect_one();
+                true
+            } else {
+                false
+            };
+            if !did {
+                break;
+            }
+            self.timing.schedule(&self.ftl.work, t);
+            self.ftl.work.clear();
+            t = self.timing.dies_idle_at();
+            self.now = t.min(end);
+            self.note_events();
+            if wall.elapsed() >= next_poll {
+                next_poll = wall.elapsed() + Duration::from_millis(100);
+                if obs.should_stop() {
+                    break;
+                }
+            }
+        }
+        self.now = end.max(self.now);
+        if cfg!(debug_assertions) {
+            self.ftl.check_invariants();
+        }
+        Ok(())
+    }
+
+    /// Secure erase: every block erased, nothing mapped, counters and events reset.
+    pub fn sanitize(&mut self) -> Result<()> {
+        self.ftl.sanitize();
+        self.now = self.now.max(self.timing.dies_idle_at());
+        self.timing.reset(self.now);
+        self.erased_at = self.now;
+        self.host_written = 0;
+        self.host_trimmed = 0;
+        self.events.clear();
+        self.steady = SteadyDetector::new(self.cfg.capacity_bytes);
+        Ok(())
+    }
+}

@@ -1,0 +1,638 @@
+//! Page-mapped flash translation layer with a 4 KiB mapping unit.
+//!
+//! Space inside an erase block is counted in *units* ([`UNIT`] per 4 KiB slot, 4 bytes each) so
+//! that inline compression can store a 4 KiB logical block in less than a slot: a block is full
+//! when its units or its entry slots run out. Without compression every entry is one slot.
+//!
+//! Layout (flat vectors, `u32` indices, no allocation per operation):
+//! - `l2p[lba]` → global entry index `block << shift | i` (or `NONE`),
+//! - `p2l[entry]` → lba, `valid` bitmap per entry (GC scans it sequentially),
+//! - per block: valid units/count, fill, state, close sequence number,
+//! - greedy: intrusive bucket lists by valid level; FIFO: queue; random/cost-benefit: closed set.
+//!
+//! Every NAND page operation the FTL causes is appended to [`Ftl::work`] (tagged page or block
+//! numbers) for the timing model to schedule on dies and channels.
+
+use super::spec::{GcPolicy, SimConfig};
+use rand::{Rng, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use std::collections::VecDeque;
+
+/// Units per 4 KiB slot (one unit = 4 bytes).
+pub const UNIT: u32 = 1024;
+/// Bytes per unit.
+pub const UNIT_BYTES: u64 = 4;
+const NONE: u32 = u32::MAX;
+
+const FREE: u8 = 0;
+const OPEN: u8 = 1;
+const CLOSED: u8 = 2;
+
+/// Work tags (top two bits of a [`Ftl::work`] item).
+pub const TAG_SHIFT: u32 = 30;
+pub const W_HOST_PROG: u32 = 0;
+pub const W_GC_PROG: u32 = 1;
+pub const W_READ: u32 = 2;
+pub const W_ERASE: u32 = 3;
+pub const W_MASK: u32 = (1 << TAG_SHIFT) - 1;
+
+/// First-occurrence flags the drive turns into ground-truth events.
+pub const EV_POOL_EXHAUSTED: u8 = 1;
+pub const EV_GC_COPY: u8 = 2;
+pub const EV_SLC_FULL: u8 = 4;
+
+pub struct Ftl {
+    policy: GcPolicy,
+    gc_reserve: usize,
+    compression: bool,
+    pub pages_per_block: u32,
+    slots_per_page: u32,
+    page_units: u32,
+    block_units: u32,
+    shift: u32,
+    /// MLC blocks are `0..n_mlc`, SLC-mode blocks `n_mlc..n_blocks`.
+    pub n_mlc: u32,
+    pub n_blocks: u32,
+    pub user_lbas: u32,
+    trim_threshold: u64,
+    trim_seed: u64,
+
+    l2p: Vec<u32>,
+    p2l: Vec<u32>,
+    valid: Vec<u64>,
+    lba_units: Vec<u16>,
+
+    valid_units: Vec<u32>,
+    valid_count: Vec<u32>,
+    fill_entries: Vec<u32>,
+    fill_units: Vec<u32>,
+    state: Vec<u8>,
+    close_seq: Vec<u64>,
+
+    free: Vec<u32>,
+    slc_free: Vec<u32>,
+    slc_closed: VecDeque<u32>,
+    host_open: u32,
+    gc_open: u32,
+    slc_open: u32,
+    closed_count: u32,
+
+    bucket_head: Vec<u32>,
+    bnext: Vec<u32>,
+    bprev: Vec<u32>,
+    blevel: Vec<u32>,
+    min_level: usize,
+    fifo: VecDeque<u32>,
+    closed_list: Vec<u32>,
+    closed_pos: Vec<u32>,
+    rng: Xoshiro256PlusPlus,
+
+    /// Cumulative units since the last secure erase.
+    pub host_units: u64,
+    pub gc_units: u64,
+    pub nand_units: u64,
+    pub erases: u64,
+    pub mapped: u64,
+    /// Tagged NAND operations produced since the caller last cleared it.
+    pub work: Vec<u32>,
+    /// New first-occurrence flags (`EV_*`), cleared by the caller; `seen` remembers them.
+    pub new_events: u8,
+    seen: u8,
+}
+
+impl Ftl {
+    pub fn new(c: &SimConfig) -> Ftl {
+        let slots = c.slots_per_block();
+        let stride = c.entries_per_block().next_power_of_two();
+        let n_blocks = c.raw_blocks() as u32;
+        let n_slc = c.slc_blocks() as u32;
+        let user_lbas = (c.capacity_bytes / 4096) as u32;
+        let n = n_blocks as usize;
+        let entries = n_blocks as usize * stride as usize;
+        let levels = slots as usize + 1;
+        let mut f = Ftl {
+            policy: c.gc,
+            gc_reserve: c.gc_reserve as usize,
+            compression: c.compression,
+            pages_per_block: c.pages_per_block,
+            slots_per_page: c.page_size / 4096,
+            page_units: (c.page_size / 4096) * UNIT,
+            block_units: slots * UNIT,
+            shift: stride.trailing_zeros(),
+            n_mlc: n_blocks - n_slc,
+            n_blocks,
+            user_lbas,
+            trim_threshold: (c.trim_efficacy * u64::MAX as f64) as u64,
+            trim_seed: c.seed,
+            l2p: vec![NONE; user_lbas as usize],
+            p2l: vec![0; entries],
+            valid: vec![0; entries.div_ceil(64)],
+            lba_units: if c.compression { vec![0; user_lbas as usize] } else { vec![] },
+            valid_units: vec![0; n],
+            valid_count: vec![0; n],
+            fill_entries: vec![0; n],
+            fill_units: vec![0; n],
+            state: vec![FREE; n],
+            close_seq: vec![0; n],
+            free: vec![],
+            slc_free: vec![],
+            slc_closed: VecDeque::new(),
+            host_open: NONE,
+            gc_open: NONE,
+            slc_open: NONE,
+            closed_count: 0,
+            bucket_head: vec![NONE; levels],
+            bnext: vec![NONE; n],
+            bprev: vec![NONE; n],
+            blevel: vec![0; n],
+            min_level: levels,
+            fifo: VecDeque::new(),
+            closed_list: vec![],
+            closed_pos: vec![NONE; n],
+            rng: Xoshiro256PlusPlus::seed_from_u64(c.seed),
+            host_units: 0,
+            gc_units: 0,
+            nand_units: 0,
+            erases: 0,
+            mapped: 0,
+            work: Vec::with_capacity(4096),
+            new_events: 0,
+            seen: 0,
+        };
+        f.reset_blocks();
+        f
+    }
+
+    fn reset_blocks(&mut self) {
+        // Free list as a stack popped from the end: lowest block numbers first.
+        self.free = (0..self.n_mlc).rev().collect();
+        self.slc_free = (self.n_mlc..self.n_blocks).rev().collect();
+    }
+
+    /// Secure erase: everything unmapped, every block free, counters zero.
+    pub fn sanitize(&mut self) {
+        self.l2p.fill(NONE);
+        self.valid.fill(0);
+        self.valid_units.fill(0);
+        self.valid_count.fill(0);
+        self.fill_entries.fill(0);
+        self.fill_units.fill(0);
+        self.state.fill(FREE);
+        self.bucket_head.fill(NONE);
+        self.bnext.fill(NONE);
+        self.bprev.fill(NONE);
+        self.min_level = self.bucket_head.len();
+        self.fifo.clear();
+        self.closed_list.clear();
+        self.closed_pos.fill(NONE);
+        self.slc_closed.clear();
+        self.host_open = NONE;
+        self.gc_open = NONE;
+        self.slc_open = NONE;
+        self.closed_count = 0;
+        self.host_units = 0;
+        self.gc_units = 0;
+        self.nand_units = 0;
+        self.erases = 0;
+        self.mapped = 0;
+        self.work.clear();
+        self.new_events = 0;
+        self.seen = 0;
+        self.reset_blocks();
+    }
+
+    pub fn free_blocks(&self) -> u64 {
+        (self.free.len() + self.slc_free.len()) as u64
+    }
+
+    pub fn slc_free_blocks(&self) -> usize {
+        self.slc_free.len()
+    }
+
+    /// Spare MLC blocks beyond those needed to hold the user capacity.
+    pub fn spare_blocks(&self) -> u64 {
+        let user_blocks = (self.user_lbas as u64 * UNIT as u64).div_ceil(self.block_units as u64);
+        (self.n_mlc as u64).saturating_sub(user_blocks)
+    }
+
+    #[inline]
+    fn block_cap(&self, b: u32) -> u32 {
+        if b >= self.n_mlc {
+            self.block_units / 2
+        } else {
+            self.block_units
+        }
+    }
+
+    #[inline]
+    fn units_of(&self, lba: u32) -> u32 {
+        if self.compression {
+            self.lba_units[lba as usize] as u32
+        } else {
+            UNIT
+        }
+    }
+
+    fn flag(&mut self, ev: u8) {
+        if self.seen & ev == 0 {
+            self.seen |= ev;
+            self.new_events |= ev;
+        }
+    }
+
+    /// Physical page of `lba` as a global page number, if mapped.
+    #[inline]
+    pub fn page_of(&self, lba: u32) -> Option<u32> {
+        let e = self.l2p[lba as usize];
+        if e == NONE {
+            return None;
+        }
+        let b = e >> self.shift;
+        let i = e & ((1 << self.shift) - 1);
+        let page = if self.compression {
+            let fe = self.fill_entries[b as usize].max(1);
+            ((i as u64 * self.fill_units[b as usize] as u64 / fe as u64) as u32 / self.page_units).min(self.pages_per_block - 1)
+        } else {
+            i / self.slots_per_page
+        };
+        Some(b * self.pages_per_block + page)
+    }
+
+    // ---- greedy buckets -------------------------------------------------------------------
+
+    #[inline]
+    fn level(&self, b: u32) -> u32 {
+        self.valid_units[b as usize] / UNIT
+    }
+
+    #[inline]
+    fn bucket_insert(&mut self, b: u32) {
+        let l = self.level(b);
+        let h = self.bucket_head[l as usize];
+        self.bnext[b as usize] = h;
+        self.bprev[b as usize] = NONE;
+        if h != NONE {
+            self.bprev[h as usize] = b;
+        }
+        self.bucket_head[l as usize] = b;
+        self.blevel[b as usize] = l;
+        if (l as usize) < self.min_level {
+            self.min_level = l as usize;
+        }
+    }
+
+    #[inline]
+    fn bucket_remove(&mut self, b: u32) {
+        let (p, n) = (self.bprev[b as usize], self.bnext[b as usize]);
+        if p != NONE {
+            self.bnext[p as usize] = n;
+        } else {
+            self.bucket_head[self.blevel[b as usize] as usize] = n;
+        }
+        if n != NONE {
+            self.bprev[n as usize] = p;
+        }
+    }
+
+    // ---- block life cycle -----------------------------------------------------------------
+
+    fn close(&mut self, b: u32) {
+        // a partly filled last page is programmed with padding
+        let fu = self.fill_units[b as usize];
+        if fu % self.page_units != 0 {
+            let tag = if b == self.gc_open { W_GC_PROG } else { W_HOST_PROG };
+            self.work.push(tag << TAG_SHIFT | (b * self.pages_per_block + fu / self.page_units));
+        }
+        self.state[b as usize] = CLOSED;
+        self.closed_count += 1;
+        self.close_seq[b as usize] = self.nand_units;
+        if b >= self.n_mlc {
+            self.slc_closed.push_back(b);
+            return;
+        }
+        match self.policy {
+            GcPolicy::Greedy => self.bucket_insert(b),
+            GcPolicy::Fifo => self.fifo.push_back(b),
+            GcPolicy::Random | GcPolicy::CostBenefit => {
+                self.closed_pos[b as usize] = self.closed_list.len() as u32;
+                self.closed_list.push(b);
+            }
+        }
+    }
+
+    fn unclose(&mut self, b: u32) {
+        self.closed_count -= 1;
+        match self.policy {
+            GcPolicy::Greedy => self.bucket_remove(b),
+            GcPolicy::Fifo => {} // popped by the caller
+            GcPolicy::Random | GcPolicy::CostBenefit => {
+                let pos = self.closed_pos[b as usize] as usize;
+                let last = self.closed_list.pop().expect("closed list holds the block");
+                if last != b {
+                    self.closed_list[pos] = last;
+                    self.closed_pos[last as usize] = pos as u32;
+                }
+                self.closed_pos[b as usize] = NONE;
+            }
+        }
+    }
+
+    fn open(&mut self, b: u32) {
+        debug_assert_eq!(self.state[b as usize], FREE);
+        self.state[b as usize] = OPEN;
+        self.fill_entries[b as usize] = 0;
+        self.fill_units[b as usize] = 0;
+    }
+
+    #[inline]
+    fn room(&self, b: u32, units: u32) -> bool {
+        b != NONE
+            && self.fill_units[b as usize] + units <= self.block_cap(b)
+            && self.fill_entries[b as usize] < (1 << self.shift)
+    }
+
+    /// Appends `lba` (`units` long) to open block `b`, emitting page programs.
+    #[inline]
+    fn append(&mut self, b: u32, lba: u32, units: u32, tag: u32) {
+        let bi = b as usize;
+        let e = (b << self.shift) | self.fill_entries[bi];
+        self.p2l[e as usize] = lba;
+        self.l2p[lba as usize] = e;
+        self.valid[(e >> 6) as usize] |= 1u64 << (e & 63);
+        if self.compression {
+            self.lba_units[lba as usize] = units as u16;
+        }
+        self.fill_entries[bi] += 1;
+        let f0 = self.fill_units[bi];
+        let f1 = f0 + units;
+        self.fill_units[bi] = f1;
+        self.valid_units[bi] += units;
+        self.valid_count[bi] += 1;
+        self.mapped += 1;
+        self.nand_units += units as u64;
+        let (p0, p1) = (f0 / self.page_units, f1 / self.page_units);
+        for p in p0..p1 {
+            self.work.push(tag << TAG_SHIFT | (b * self.pages_per_block + p));
+        }
+    }
+
+    /// Removes the mapping of `lba` (overwrite or TRIM).
+    #[inline]
+    fn invalidate(&mut self, lba: u32) {
+        let e = self.l2p[lba as usize];
+        if e == NONE {
+            return;
+        }
+        self.l2p[lba as usize] = NONE;
+        let b = e >> self.shift;
+        let bi = b as usize;
+        self.valid[(e >> 6) as usize] &= !(1u64 << (e & 63));
+        let u = self.units_of(lba);
+        self.valid_units[bi] -= u;
+        self.valid_count[bi] -= 1;
+        self.mapped -= 1;
+        if self.policy == GcPolicy::Greedy && self.state[bi] == CLOSED && b < self.n_mlc {
+            let l = self.valid_units[bi] / UNIT;
+            if l != self.blevel[bi] {
+                self.bucket_remove(b);
+                self.bucket_insert(b);
+            }
+        }
+    }
+
+    // ---- host interface -------------------------------------------------------------------
+
+    /// Writes one 4 KiB logical block occupying `units` physical units.
+    #[inline]
+    pub fn write(&mut self, lba: u32, units: u32) {
+        debug_assert!(lba < self.user_lbas && units > 0 && units <= UNIT);
+        self.invalidate(lba);
+        self.host_units += units as u64;
+        if self.n_mlc < self.n_blocks {
+            if !self.room(self.slc_open, units) {
+                if self.slc_open != NONE {
+                    self.close(self.slc_open);
+                    self.slc_open = NONE;
+                }
+                if let Some(b) = self.slc_free.pop() {
+                    self.open(b);
+                    self.slc_open = b;
+                } else {
+                    self.flag(EV_SLC_FULL);
+                }
+            }
+            if self.slc_open != NONE {
+                self.append(self.slc_open, lba, units, W_HOST_PROG);
+                return;
+            }
+        }
+        if !self.room(self.host_open, units) {
+            if self.host_open != NONE {
+                self.close(self.host_open);
+            }
+            self.host_open = NONE;
+            self.foreground_gc();
+            let b = self.free.pop().expect("foreground GC keeps a free block");
+            self.open(b);
+            self.host_open = b;
+        }
+        self.append(self.host_open, lba, units, W_HOST_PROG);
+    }
+
+    /// Unmaps `lba` (subject to `trim_efficacy`). Returns whether it was unmapped.
+    #[inline]
+    pub fn trim(&mut self, lba: u32) -> bool {
+        if self.trim_threshold != u64::MAX {
+            let h = mix64(lba as u64 ^ self.trim_seed.wrapping_mul(0x9e3779b97f4a7c15));
+            if h > self.trim_threshold {
+                return false;
+            }
+        }
+        let was = self.l2p[lba as usize] != NONE;
+        self.invalidate(lba);
+        was
+    }
+
+    pub fn is_mapped(&self, lba: u32) -> bool {
+        self.l2p[lba as usize] != NONE
+    }
+
+    /// Collects victims until the free pool is above the reserve.
+    fn foreground_gc(&mut self) {
+        if self.free.len() <= self.gc_reserve {
+            self.flag(EV_POOL_EXHAUSTED);
+        }
+        let mut guard = 0u64;
+        while self.free.len() <= self.gc_reserve {
+            self.collect_one();
+            guard += 1;
+            assert!(guard < 4 * self.n_blocks as u64 + 16, "GC made no progress; the drive has no reclaimable space");
+        }
+    }
+
+    /// Closed MLC blocks that GC could pick.
+    pub fn closed_mlc(&self) -> u32 {
+        self.closed_count - self.slc_closed.len() as u32
+    }
+
+    fn pick_victim(&mut self) -> u32 {
+        match self.policy {
+            GcPolicy::Greedy => {
+                while self.bucket_head[self.min_level] == NONE {
+                    self.min_level += 1;
+                }
+                self.bucket_head[self.min_level]
+            }
+            GcPolicy::Fifo => self.fifo.pop_front().expect("a closed block for FIFO GC"),
+            GcPolicy::Random => {
+                let i = self.rng.random_range(0..self.closed_list.len());
+                self.closed_list[i]
+            }
+            GcPolicy::CostBenefit => {
+                // (1 − u) · age / 2u over d = 16 random candidates (d-choices sampling).
+                let mut best = self.closed_list[0];
+                let mut best_score = f64::NEG_INFINITY;
+                for _ in 0..16 {
+                    let b = self.closed_list[self.rng.random_range(0..self.closed_list.len())];
+                    let u = self.valid_units[b as usize] as f64 / self.block_units as f64;
+                    let age = (self.nand_units - self.close_seq[b as usize]) as f64 + 1.0;
+                    let score = if u == 0.0 { f64::INFINITY } else { (1.0 - u) * age / (2.0 * u) };
+                    if score > best_score {
+                        best_score = score;
+                        best = b;
+                    }
+                }
+                best
+            }
+        }
+    }
+
+    /// Garbage-collects one victim (policy's choice): copies its valid data to the GC frontier,
+    /// erases it and returns it to the free pool. Returns the victim's valid units.
+    pub fn collect_one(&mut self) -> u32 {
+        let b = self.pick_victim();
+        self.unclose(b);
+        self.relocate(b)
+    }
+
+    /// Folds the oldest closed SLC block into MLC. Returns false if there is none.
+    pub fn fold_one(&mut self) -> bool {
+        let Some(b) = self.slc_closed.pop_front() else { return false };
+        self.closed_count -= 1;
+        self.relocate(b);
+        true
+    }
+
+    fn relocate(&mut self, b: u32) -> u32 {
+        let bi = b as usize;
+        let moved = self.valid_units[bi];
+        let n = self.fill_entries[bi];
+        let base = b << self.shift;
+        let mut last_page = NONE;
+        let mut i = 0u32;
+        while i < n && self.valid_count[bi] > 0 {
+            // skip 64 invalid entries at a time
+            let e = base + i;
+            let word = self.valid[(e >> 6) as usize] >> (e & 63);
+            if word == 0 {
+                i = ((e | 63) + 1) - base;
+                continue;
+            }
+            let skip = word.trailing_zeros();
+            i += skip;
+            if i >= n {
+                break;
+            }
+            let e = base + i;
+            let lba = self.p2l[e as usize];
+            let units = self.units_of(lba);
+            let page = if self.compression {
+                ((i as u64 * self.fill_units[bi] as u64 / n as u64) as u32) / self.page_units
+            } else {
+                i / self.slots_per_page
+            };
+            if page != last_page {
+                self.work.push(W_READ << TAG_SHIFT | (b * self.pages_per_block + page));
+                last_page = page;
+            }
+            // unmap from the victim
+            self.valid[(e >> 6) as usize] &= !(1u64 << (e & 63));
+            self.valid_units[bi] -= units;
+            self.valid_count[bi] -= 1;
+            self.mapped -= 1;
+            // write to the GC frontier
+            if !self.room(self.gc_open, units) {
+                if self.gc_open != NONE {
+                    self.close(self.gc_open);
+                }
+                let nb = self.free.pop().expect("GC frontier needs a free block");
+                self.open(nb);
+                self.gc_open = nb;
+            }
+            self.append(self.gc_open, lba, units, W_GC_PROG);
+            self.gc_units += units as u64;
+            i += 1;
+        }
+        if moved > 0 {
+            self.flag(EV_GC_COPY);
+        }
+        debug_assert_eq!(self.valid_count[bi], 0);
+        debug_assert_eq!(self.valid_units[bi], 0);
+        // erase
+        self.state[bi] = FREE;
+        self.fill_entries[bi] = 0;
+        self.fill_units[bi] = 0;
+        self.erases += 1;
+        self.work.push(W_ERASE << TAG_SHIFT | b);
+        if b >= self.n_mlc {
+            self.slc_free.push(b);
+        } else {
+            self.free.push(b);
+        }
+        moved
+    }
+
+    /// Whether background GC has something worth collecting (a closed MLC block with invalid data).
+    pub fn has_garbage(&mut self) -> bool {
+        if self.closed_mlc() == 0 {
+            return false;
+        }
+        match self.policy {
+            GcPolicy::Greedy => {
+                while self.min_level < self.bucket_head.len() && self.bucket_head[self.min_level] == NONE {
+                    self.min_level += 1;
+                }
+                self.min_level < self.bucket_head.len() && (self.min_level as u32) < self.block_units / UNIT
+            }
+            _ => true,
+        }
+    }
+
+    /// Number of closed SLC blocks waiting to be folded.
+    pub fn slc_pending(&self) -> usize {
+        self.slc_closed.len()
+    }
+
+    /// Full consistency check (debug builds call it periodically; O(blocks)).
+    pub fn check_invariants(&self) {
+        let sum_valid: u64 = self.valid_count.iter().map(|&v| v as u64).sum();
+        assert_eq!(sum_valid, self.mapped, "Σ valid ≠ mapped LBAs");
+        let free = self.state.iter().filter(|&&s| s == FREE).count();
+        let open = self.state.iter().filter(|&&s| s == OPEN).count();
+        let closed = self.state.iter().filter(|&&s| s == CLOSED).count();
+        assert_eq!(free + open + closed, self.n_blocks as usize);
+        assert_eq!(free, self.free.len() + self.slc_free.len(), "free list ≠ free blocks");
+        assert_eq!(closed, self.closed_count as usize, "closed count drifted");
+        let opens = [self.host_open, self.gc_open, self.slc_open].iter().filter(|&&b| b != NONE).count();
+        assert_eq!(open, opens, "open blocks ≠ frontiers");
+        assert_eq!(self.nand_units, self.host_units + self.gc_units, "NAND writes ≠ host writes + GC copies");
+    }
+}
+
+/// splitmix64 finaliser.
+#[inline]
+pub fn mix64(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d049bb133111eb);
+    z ^ (z >> 31)
+}

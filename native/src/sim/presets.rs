@@ -1,0 +1,266 @@
+//! The drives the reviews tested, as simulator configurations, each parameter with its source.
+//!
+//! Geometry and capacities come from the manufacturers' product specifications and the
+//! reviews' descriptions; NAND array times are typical datasheet values for the flash
+//! generation each drive used (IMFT 34/25/20 nm MLC); the few parameters no public document
+//! gives (controller command time, fixed latencies, write buffer, TRIM efficacy, idle-GC
+//! watermark) are fitted with `flashback.sim.calibrate` (see `toolkit/flashback/sim/`)
+//! against the reviews' published numbers; their `sources` entries say so and name the target.
+//!
+//! Every preset also exists with a `-op25` suffix: the same drive with 25 % over-provisioning
+//! (what AnandTech simulates by leaving part of the drive unpartitioned).
+
+use super::spec::{GcPolicy, SimConfig, Timings};
+
+const SATA3_MBPS: f64 = 560.0; // 6 Gb/s, 8b/10b → 600 MB/s raw; ~560 MB/s payload after FIS overhead
+const SATA2_MBPS: f64 = 280.0; // 3 Gb/s → 300 MB/s raw; ~280 MB/s payload
+
+const SRC_SATA3: &str = "SATA 6 Gb/s link: 600 MB/s after 8b/10b, ~560 MB/s payload (SATA 3.0 spec)";
+const SRC_SATA2: &str = "SATA 3 Gb/s link: 300 MB/s after 8b/10b, ~280 MB/s payload (SATA 2.6 spec)";
+const SRC_25NM: &str = "typical datasheet values of IMFT 25 nm 64 Gbit MLC (8 KiB page, 256 pages/block, 2 planes; tR ~50-75 us, tPROG ~1.3 ms, tBERS ~3 ms)";
+const SRC_20NM: &str = "typical datasheet values of IMFT 20 nm 64 Gbit MLC (16 KiB page, 256 pages/block, 2 planes; tR ~75 us, tPROG ~1.6 ms, tBERS ~3 ms)";
+const SRC_34NM: &str = "typical datasheet values of IMFT 34 nm 32 Gbit MLC (4 KiB page, 128 pages/block, 2 planes; tR ~50 us, tPROG ~0.9 ms, tBERS ~2 ms)";
+const SRC_SF: &str = "SandForce SF-2281: 8 channels, no DRAM, DuraWrite compression, RAISE parity; compression floor from SandForce's published 0.5x-0.1x DuraWrite range";
+
+fn timings_25nm(link: f64) -> Timings {
+    Timings {
+        t_read_us: 60.0,
+        t_prog_us: 1300.0,
+        t_erase_us: 3000.0,
+        t_prog_slc_us: 400.0,
+        channel_mbps: 166.0,
+        link_mbps: link,
+        ctrl_mbps: 520.0,
+        cmd_us: 12.0,
+        lat_read_us: 90.0,
+        lat_write_us: 40.0,
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn base(name: &str, description: &str, controller: &str, capacity: u64, op: f64, page: u32, ppb: u32, channels: u32, dies: u32, t: Timings) -> SimConfig {
+    SimConfig {
+        preset: name.into(),
+        description: description.into(),
+        controller: controller.into(),
+        capacity_bytes: capacity,
+        op,
+        page_size: page,
+        pages_per_block: ppb,
+        channels,
+        dies_per_channel: dies,
+        planes: 2,
+        gc: GcPolicy::Greedy,
+        gc_reserve: 8,
+        idle_gc: true,
+        idle_gc_free: 0.5,
+        compression: false,
+        compress_floor: 0.08,
+        slc_cache_bytes: 0,
+        trim_efficacy: 1.0,
+        buffer_bytes: 1 << 20,
+        timings: t,
+        scale: 1.0,
+        seed: 1,
+        sources: vec![],
+        overrides: vec![],
+    }
+}
+
+fn src(c: &mut SimConfig, pairs: &[(&str, &str)]) {
+    for (k, v) in pairs {
+        c.sources.push((k.to_string(), v.to_string()));
+    }
+}
+
+/// 120,034,123,776 bytes: IDEMA LBA count of a 120 GB drive (234,441,648 sectors).
+const CAP_120G: u64 = 120_034_123_776;
+const CAP_128G: u64 = 128_035_676_160;
+const CAP_180G: u64 = 180_045_766_656;
+const CAP_240G: u64 = 240_057_409_536;
+const CAP_80G: u64 = 80_026_361_856;
+const GIB: f64 = 1073741824.0;
+
+fn op_of(raw_gib: f64, user: u64) -> f64 {
+    raw_gib * GIB / user as f64 - 1.0
+}
+
+fn sandforce(name: &str, description: &str, capacity: u64, raw_gib: f64, dies_per_ch: u32, nm20: bool) -> SimConfig {
+    let mut t = timings_25nm(SATA3_MBPS);
+    let (page, nm) = if nm20 { (16384, SRC_20NM) } else { (8192, SRC_25NM) };
+    if nm20 {
+        t.t_read_us = 75.0;
+        t.t_prog_us = 1600.0;
+    }
+    let mut c = base(name, description, "SandForce SF-2281", capacity, op_of(raw_gib, capacity), page, 256, 8, dies_per_ch, t);
+    c.compression = true;
+    c.compress_floor = 0.08;
+    c.buffer_bytes = 512 << 10;
+    c.trim_efficacy = 0.9;
+    src(&mut c, &[
+        ("capacity", "manufacturer's user capacity (IDEMA LBA count)"),
+        ("op", "raw NAND (GiB) over user capacity; SF-2281 keeps the rest as spare + RAISE parity"),
+        ("geometry", nm),
+        ("controller", SRC_SF),
+        ("timings.t_read_us/t_prog_us/t_erase_us", nm),
+        ("timings.channel_mbps", "ONFI 2.x synchronous interface, ~166 MT/s per channel"),
+        ("timings.link_mbps", SRC_SATA3),
+        ("timings.ctrl_mbps", "SF-2281 sequential write spec with compressible data (~500-520 MB/s)"),
+        ("timings.cmd_us", "SF-2281 random-write IOPS spec (~80k 4 KiB IOPS) → ~12 us per command"),
+        ("timings.lat_read_us/lat_write_us", "QD1 4 KiB CrystalDiskMark results of SF-2281 drives in the X-bit review (seed 003)"),
+        ("features.compression", "DuraWrite inline compression (SandForce product brief)"),
+        ("features.trim_efficacy", "AnandTech (seed 002): SandForce TRIM does not restore full speed after incompressible torture (183 → 193 vs 315 MB/s clean)"),
+        ("features.buffer", "SF-2281 has no external DRAM; small on-chip buffer assumed"),
+    ]);
+    c
+}
+
+fn all() -> Vec<SimConfig> {
+    let mut v = vec![];
+
+    let mut c = sandforce("intel-520-120g", "Intel SSD 520 120GB (SF-2281, 25 nm IMFT MLC), the Puget CDM-loop drive", CAP_120G, 128.0, 2, false);
+    src(&mut c, &[("observed", "Puget (seed 000): ~193 MB/s incompressible seq write max, ~500 MB/s compressible; drop after ~40 GB written; level from ~380 GB")]);
+    v.push(c);
+
+    let mut c = sandforce("intel-330-120g", "Intel SSD 330 120GB (SF-2281, 25 nm IMFT MLC)", CAP_120G, 128.0, 2, false);
+    c.timings.cmd_us = 14.0;
+    src(&mut c, &[("observed", "X-bit (seed 003): 15 % slower after degradation at QD32 (vs 10 % for the 335)"), ("choice", "120 GB chosen among the 330's 60/120/180/240 GB models: same NAND as the 520 120GB")]);
+    v.push(c);
+
+    let mut c = sandforce("intel-335-240g", "Intel SSD 335 240GB (SF-2281, 20 nm IMFT MLC)", CAP_240G, 256.0, 4, true);
+    src(&mut c, &[("observed", "X-bit (seed 003): 10 % slower at QD32 after degradation; AnandTech (seed 002): reaches steady state about twice as early as the 530")]);
+    v.push(c);
+
+    let mut c = sandforce("intel-530-240g", "Intel SSD 530 240GB (SF-2281, 20 nm IMFT MLC)", CAP_240G, 256.0, 4, true);
+    c.trim_efficacy = 0.85;
+    src(&mut c, &[("observed", "AnandTech (seed 002): AS-SSD incompressible seq write 315.1 MB/s clean, 183.3 after 60 min 4K QD32 torture, 193.3 after TRIM")]);
+    v.push(c);
+
+    let mut c = sandforce("ocz-vertex3-120g", "OCZ Vertex 3 120GB (SF-2281, 25 nm IMFT MLC)", CAP_120G, 128.0, 2, false);
+    c.trim_efficacy = 0.8;
+    src(&mut c, &[("observed", "BeHardware (seed 001): new seq write 161 MB/s dropping to 142/132 after 9.4 GB; 48.3 MB/s used; ~130 after TRIM; random-write dip after 13.5 GB")]);
+    v.push(c);
+
+    let mut t = timings_25nm(SATA3_MBPS);
+    t.ctrl_mbps = 600.0;
+    t.cmd_us = 10.0;
+    t.lat_write_us = 35.0;
+    t.lat_read_us = 60.0;
+    let mut c = base("crucial-m4-128g", "Crucial m4 128GB (Marvell 88SS9174, 25 nm IMFT MLC)", "Marvell 88SS9174-BLD2", CAP_128G, op_of(128.0, CAP_128G), 8192, 256, 8, 2, t);
+    c.buffer_bytes = 4 << 20;
+    src(&mut c, &[
+        ("capacity", "manufacturer's user capacity (IDEMA LBA count)"),
+        ("op", "128 GiB raw NAND for 128 GB user: ~7.4 % spare"),
+        ("geometry", SRC_25NM),
+        ("timings.t_read_us/t_prog_us/t_erase_us", SRC_25NM),
+        ("timings.link_mbps", SRC_SATA3),
+        ("timings.cmd_us", "Marvell 88SS9174 class random IOPS (~40-50k 4 KiB) with firmware 0009"),
+        ("features.buffer", "256 MB DRAM mostly holds the map; a few MiB of write buffer assumed"),
+        ("observed", "BeHardware (seed 001): random-write dip after 90 s / 6.4 GB into a 10 GB span; seq write after random drops to 83.1 MB/s; TRIM restores"),
+    ]);
+    v.push(c);
+
+    let mut t = timings_25nm(SATA3_MBPS);
+    t.t_read_us = 50.0;
+    t.t_prog_us = 900.0;
+    t.t_erase_us = 2000.0;
+    t.ctrl_mbps = 500.0;
+    t.cmd_us = 12.0;
+    t.lat_write_us = 35.0;
+    t.lat_read_us = 60.0;
+    let mut c = base("intel-510-120g", "Intel SSD 510 120GB (Marvell 88SS9174, 34 nm IMFT MLC)", "Marvell 88SS9174-BKK2", CAP_120G, op_of(128.0, CAP_120G), 4096, 128, 8, 4, t);
+    c.buffer_bytes = 4 << 20;
+    src(&mut c, &[
+        ("capacity", "manufacturer's user capacity (IDEMA LBA count)"),
+        ("op", "128 GiB raw NAND for 120 GB user"),
+        ("geometry", SRC_34NM),
+        ("timings.t_read_us/t_prog_us/t_erase_us", SRC_34NM),
+        ("timings.link_mbps", SRC_SATA3),
+        ("observed", "BeHardware (seed 001): random-write dip after 60 s / 3.9 GB into a 10 GB span; seq write after random drops to 120 MB/s; TRIM restores"),
+    ]);
+    v.push(c);
+
+    let mut t = timings_25nm(SATA2_MBPS);
+    t.ctrl_mbps = 270.0;
+    t.cmd_us = 20.0;
+    t.lat_write_us = 45.0;
+    t.lat_read_us = 60.0;
+    let mut c = base("intel-320-120g", "Intel SSD 320 120GB (Intel PC29AS21BA0, 25 nm IMFT MLC)", "Intel PC29AS21BA0", CAP_120G, op_of(128.0, CAP_120G), 8192, 256, 10, 2, t);
+    c.buffer_bytes = 4 << 20;
+    src(&mut c, &[
+        ("capacity", "manufacturer's user capacity (IDEMA LBA count)"),
+        ("op", "128 GiB raw NAND (spare + XOR parity) for 120 GB user"),
+        ("geometry", "10-channel Intel controller; NAND per SRC_25NM"),
+        ("timings.t_read_us/t_prog_us/t_erase_us", SRC_25NM),
+        ("timings.link_mbps", SRC_SATA2),
+        ("observed", "BeHardware (seed 001): least affected drive; random-write dip only after 210 s / 7.59 GB into a 10 GB span"),
+    ]);
+    v.push(c);
+
+    let mut t = timings_25nm(SATA2_MBPS);
+    t.t_read_us = 50.0;
+    t.t_prog_us = 900.0;
+    t.t_erase_us = 2000.0;
+    t.ctrl_mbps = 250.0;
+    t.cmd_us = 25.0;
+    t.lat_write_us = 50.0;
+    t.lat_read_us = 60.0;
+    let mut c = base("intel-x25m-80g", "Intel X25-M G2 80GB (Intel PC29AS21BA0, 34 nm IMFT MLC)", "Intel PC29AS21BA0", CAP_80G, op_of(80.0, CAP_80G), 4096, 128, 10, 2, t);
+    c.buffer_bytes = 2 << 20;
+    c.idle_gc = false;
+    src(&mut c, &[
+        ("capacity", "manufacturer's user capacity (IDEMA LBA count)"),
+        ("op", "80 GiB raw NAND for 80 GB user: ~7.4 % spare"),
+        ("geometry", SRC_34NM),
+        ("timings.t_read_us/t_prog_us/t_erase_us", SRC_34NM),
+        ("timings.link_mbps", SRC_SATA2),
+        ("features.idle_gc", "pre-TRIM firmware era: no idle-time GC assumed"),
+        ("observed", "AnandTech (seed 004): 2 MB seq read 264.1 MB/s new, 230.2 MB/s used"),
+    ]);
+    v.push(c);
+
+    let t = timings_25nm(SATA3_MBPS);
+    let mut c = base("generic", "A plain client SSD: 7 % OP, no compression, no SLC cache", "generic", 128_000_000_000 / 4096 * 4096, 0.07, 8192, 256, 8, 2, t);
+    c.buffer_bytes = 4 << 20;
+    src(&mut c, &[
+        ("capacity", "round 128 GB"),
+        ("op", "7 %: the GB-vs-GiB spare of a typical client drive"),
+        ("timings", SRC_25NM),
+        ("timings.link_mbps", SRC_SATA3),
+    ]);
+    v.push(c);
+    let _ = CAP_180G;
+    v
+}
+
+/// Preset names, including the `-op25` variants.
+pub fn preset_names() -> Vec<String> {
+    let base: Vec<String> = all().into_iter().map(|c| c.preset).collect();
+    let mut out = base.clone();
+    out.extend(base.iter().map(|n| format!("{n}-op25")));
+    out
+}
+
+/// The configuration of a preset by name (`None` if unknown).
+pub fn preset(name: &str) -> Option<SimConfig> {
+    let (base_name, op25) = match name.strip_suffix("-op25") {
+        Some(b) => (b, true),
+        None => (name, false),
+    };
+    let mut c = all().into_iter().find(|c| c.preset == base_name)?;
+    if op25 {
+        // Same raw NAND, user capacity shrunk so that (raw − user)/user = 0.25.
+        let raw = c.capacity_bytes as f64 * (1.0 + c.op);
+        c.capacity_bytes = ((raw / 1.25) as u64) / 4096 * 4096;
+        c.op = 0.25;
+        c.preset = name.to_string();
+        c.description = format!("{} with 25 % over-provisioning (same NAND, smaller user area)", c.description);
+        c.sources.push(("op".into(), "-op25 variant: user capacity reduced to raw/1.25, as AnandTech's 25 % OP partitions".into()));
+    }
+    Some(c)
+}
+
+/// Every preset's configuration, base presets first.
+pub fn all_presets() -> Vec<SimConfig> {
+    preset_names().iter().filter_map(|n| preset(n)).collect()
+}

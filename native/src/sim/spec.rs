@@ -1,0 +1,410 @@
+//! `sim:<preset>[?key=value&...]` → a validated [`SimConfig`].
+//!
+//! Keys (any preset, overriding it; sizes accept `4k`, `1m`, `120g`, times are microseconds):
+//!
+//! | key | meaning | allowed |
+//! |---|---|---|
+//! | `capacity` | user bytes (multiple of the 4 KiB logical block) | ≥ 64 erase blocks |
+//! | `op` | over-provisioning (raw − user) / user | 0 < op ≤ 4 |
+//! | `pages_per_block` | NAND pages per erase block | 16 – 1024 |
+//! | `page_size` | NAND page bytes | 4k, 8k, 16k, 32k |
+//! | `gc` | victim policy | `greedy`, `fifo`, `random`, `cost-benefit` |
+//! | `idle_gc` | background GC while idle | `on`/`off` |
+//! | `compression` | DuraWrite-style inline compression | `on`/`off` |
+//! | `slc_cache` | SLC cache bytes of user data (0 = none) | < user capacity / 2 |
+//! | `scale` | capacity multiplier keeping ratios, `1/N` or a decimal | 0 < scale ≤ 1 |
+//! | `seed` | random-victim and TRIM-efficacy randomness | integer |
+//! | `channels`, `dies` (per channel), `planes` | parallelism | 1 – 64, 1 – 64, 1 – 8 |
+//! | `gc_reserve` | free blocks below which foreground GC runs | 2 – 1024 |
+//! | `idle_gc_free` | idle GC restores this fraction of the spare blocks | 0 – 1 |
+//! | `trim_efficacy` | fraction of trimmed 4 KiB blocks really unmapped | 0 – 1 |
+//! | `compress_floor` | smallest physical/host ratio the compressor reaches | 0.01 – 1 |
+//! | `t_read_us`, `t_prog_us`, `t_erase_us`, `t_prog_slc_us` | NAND array times | > 0, ≤ 100 000 |
+//! | `channel_mbps`, `link_mbps`, `ctrl_mbps` | transfer caps (decimal MB/s) | 1 – 100 000 |
+//! | `cmd_us` | controller service time per command (IOPS cap) | 0 – 10 000 |
+//! | `lat_read_us`, `lat_write_us` | fixed command latency (firmware + host stack) | 0 – 100 000 |
+//! | `buffer` | write buffer bytes (host data accepted ahead of NAND) | ≥ one page |
+
+use super::presets::{preset, preset_names};
+use crate::error::{Error, Result};
+use crate::units::parse_size;
+use serde_json::{json, Value};
+
+/// GC victim selection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GcPolicy {
+    Greedy,
+    Fifo,
+    Random,
+    CostBenefit,
+}
+
+impl GcPolicy {
+    pub fn name(self) -> &'static str {
+        match self {
+            GcPolicy::Greedy => "greedy",
+            GcPolicy::Fifo => "fifo",
+            GcPolicy::Random => "random",
+            GcPolicy::CostBenefit => "cost-benefit",
+        }
+    }
+}
+
+/// NAND and controller timing, microseconds and decimal MB/s.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Timings {
+    pub t_read_us: f64,
+    pub t_prog_us: f64,
+    pub t_erase_us: f64,
+    pub t_prog_slc_us: f64,
+    pub channel_mbps: f64,
+    pub link_mbps: f64,
+    pub ctrl_mbps: f64,
+    pub cmd_us: f64,
+    pub lat_read_us: f64,
+    pub lat_write_us: f64,
+}
+
+/// A fully specified simulated drive.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SimConfig {
+    pub preset: String,
+    pub description: String,
+    pub controller: String,
+    /// User-visible bytes (after `scale`).
+    pub capacity_bytes: u64,
+    pub op: f64,
+    pub page_size: u32,
+    pub pages_per_block: u32,
+    pub channels: u32,
+    pub dies_per_channel: u32,
+    pub planes: u32,
+    pub gc: GcPolicy,
+    pub gc_reserve: u32,
+    pub idle_gc: bool,
+    pub idle_gc_free: f64,
+    pub compression: bool,
+    pub compress_floor: f64,
+    pub slc_cache_bytes: u64,
+    pub trim_efficacy: f64,
+    pub buffer_bytes: u64,
+    pub timings: Timings,
+    pub scale: f64,
+    pub seed: u64,
+    /// Where each parameter comes from (parameter → sentence).
+    pub sources: Vec<(String, String)>,
+    /// Keys the spec string overrode.
+    pub overrides: Vec<(String, String)>,
+}
+
+/// The keys a spec accepts.
+pub const KEYS: &[&str] = &[
+    "capacity",
+    "op",
+    "pages_per_block",
+    "page_size",
+    "gc",
+    "idle_gc",
+    "compression",
+    "slc_cache",
+    "scale",
+    "seed",
+    "channels",
+    "dies",
+    "planes",
+    "gc_reserve",
+    "idle_gc_free",
+    "trim_efficacy",
+    "compress_floor",
+    "t_read_us",
+    "t_prog_us",
+    "t_erase_us",
+    "t_prog_slc_us",
+    "channel_mbps",
+    "link_mbps",
+    "ctrl_mbps",
+    "cmd_us",
+    "lat_read_us",
+    "lat_write_us",
+    "buffer",
+];
+
+fn bad(key: &str, v: &str, range: &str) -> Error {
+    Error::InvalidValue(format!("sim key {key}={v:?} is out of range; use {range}"))
+}
+
+fn num(key: &str, v: &str, lo: f64, hi: f64, lo_open: bool) -> Result<f64> {
+    let x: f64 = v.trim().parse().map_err(|_| {
+        Error::InvalidValue(format!("sim key {key}={v:?} is not a number; use {lo} to {hi}"))
+    })?;
+    let ok_lo = if lo_open { x > lo } else { x >= lo };
+    if !(ok_lo && x <= hi && x.is_finite()) {
+        let l = if lo_open { format!("more than {lo}") } else { format!("{lo}") };
+        return Err(bad(key, v, &format!("{l} to {hi}")));
+    }
+    Ok(x)
+}
+
+fn int(key: &str, v: &str, lo: u64, hi: u64) -> Result<u64> {
+    let x: u64 = v.trim().parse().map_err(|_| {
+        Error::InvalidValue(format!("sim key {key}={v:?} is not a whole number; use {lo} to {hi}"))
+    })?;
+    if x < lo || x > hi {
+        return Err(bad(key, v, &format!("{lo} to {hi}")));
+    }
+    Ok(x)
+}
+
+fn onoff(key: &str, v: &str) -> Result<bool> {
+    match v.trim().to_ascii_lowercase().as_str() {
+        "on" | "true" | "1" | "yes" => Ok(true),
+        "off" | "false" | "0" | "no" => Ok(false),
+        _ => Err(Error::InvalidValue(format!("sim key {key}={v:?} is not a switch; use on or off"))),
+    }
+}
+
+fn parse_scale(v: &str) -> Result<f64> {
+    let t = v.trim();
+    let x = if let Some((a, b)) = t.split_once('/') {
+        let a: f64 = a.trim().parse().map_err(|_| bad("scale", v, "1/N or a decimal in (0, 1]"))?;
+        let b: f64 = b.trim().parse().map_err(|_| bad("scale", v, "1/N or a decimal in (0, 1]"))?;
+        a / b
+    } else {
+        t.parse().map_err(|_| bad("scale", v, "1/N or a decimal in (0, 1]"))?
+    };
+    if !(x > 0.0 && x <= 1.0) {
+        return Err(bad("scale", v, "1/N or a decimal in (0, 1], e.g. scale=1/16"));
+    }
+    Ok(x)
+}
+
+/// Percent-decoding is not needed: values are plain tokens. Splits `preset?k=v&k=v`.
+pub fn parse_spec(spec: &str) -> Result<SimConfig> {
+    let (name, query) = match spec.split_once('?') {
+        Some((n, q)) => (n.trim(), q),
+        None => (spec.trim(), ""),
+    };
+    let mut cfg = preset(name).ok_or_else(|| {
+        Error::Target(format!(
+            "sim:{name} is not a simulator preset; use one of {}",
+            preset_names().join(", ")
+        ))
+    })?;
+    let mut capacity_override: Option<u64> = None;
+    for pair in query.split('&').filter(|p| !p.trim().is_empty()) {
+        let (k, v) = pair.split_once('=').ok_or_else(|| {
+            Error::InvalidValue(format!("sim key {pair:?} has no value; write key=value"))
+        })?;
+        let k = k.trim();
+        let t = &mut cfg.timings;
+        match k {
+            "capacity" => capacity_override = Some(parse_size(k, v)?),
+            "op" => cfg.op = num(k, v, 0.0, 4.0, true)?,
+            "pages_per_block" => cfg.pages_per_block = int(k, v, 16, 1024)? as u32,
+            "page_size" => {
+                let p = parse_size(k, v)?;
+                if ![4096u64, 8192, 16384, 32768].contains(&p) {
+                    return Err(bad(k, v, "4k, 8k, 16k or 32k"));
+                }
+                cfg.page_size = p as u32;
+            }
+            "gc" => {
+                cfg.gc = match v.trim() {
+                    "greedy" => GcPolicy::Greedy,
+                    "fifo" => GcPolicy::Fifo,
+                    "random" => GcPolicy::Random,
+                    "cost-benefit" | "cost_benefit" => GcPolicy::CostBenefit,
+                    _ => {
+                        return Err(Error::InvalidValue(format!(
+                            "sim key gc={v:?} is not a victim policy; use greedy, fifo, random or cost-benefit"
+                        )))
+                    }
+                }
+            }
+            "idle_gc" => cfg.idle_gc = onoff(k, v)?,
+            "compression" => cfg.compression = onoff(k, v)?,
+            "slc_cache" => cfg.slc_cache_bytes = parse_size(k, v)?,
+            "scale" => cfg.scale = parse_scale(v)?,
+            "seed" => cfg.seed = int(k, v, 0, u64::MAX)?,
+            "channels" => cfg.channels = int(k, v, 1, 64)? as u32,
+            "dies" => cfg.dies_per_channel = int(k, v, 1, 64)? as u32,
+            "planes" => cfg.planes = int(k, v, 1, 8)? as u32,
+            "gc_reserve" => cfg.gc_reserve = int(k, v, 2, 1024)? as u32,
+            "idle_gc_free" => cfg.idle_gc_free = num(k, v, 0.0, 1.0, false)?,
+            "trim_efficacy" => cfg.trim_efficacy = num(k, v, 0.0, 1.0, false)?,
+            "compress_floor" => cfg.compress_floor = num(k, v, 0.01, 1.0, false)?,
+            "t_read_us" => t.t_read_us = num(k, v, 0.0, 1e5, true)?,
+            "t_prog_us" => t.t_prog_us = num(k, v, 0.0, 1e5, true)?,
+            "t_erase_us" => t.t_erase_us = num(k, v, 0.0, 1e5, true)?,
+            "t_prog_slc_us" => t.t_prog_slc_us = num(k, v, 0.0, 1e5, true)?,
+            "channel_mbps" => t.channel_mbps = num(k, v, 1.0, 1e5, false)?,
+            "link_mbps" => t.link_mbps = num(k, v, 1.0, 1e5, false)?,
+            "ctrl_mbps" => t.ctrl_mbps = num(k, v, 1.0, 1e5, false)?,
+            "cmd_us" => t.cmd_us = num(k, v, 0.0, 1e4, false)?,
+            "lat_read_us" => t.lat_read_us = num(k, v, 0.0, 1e5, false)?,
+            "lat_write_us" => t.lat_write_us = num(k, v, 0.0, 1e5, false)?,
+            "buffer" => cfg.buffer_bytes = parse_size(k, v)?,
+            _ => {
+                return Err(Error::InvalidValue(format!(
+                    "{k:?} is not a sim key; use one of {}",
+                    KEYS.join(", ")
+                )))
+            }
+        }
+        cfg.overrides.push((k.to_string(), v.trim().to_string()));
+    }
+    if let Some(c) = capacity_override {
+        if c % 4096 != 0 {
+            return Err(Error::InvalidValue(format!(
+                "sim key capacity={c} is not a multiple of the 4 KiB logical block; use a multiple of 4096 bytes"
+            )));
+        }
+        cfg.capacity_bytes = c;
+    }
+    if cfg.scale < 1.0 {
+        cfg.capacity_bytes = ((cfg.capacity_bytes as f64 * cfg.scale) as u64) / 4096 * 4096;
+        // a scaled-down drive keeps at most a quarter of its spare blocks as GC reserve
+        if !cfg.overrides.iter().any(|(k, _)| k == "gc_reserve") {
+            let spare = (cfg.raw_blocks() - cfg.slc_blocks()).saturating_sub(cfg.capacity_bytes.div_ceil(cfg.block_bytes()));
+            cfg.gc_reserve = cfg.gc_reserve.min((spare / 4).max(2) as u32);
+        }
+    }
+    validate(&cfg)?;
+    Ok(cfg)
+}
+
+/// Cross-parameter checks (also run on the presets themselves in tests).
+pub fn validate(c: &SimConfig) -> Result<()> {
+    let block = c.block_bytes();
+    if c.capacity_bytes < 64 * block {
+        return Err(Error::InvalidValue(format!(
+            "sim capacity {} bytes is smaller than 64 erase blocks of {block} bytes; use a larger capacity or scale",
+            c.capacity_bytes
+        )));
+    }
+    if c.slc_cache_bytes * 2 >= c.capacity_bytes {
+        return Err(Error::InvalidValue(format!(
+            "sim key slc_cache={} is too large; use 0 to less than half the capacity ({} bytes)",
+            c.slc_cache_bytes,
+            c.capacity_bytes / 2
+        )));
+    }
+    if c.buffer_bytes < c.page_size as u64 {
+        return Err(Error::InvalidValue(format!(
+            "sim key buffer={} is smaller than one NAND page; use {} bytes or more",
+            c.buffer_bytes, c.page_size
+        )));
+    }
+    let t = &c.timings;
+    if t.t_prog_slc_us > t.t_prog_us {
+        return Err(Error::InvalidValue(format!(
+            "sim key t_prog_slc_us={} exceeds t_prog_us={}; an SLC program must not be slower than an MLC one",
+            t.t_prog_slc_us, t.t_prog_us
+        )));
+    }
+    if t.t_read_us > t.t_prog_us {
+        return Err(Error::InvalidValue(format!(
+            "sim key t_read_us={} exceeds t_prog_us={}; NAND reads must be faster than programs",
+            t.t_read_us, t.t_prog_us
+        )));
+    }
+    if t.t_prog_us > t.t_erase_us * 4.0 {
+        return Err(Error::InvalidValue(format!(
+            "sim key t_prog_us={} is more than 4 × t_erase_us={}; use a program time below four erase times",
+            t.t_prog_us, t.t_erase_us
+        )));
+    }
+    let raw_blocks = c.raw_blocks();
+    let user_blocks = c.capacity_bytes.div_ceil(block);
+    if raw_blocks < user_blocks + c.gc_reserve as u64 + 4 + c.slc_blocks() {
+        return Err(Error::InvalidValue(format!(
+            "sim key op={} leaves fewer spare blocks than gc_reserve + 4 at this capacity; use a larger op or capacity",
+            c.op
+        )));
+    }
+    if raw_blocks * c.pages_per_block as u64 >= 1 << 30 {
+        return Err(Error::InvalidValue(format!(
+            "sim capacity {} bytes has more than 2^30 NAND pages; use larger pages or a smaller capacity",
+            c.capacity_bytes
+        )));
+    }
+    let entries = raw_blocks * c.entries_per_block().next_power_of_two() as u64;
+    if entries >= u32::MAX as u64 || c.capacity_bytes / 4096 >= u32::MAX as u64 {
+        return Err(Error::InvalidValue(format!(
+            "sim capacity {} bytes is too large for the simulator's 32-bit maps; use at most 8 TB (less with compression)",
+            c.capacity_bytes
+        )));
+    }
+    Ok(())
+}
+
+impl SimConfig {
+    pub fn block_bytes(&self) -> u64 {
+        self.page_size as u64 * self.pages_per_block as u64
+    }
+    /// 4 KiB mapping slots per erase block.
+    pub fn slots_per_block(&self) -> u32 {
+        self.pages_per_block * (self.page_size / 4096)
+    }
+    /// Most mapping entries an erase block can hold (more than its slots when compressing).
+    pub fn entries_per_block(&self) -> u32 {
+        if self.compression {
+            self.slots_per_block() * (1.0 / self.compress_floor).ceil() as u32
+        } else {
+            self.slots_per_block()
+        }
+    }
+    /// SLC-mode blocks holding `slc_cache_bytes` (each holds half its MLC capacity).
+    pub fn slc_blocks(&self) -> u64 {
+        if self.slc_cache_bytes == 0 {
+            0
+        } else {
+            (self.slc_cache_bytes * 2).div_ceil(self.block_bytes())
+        }
+    }
+    /// Erase blocks of MLC user + spare area (raw = user × (1 + op)), plus the SLC blocks.
+    pub fn raw_blocks(&self) -> u64 {
+        let raw = self.capacity_bytes as f64 * (1.0 + self.op);
+        (raw / self.block_bytes() as f64).round() as u64 + self.slc_blocks()
+    }
+    pub fn dies(&self) -> u32 {
+        self.channels * self.dies_per_channel
+    }
+
+    /// The key parameters as JSON (presets listing and capture metadata).
+    pub fn to_json(&self) -> Value {
+        let t = &self.timings;
+        json!({
+            "name": self.preset,
+            "description": self.description,
+            "controller": self.controller,
+            "capacity": self.capacity_bytes,
+            "capacity_gb": self.capacity_bytes as f64 / 1e9,
+            "op": self.op,
+            "raw_bytes": self.raw_blocks() * self.block_bytes(),
+            "geometry": {
+                "channels": self.channels, "dies_per_channel": self.dies_per_channel,
+                "planes": self.planes, "page_size": self.page_size,
+                "pages_per_block": self.pages_per_block, "block_bytes": self.block_bytes(),
+                "blocks": self.raw_blocks(),
+            },
+            "timings": {
+                "t_read_us": t.t_read_us, "t_prog_us": t.t_prog_us, "t_erase_us": t.t_erase_us,
+                "t_prog_slc_us": t.t_prog_slc_us, "channel_mbps": t.channel_mbps,
+                "link_mbps": t.link_mbps, "ctrl_mbps": t.ctrl_mbps, "cmd_us": t.cmd_us,
+                "lat_read_us": t.lat_read_us, "lat_write_us": t.lat_write_us,
+            },
+            "features": {
+                "gc": self.gc.name(), "gc_reserve": self.gc_reserve,
+                "idle_gc": self.idle_gc, "idle_gc_free": self.idle_gc_free,
+                "compression": self.compression, "compress_floor": self.compress_floor,
+                "slc_cache": self.slc_cache_bytes, "trim_efficacy": self.trim_efficacy,
+                "buffer": self.buffer_bytes,
+            },
+            "scale": self.scale,
+            "seed": self.seed,
+            "sources": self.sources.iter().map(|(k, v)| (k.clone(), json!(v))).collect::<serde_json::Map<_, _>>(),
+            "overrides": self.overrides.iter().map(|(k, v)| (k.clone(), json!(v))).collect::<serde_json::Map<_, _>>(),
+        })
+    }
+}

@@ -1,0 +1,194 @@
+//! Timing: per-die and per-channel busy times, a serial controller and host link, and a write
+//! buffer that lets host writes complete ahead of the NAND programs that absorb them.
+//!
+//! Every resource is a "free at" time in virtual nanoseconds; an operation starts at the later
+//! of its ready time and the resource's free time and occupies it for its service time. Host
+//! commands are issued in nondecreasing time order (the event loop guarantees it), so
+//! reservations are made in time order.
+//!
+//! - Die: program of one page occupies it `t_prog / planes` (multi-plane programs), a read
+//!   `t_read`, an erase `t_erase`. Pages are striped over dies by their global page number.
+//! - Channel: one page transfer at `channel_mbps`.
+//! - Controller: `cmd_us` per command plus bytes at `ctrl_mbps` (IOPS and bandwidth caps).
+//! - Host link: bytes at `link_mbps`, one transfer at a time.
+//! - Write buffer: a write is acknowledged once the host pages older than the buffer's capacity
+//!   are programmed, plus the fixed firmware latency `lat_write_us`.
+
+use super::ftl::{TAG_SHIFT, W_ERASE, W_GC_PROG, W_HOST_PROG, W_MASK, W_READ};
+use super::spec::SimConfig;
+
+pub struct Timing {
+    ndies: u32,
+    nch: u32,
+    pages_per_block: u32,
+    slc_first_page: u32,
+    die_free: Vec<u64>,
+    ch_free: Vec<u64>,
+    pub t_read: u64,
+    pub t_prog: u64,
+    pub t_prog_slc: u64,
+    pub t_erase: u64,
+    pub xfer_page: u64,
+    link_ps_per_byte: u64,
+    ctrl_ps_per_byte: u64,
+    pub cmd_ns: u64,
+    pub lat_read: u64,
+    pub lat_write: u64,
+    pub link_free: u64,
+    pub ctrl_free: u64,
+    ring: Vec<u64>,
+    ring_mask: u64,
+    buffer_pages: u64,
+    host_pages: u64,
+    last_done: u64,
+    /// Total NAND page operations scheduled (programs + reads + erases), for benchmarks.
+    pub nand_ops: u64,
+}
+
+fn ns(us: f64) -> u64 {
+    (us * 1000.0).round() as u64
+}
+
+/// Picoseconds per byte at `mbps` decimal MB/s.
+fn ps_per_byte(mbps: f64) -> u64 {
+    (1e6 / mbps).round() as u64
+}
+
+impl Timing {
+    pub fn new(c: &SimConfig, n_mlc: u32) -> Timing {
+        let t = &c.timings;
+        let planes = c.planes.max(1) as f64;
+        let buffer_pages = (c.buffer_bytes / c.page_size as u64).max(1);
+        let ring_len = (buffer_pages + 2).next_power_of_two();
+        Timing {
+            ndies: c.dies(),
+            nch: c.channels,
+            pages_per_block: c.pages_per_block,
+            slc_first_page: n_mlc * c.pages_per_block,
+            die_free: vec![0; c.dies() as usize],
+            ch_free: vec![0; c.channels as usize],
+            t_read: ns(t.t_read_us),
+            t_prog: ns(t.t_prog_us / planes),
+            t_prog_slc: ns(t.t_prog_slc_us / planes),
+            t_erase: ns(t.t_erase_us),
+            xfer_page: (c.page_size as u64 * ps_per_byte(t.channel_mbps)) / 1000,
+            link_ps_per_byte: ps_per_byte(t.link_mbps),
+            ctrl_ps_per_byte: ps_per_byte(t.ctrl_mbps),
+            cmd_ns: ns(t.cmd_us),
+            lat_read: ns(t.lat_read_us),
+            lat_write: ns(t.lat_write_us),
+            link_free: 0,
+            ctrl_free: 0,
+            ring: vec![0; ring_len as usize],
+            ring_mask: ring_len - 1,
+            buffer_pages,
+            host_pages: 0,
+            last_done: 0,
+            nand_ops: 0,
+        }
+    }
+
+    /// Every resource idle from `now` on (after a secure erase).
+    pub fn reset(&mut self, now: u64) {
+        self.die_free.fill(now);
+        self.ch_free.fill(now);
+        self.link_free = now;
+        self.ctrl_free = now;
+        self.ring.fill(now);
+        self.host_pages = 0;
+        self.last_done = now;
+    }
+
+    /// Time at which every die is idle again.
+    pub fn dies_idle_at(&self) -> u64 {
+        self.die_free.iter().copied().max().unwrap_or(0)
+    }
+
+    /// Controller stage of a command issued at `t`: returns when it starts being processed.
+    #[inline]
+    pub fn controller(&mut self, t: u64, bytes: u64) -> u64 {
+        let s = self.ctrl_free.max(t);
+        self.ctrl_free = s + self.cmd_ns + bytes * self.ctrl_ps_per_byte / 1000;
+        s
+    }
+
+    /// Host-link transfer of `bytes` ready at `t`; returns its end.
+    #[inline]
+    pub fn link(&mut self, t: u64, bytes: u64) -> u64 {
+        let s = self.link_free.max(t);
+        self.link_free = s + bytes * self.link_ps_per_byte / 1000;
+        self.link_free
+    }
+
+    /// Link time of `bytes` without reserving it.
+    #[inline]
+    pub fn link_time(&self, bytes: u64) -> u64 {
+        bytes * self.link_ps_per_byte / 1000
+    }
+
+    #[inline]
+    fn program(&mut self, page: u32, t: u64) -> u64 {
+        let die = (page % self.ndies) as usize;
+        let ch = die % self.nch as usize;
+        let cs = self.ch_free[ch].max(t);
+        self.ch_free[ch] = cs + self.xfer_page;
+        let tp = if page >= self.slc_first_page { self.t_prog_slc } else { self.t_prog };
+        let ds = self.die_free[die].max(cs + self.xfer_page);
+        self.die_free[die] = ds + tp;
+        self.die_free[die]
+    }
+
+    /// NAND read of global page `page` requested at `t`; returns when its data is out.
+    #[inline]
+    pub fn read_page(&mut self, page: u32, t: u64) -> u64 {
+        self.nand_ops += 1;
+        let die = (page % self.ndies) as usize;
+        let ch = die % self.nch as usize;
+        let ds = self.die_free[die].max(t);
+        self.die_free[die] = ds + self.t_read;
+        let cs = self.ch_free[ch].max(ds + self.t_read);
+        self.ch_free[ch] = cs + self.xfer_page;
+        self.ch_free[ch]
+    }
+
+    /// Schedules the FTL's queued NAND work, all ready at `t`.
+    pub fn schedule(&mut self, work: &[u32], t: u64) {
+        self.nand_ops += work.len() as u64;
+        for &w in work {
+            let v = w & W_MASK;
+            match w >> TAG_SHIFT {
+                W_HOST_PROG => {
+                    let done = self.program(v, t);
+                    self.last_done = self.last_done.max(done);
+                    self.ring[(self.host_pages & self.ring_mask) as usize] = self.last_done;
+                    self.host_pages += 1;
+                }
+                W_GC_PROG => {
+                    self.program(v, t);
+                }
+                W_READ => {
+                    // GC read: array read then transfer out over the die's channel
+                    let die = (v % self.ndies) as usize;
+                    let ds = self.die_free[die].max(t);
+                    self.die_free[die] = ds + self.t_read + self.xfer_page;
+                }
+                W_ERASE => {
+                    let die = ((v * self.pages_per_block) % self.ndies) as usize;
+                    let ds = self.die_free[die].max(t);
+                    self.die_free[die] = ds + self.t_erase;
+                }
+                _ => unreachable!(),
+            }
+        }
+    }
+
+    /// Earliest time the write buffer holds the data written so far (plus a partial page).
+    #[inline]
+    pub fn buffer_ready(&self) -> u64 {
+        let need = self.host_pages + 1;
+        if need <= self.buffer_pages {
+            return 0;
+        }
+        self.ring[((need - self.buffer_pages - 1) & self.ring_mask) as usize]
+    }
+}

@@ -1,0 +1,183 @@
+"""The simulated SSD through the Python surface: capture schema, determinism, target calls,
+errors and the presets listing. The FTL itself is validated against analytic models in
+``native/tests/sim_wa.rs``."""
+
+import json
+import subprocess
+import sys
+
+import polars as pl
+import pytest
+
+import flashback as fb
+
+SMALL = "sim:intel-520-120g?scale=1/256"
+
+SIM_COLUMNS = ["nand_written_bytes", "wa", "free_blocks", "gc_copied_bytes"]
+BASE_COLUMNS = [
+    "t_s",
+    "interval_s",
+    "write_ios",
+    "write_bytes",
+    "write_iops",
+    "write_mbps",
+    "write_lat_p99_us",
+    "read_mbps",
+    "host_written_bytes",
+    "step",
+]
+
+
+def test_run_gives_capture_schema_with_ground_truth():
+    w = fb.Workload(rw="randwrite", bs="4k", iodepth=32, time="20s", random="uniform")
+    cap = fb.run("sim:intel-520-120g?scale=1/64", w)
+    df = cap.intervals
+    for c in BASE_COLUMNS + SIM_COLUMNS:
+        assert c in df.columns, c
+    assert df.height == 20
+    assert df["t_s"].to_list() == pytest.approx([float(i) for i in range(1, 21)])
+    assert cap.meta["status"] == "complete"
+    assert cap.meta["target"]["kind"] == "sim"
+    # ground truth: NAND ≥ host, counters never decrease, the cliff is an event
+    nand = df["nand_written_bytes"].to_list()
+    assert nand == sorted(nand)
+    assert nand[-1] >= df["host_written_bytes"][-1]
+    names = [e["name"] for e in cap.meta["events"]]
+    assert "free_pool_exhausted" in names
+    ev = next(e for e in cap.meta["events"] if e["name"] == "free_pool_exhausted")
+    assert 0 < ev["t_s"] < 20 and ev["host_written_bytes"] > 0
+    # after the cliff, throughput falls and WA rises
+    first, last = df.head(3), df.tail(3)
+    assert last["write_mbps"].mean() < 0.8 * first["write_mbps"].mean()
+    assert last["wa"].mean() > 1.2
+
+
+def test_same_seed_gives_identical_frames():
+    w = fb.Workload(
+        rw="randrw", rwmix_read=30, bs="4k", iodepth=8, time="5s", random="uniform", seed=9
+    )
+    a = fb.run(SMALL, w).intervals
+    b = fb.run(SMALL, w).intervals
+    assert a.equals(b)
+    c = fb.run(SMALL, w.replace(seed=10)).intervals
+    assert not a.equals(c)
+
+
+def test_queue_depth_matters():
+    def iops(qd):
+        w = fb.Workload(rw="randread", bs="4k", iodepth=qd, time="2s")
+        t = fb.Target(SMALL)
+        t.run(fb.Workload(rw="write", bs="1m"))
+        return t.run(w).intervals["read_iops"].mean()
+
+    assert iops(32) > 3 * iops(1)
+
+
+def test_target_discard_idle_sanitize():
+    t = fb.Target("sim:generic?scale=1/256")
+    assert t.kind == "sim"
+    size = t.size_bytes
+    t.run(fb.Workload(rw="write", bs="4k"))
+    t.run(fb.Workload(rw="randwrite", bs="4k", iodepth=32, random="uniform", written=size))
+    assert t.host_written_bytes == 2 * size
+    m = t.meta
+    assert m["free_blocks"] <= m["config"]["features"]["gc_reserve"] + 2
+    # idle time lets background GC rebuild the free pool
+    assert t.idle("60s") is True
+    assert t.meta["free_blocks"] > m["free_blocks"] + 4
+    # discard unmaps; the next fill after TRIM sees no GC copies
+    t.discard(offset=0)
+    gc0 = t.meta["gc_copied_bytes"]
+    t.run(fb.Workload(rw="write", bs="1m", size=size // 2))
+    assert t.meta["gc_copied_bytes"] == gc0
+    # secure erase resets everything
+    t.sanitize()
+    assert t.host_written_bytes == 0
+    m = t.meta
+    assert m["nand_written_bytes"] == 0 and m["events"] == []
+    assert m["free_blocks"] == m["config"]["geometry"]["blocks"]
+
+
+def test_capture_counts_from_the_last_secure_erase():
+    t = fb.Target(SMALL)
+    t.run(fb.Workload(rw="write", bs="1m", size="64m"))
+    cap = t.run(fb.Workload(rw="write", bs="1m", size="64m"), step="second")
+    assert cap.intervals["host_written_bytes"][-1] == 128 * 2**20
+    assert set(cap.intervals["step"].to_list()) == {"second"}
+
+
+def test_compressible_data_is_faster_on_sandforce():
+    def mbps(data):
+        w = fb.Workload(rw="write", bs="128k", iodepth=4, time="3s", data=data)
+        return fb.run(SMALL, w).intervals["write_mbps"].mean()
+
+    zeros, rnd = mbps("zeros"), mbps("random")
+    assert zeros > 2 * rnd
+
+
+@pytest.mark.parametrize(
+    "spec, exc, needle",
+    [
+        ("sim:nosuch", fb.TargetError, "not a simulator preset"),
+        ("sim:generic?bogus=1", fb.ParameterError, "not a sim key"),
+        ("sim:generic?op=0", fb.ParameterError, "op="),
+        ("sim:generic?op=-0.1", fb.ParameterError, "op="),
+        ("sim:generic?capacity=1000000", fb.ParameterError, "multiple"),
+        ("sim:generic?gc=lru", fb.ParameterError, "greedy"),
+        ("sim:generic?scale=2", fb.ParameterError, "scale"),
+        ("sim:generic?t_read_us=5000", fb.ParameterError, "t_read_us"),
+        ("sim:generic?idle_gc=maybe", fb.ParameterError, "on or off"),
+    ],
+)
+def test_bad_parameters_raise_one_sentence(spec, exc, needle):
+    with pytest.raises(exc) as ei:
+        fb.Target(spec)
+    msg = str(ei.value)
+    assert needle in msg
+    assert "\n" not in msg
+
+
+def test_presets_listing():
+    out = subprocess.run(
+        [sys.executable, "-m", "flashback", "presets", "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    presets = json.loads(out.stdout)
+    names = {p["name"] for p in presets}
+    for n in [
+        "intel-520-120g",
+        "intel-530-240g",
+        "intel-335-240g",
+        "intel-330-120g",
+        "intel-510-120g",
+        "intel-320-120g",
+        "ocz-vertex3-120g",
+        "crucial-m4-128g",
+        "intel-x25m-80g",
+        "generic",
+        "generic-op25",
+        "intel-530-240g-op25",
+    ]:
+        assert n in names, n
+    p = next(p for p in presets if p["name"] == "intel-520-120g")
+    assert p["features"]["compression"] is True
+    assert p["sources"]
+    g = next(p for p in presets if p["name"] == "generic")
+    assert g["op"] == pytest.approx(0.07)
+    assert g["features"]["compression"] is False and g["features"]["slc_cache"] == 0
+    assert next(p for p in presets if p["name"] == "generic-op25")["op"] == pytest.approx(0.25)
+    table = subprocess.run(
+        [sys.executable, "-m", "flashback", "presets"], capture_output=True, text=True, check=True
+    )
+    assert "intel-520-120g" in table.stdout
+
+
+def test_every_preset_opens_and_runs_small():
+    presets = json.loads(fb._native.sim_presets_json())
+    for p in presets:
+        t = fb.Target(f"sim:{p['name']}?scale=1/512")
+        cap = t.run(fb.Workload(rw="randwrite", bs="4k", iodepth=32, time="1s"))
+        assert cap.intervals["write_iops"][0] > 1000, p["name"]
+        assert isinstance(cap.intervals, pl.DataFrame)
