@@ -58,7 +58,11 @@ class LoopFactory:
         backing = self.tmp / f"loop{self.n}.img"
         with open(backing, "wb") as f:
             f.truncate(size_bytes)
-        args = ["losetup", "--find", "--show"] + (["--partscan"] if partitions else []) + [str(backing)]
+        args = (
+            ["losetup", "--find", "--show"]
+            + (["--partscan"] if partitions else [])
+            + [str(backing)]
+        )
         dev = sh(*args).stdout.strip()
         self.devices.append(dev)
         return dev
@@ -71,7 +75,9 @@ class LoopFactory:
         """Writes a one-partition table to `dev` and returns the partition's device path."""
         need_root_and("sfdisk")
         sh_input = "label: dos\n,,L\n"
-        subprocess.run(["sfdisk", "--quiet", dev], input=sh_input, text=True, check=True, capture_output=True)
+        subprocess.run(
+            ["sfdisk", "--quiet", dev], input=sh_input, text=True, check=True, capture_output=True
+        )
         sh("partx", "--update", dev, check=False)
         part = f"{dev}p1"
         for _ in range(50):
@@ -123,3 +129,55 @@ def fio_path() -> str:
     if p is None:
         pytest.skip("needs fio (make setup installs it as root)")
     return p
+
+
+class Throttle:
+    """A cgroup that caps a block device's read and write bandwidth (cgroup v1 blkio or v2
+    io.max). ``preexec`` moves a child process into it before it execs."""
+
+    def __init__(self, dev: str, read_bps: int, write_bps: int) -> None:
+        st = os.stat(dev)
+        mm = f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}"
+        name = f"flashback-test-{os.getpid()}-{os.minor(st.st_rdev)}"
+        v1 = Path("/sys/fs/cgroup/blkio")
+        v2 = Path("/sys/fs/cgroup")
+        if (v1 / "blkio.throttle.read_bps_device").exists():
+            self.dir = v1 / name
+            self.dir.mkdir()
+            (self.dir / "blkio.throttle.read_bps_device").write_text(f"{mm} {read_bps}")
+            (self.dir / "blkio.throttle.write_bps_device").write_text(f"{mm} {write_bps}")
+        elif "io" in (v2 / "cgroup.controllers").read_text().split():
+            (v2 / "cgroup.subtree_control").write_text("+io")
+            self.dir = v2 / name
+            self.dir.mkdir()
+            (self.dir / "io.max").write_text(f"{mm} rbps={read_bps} wbps={write_bps}")
+        else:
+            raise OSError("no blkio/io cgroup controller")
+
+    def preexec(self) -> None:
+        (self.dir / "cgroup.procs").write_text(str(os.getpid()))
+
+    def close(self) -> None:
+        try:
+            self.dir.rmdir()
+        except OSError:
+            pass
+
+
+@pytest.fixture
+def throttle():
+    """Factory: ``throttle(dev, read_bps=, write_bps=)`` → :class:`Throttle`, or skip."""
+    made: list[Throttle] = []
+
+    def make(dev: str, *, read_bps: int, write_bps: int) -> Throttle:
+        need_root_and()
+        try:
+            t = Throttle(dev, read_bps, write_bps)
+        except OSError as e:
+            pytest.skip(f"cannot cap device bandwidth with cgroups here ({e})")
+        made.append(t)
+        return t
+
+    yield make
+    for t in made:
+        t.close()

@@ -66,7 +66,12 @@ mod tests {
     fn punching_a_file_frees_blocks_and_reads_zeros() {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("f.bin");
-        let mut f = std::fs::OpenOptions::new().create(true).read(true).write(true).open(&p).unwrap();
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .read(true)
+            .write(true)
+            .open(&p)
+            .unwrap();
         f.write_all(&vec![0xabu8; 1 << 20]).unwrap();
         f.sync_all().unwrap();
         let before = f.metadata().unwrap().blocks();

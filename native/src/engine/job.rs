@@ -63,7 +63,10 @@ impl Job<'_> {
 
     /// Stops the run because an operation moved fewer bytes than asked.
     pub fn fail_short(&self, kind: OpKind, offset: u64, len: u64, got: u64) {
-        let e = io::Error::new(io::ErrorKind::UnexpectedEof, format!("only {got} bytes were transferred"));
+        let e = io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            format!("only {got} bytes were transferred"),
+        );
         self.fail(kind, offset, len, &e);
     }
 }

@@ -88,7 +88,12 @@ impl RealTarget {
     }
 
     /// Runs `w` and returns its capture.
-    pub fn run(&mut self, w: &Workload, o: &RunOptions, obs: &mut dyn Observer) -> Result<RunOutput> {
+    pub fn run(
+        &mut self,
+        w: &Workload,
+        o: &RunOptions,
+        obs: &mut dyn Observer,
+    ) -> Result<RunOutput> {
         if w.rw.is_destructive() {
             self.check_writable()?;
         }
@@ -113,7 +118,15 @@ impl RealTarget {
         runner::check_discard(&self.t)?;
         discard::discard_span(&self.t.file, self.t.kind, offset, len, self.t.logical_block)
             .map(|_| ())
-            .map_err(|e| Error::io(format!("discarding {len} bytes at {offset} on {} failed", self.t.path.display()), e))
+            .map_err(|e| {
+                Error::io(
+                    format!(
+                        "discarding {len} bytes at {offset} on {} failed",
+                        self.t.path.display()
+                    ),
+                    e,
+                )
+            })
     }
 
     /// Sleeps `seconds`, asking the observer every 100 ms whether to stop.
@@ -138,5 +151,69 @@ impl RealTarget {
         self.discard(0, None)?;
         self.host_written = 0;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::Quiet;
+
+    fn target(dir: &std::path::Path, size: u64) -> RealTarget {
+        let p = dir.join("t.bin");
+        let o = OpenOptions {
+            create_size: Some(size),
+            ..Default::default()
+        };
+        RealTarget::open(p.to_str().unwrap(), &o).unwrap()
+    }
+
+    #[test]
+    fn every_byte_is_counted_and_lands_on_disk() {
+        let d = tempfile::tempdir().unwrap();
+        let mut t = target(d.path(), 1 << 20);
+        for (engine, jobs) in [
+            ("io_uring", "1"),
+            ("psync", "1"),
+            ("io_uring", "3"),
+            ("psync", "2"),
+        ] {
+            let w = Workload::from_pairs([
+                ("rw", "write"),
+                ("bs", "16k"),
+                ("iodepth", "4"),
+                ("jobs", jobs),
+                ("engine", engine),
+                ("data", "pattern:c3"),
+                ("direct", "false"),
+            ])
+            .unwrap();
+            let out = t.run(&w, &RunOptions::default(), &mut Quiet).unwrap();
+            assert_eq!(out.meta["status"], "complete", "{engine} {jobs}");
+            assert_eq!(out.meta["engine"], engine);
+            let bytes: u64 = out.rows.iter().map(|r| r.bytes[1]).sum();
+            assert_eq!(bytes, 1 << 20, "{engine} jobs={jobs}");
+            assert_eq!(
+                std::fs::read(d.path().join("t.bin")).unwrap(),
+                vec![0xc3u8; 1 << 20]
+            );
+            std::fs::write(d.path().join("t.bin"), vec![0u8; 1 << 20]).unwrap();
+        }
+        assert_eq!(t.host_written_bytes(), 4 << 20);
+    }
+
+    #[test]
+    fn read_only_target_refuses_writes() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("foreign");
+        std::fs::write(&p, vec![1u8; 65536]).unwrap();
+        let mut t = RealTarget::open(p.to_str().unwrap(), &OpenOptions::default()).unwrap();
+        let w = Workload::from_pairs([("rw", "write")]).unwrap();
+        assert!(matches!(
+            t.run(&w, &RunOptions::default(), &mut Quiet),
+            Err(Error::Refused(_))
+        ));
+        assert!(matches!(t.discard(0, None), Err(Error::Refused(_))));
+        assert_eq!(std::fs::read(&p).unwrap(), vec![1u8; 65536]);
     }
 }

@@ -64,7 +64,10 @@ fn ioctl_int(f: &File, req: libc::c_ulong) -> io::Result<u64> {
 }
 
 fn sidecar_of(path: &Path) -> PathBuf {
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     path.with_file_name(format!(".{name}.flashback-created"))
 }
 
@@ -78,11 +81,20 @@ pub fn has_mark(file: &File, path: &Path) -> bool {
     let name = CString::new(MARK_XATTR).expect("no NUL in the xattr name");
     let mut buf = [0u8; 64];
     // SAFETY: reads at most buf.len() bytes into buf.
-    let n = unsafe { libc::fgetxattr(file.as_raw_fd(), name.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
+    let n = unsafe {
+        libc::fgetxattr(
+            file.as_raw_fd(),
+            name.as_ptr(),
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+        )
+    };
     if n >= 0 {
         return true;
     }
-    let Ok(md) = file.metadata() else { return false };
+    let Ok(md) = file.metadata() else {
+        return false;
+    };
     fs::read_to_string(sidecar_of(path)).is_ok_and(|s| s.trim() == identity(&md))
 }
 
@@ -91,7 +103,15 @@ pub fn set_mark(file: &File, path: &Path) -> Result<()> {
     let name = CString::new(MARK_XATTR).expect("no NUL in the xattr name");
     let val = b"1";
     // SAFETY: passes a valid buffer of val.len() bytes.
-    let r = unsafe { libc::fsetxattr(file.as_raw_fd(), name.as_ptr(), val.as_ptr().cast(), val.len(), 0) };
+    let r = unsafe {
+        libc::fsetxattr(
+            file.as_raw_fd(),
+            name.as_ptr(),
+            val.as_ptr().cast(),
+            val.len(),
+            0,
+        )
+    };
     if r == 0 {
         return Ok(());
     }
@@ -99,8 +119,12 @@ pub fn set_mark(file: &File, path: &Path) -> Result<()> {
         .metadata()
         .map_err(|e| Error::io(format!("could not stat {}", path.display()), e))?;
     let side = sidecar_of(path);
-    fs::write(&side, identity(&md))
-        .map_err(|e| Error::io(format!("could not write the marker file {}", side.display()), e))
+    fs::write(&side, identity(&md)).map_err(|e| {
+        Error::io(
+            format!("could not write the marker file {}", side.display()),
+            e,
+        )
+    })
 }
 
 /// Allocates `[0, size)` of `file` (preallocating real blocks when the filesystem can).
@@ -112,11 +136,17 @@ fn preallocate(file: &File, path: &Path, size: u64) -> Result<()> {
     }
     let e = io::Error::last_os_error();
     if e.raw_os_error() == Some(libc::EOPNOTSUPP) {
-        return file
-            .set_len(size)
-            .map_err(|e| Error::io(format!("could not size {} to {size} bytes", path.display()), e));
+        return file.set_len(size).map_err(|e| {
+            Error::io(
+                format!("could not size {} to {size} bytes", path.display()),
+                e,
+            )
+        });
     }
-    Err(Error::io(format!("could not preallocate {size} bytes for {}", path.display()), e))
+    Err(Error::io(
+        format!("could not preallocate {size} bytes for {}", path.display()),
+        e,
+    ))
 }
 
 fn open_file(path: &Path, write: bool, excl: bool) -> io::Result<File> {
@@ -147,8 +177,11 @@ pub fn open(spec: &str, opts: &OpenOptions) -> Result<Opened> {
 
 fn create(given: &Path, opts: &OpenOptions) -> Result<Opened> {
     let spec = given.display();
-    if given.starts_with("/dev") {
-        return Err(Error::Target(format!("{spec} does not exist; give an existing block device")));
+    // Under /dev (but not the /dev/shm tmpfs) a missing path is a device typo, never a file.
+    if given.starts_with("/dev") && !given.starts_with("/dev/shm") {
+        return Err(Error::Target(format!(
+            "{spec} does not exist; give an existing block device"
+        )));
     }
     let Some(size) = opts.create_size else {
         return Err(Error::Target(format!(
@@ -156,7 +189,9 @@ fn create(given: &Path, opts: &OpenOptions) -> Result<Opened> {
         )));
     };
     if size == 0 {
-        return Err(Error::Target(format!("{spec} would be created empty; give a positive size")));
+        return Err(Error::Target(format!(
+            "{spec} would be created empty; give a positive size"
+        )));
     }
     let file = fs::OpenOptions::new()
         .read(true)
@@ -164,7 +199,8 @@ fn create(given: &Path, opts: &OpenOptions) -> Result<Opened> {
         .create_new(true)
         .open(given)
         .map_err(|e| Error::io(format!("could not create {spec}"), e))?;
-    let path = fs::canonicalize(given).map_err(|e| Error::io(format!("could not resolve {spec}"), e))?;
+    let path =
+        fs::canonicalize(given).map_err(|e| Error::io(format!("could not resolve {spec}"), e))?;
     // Mark first: from here on the file is flashback's even if preallocation fails half way.
     set_mark(&file, &path)?;
     preallocate(&file, &path, size)?;
@@ -173,8 +209,10 @@ fn create(given: &Path, opts: &OpenOptions) -> Result<Opened> {
 
 fn open_existing_file(given: &Path, opts: &OpenOptions) -> Result<Opened> {
     let spec = given.display();
-    let path = fs::canonicalize(given).map_err(|e| Error::io(format!("could not resolve {spec}"), e))?;
-    let probe = File::open(&path).map_err(|e| Error::io(format!("could not open {}", path.display()), e))?;
+    let path =
+        fs::canonicalize(given).map_err(|e| Error::io(format!("could not resolve {spec}"), e))?;
+    let probe = File::open(&path)
+        .map_err(|e| Error::io(format!("could not open {}", path.display()), e))?;
     let created = has_mark(&probe, &path);
     drop(probe);
     let writable = if created || opts.overwrite {
@@ -196,7 +234,12 @@ fn open_existing_file(given: &Path, opts: &OpenOptions) -> Result<Opened> {
     finish_file(file, path, created, writable)
 }
 
-fn finish_file(file: File, path: PathBuf, created: bool, writable: std::result::Result<(), String>) -> Result<Opened> {
+fn finish_file(
+    file: File,
+    path: PathBuf,
+    created: bool,
+    writable: std::result::Result<(), String>,
+) -> Result<Opened> {
     let md = file
         .metadata()
         .map_err(|e| Error::io(format!("could not stat {}", path.display()), e))?;
@@ -204,8 +247,15 @@ fn finish_file(file: File, path: PathBuf, created: bool, writable: std::result::
     let (lbs, pbs) = match sysfs::dir_of(dev) {
         Some(d) => {
             let q = sysfs::disk_dir(&d).join("queue");
-            let r = |n: &str| fs::read_to_string(q.join(n)).ok().and_then(|s| s.trim().parse::<u64>().ok());
-            (r("logical_block_size").unwrap_or(512), r("physical_block_size").unwrap_or(4096))
+            let r = |n: &str| {
+                fs::read_to_string(q.join(n))
+                    .ok()
+                    .and_then(|s| s.trim().parse::<u64>().ok())
+            };
+            (
+                r("logical_block_size").unwrap_or(512),
+                r("physical_block_size").unwrap_or(4096),
+            )
         }
         None => (512, md.blksize().max(512)),
     };
@@ -224,7 +274,8 @@ fn finish_file(file: File, path: PathBuf, created: bool, writable: std::result::
 
 fn open_block(given: &Path, rdev: u64, opts: &OpenOptions) -> Result<Opened> {
     let spec = given.display();
-    let path = fs::canonicalize(given).map_err(|e| Error::io(format!("could not resolve {spec}"), e))?;
+    let path =
+        fs::canonicalize(given).map_err(|e| Error::io(format!("could not resolve {spec}"), e))?;
     let shown = path.display();
     let writable = match safety::confirm(&path, rdev, opts.destroy.as_deref()) {
         Err(msg) if opts.destroy.is_some() => return Err(Error::Refused(msg)),
@@ -248,7 +299,8 @@ fn open_block(given: &Path, rdev: u64, opts: &OpenOptions) -> Result<Opened> {
         }
         Err(e) => return Err(Error::io(format!("could not open {shown}"), e)),
     };
-    let size = ioctl_u64(&file, BLKGETSIZE64).map_err(|e| Error::io(format!("could not read the size of {shown}"), e))?;
+    let size = ioctl_u64(&file, BLKGETSIZE64)
+        .map_err(|e| Error::io(format!("could not read the size of {shown}"), e))?;
     let lbs = ioctl_int(&file, BLKSSZGET).unwrap_or(512).max(512);
     let pbs = ioctl_int(&file, BLKPBSZGET).unwrap_or(lbs).max(lbs);
     Ok(Opened {
@@ -296,7 +348,10 @@ mod tests {
         fs::write(&p, vec![7u8; 8192]).unwrap();
         let o = open(p.to_str().unwrap(), &opts(Some(1 << 20))).unwrap();
         let msg = o.writable.unwrap_err();
-        assert!(msg.contains("did not create") && msg.contains("overwrite"), "{msg}");
+        assert!(
+            msg.contains("did not create") && msg.contains("overwrite"),
+            "{msg}"
+        );
         assert_eq!(o.size, 8192, "a foreign file is never grown");
         let o = open(
             p.to_str().unwrap(),
@@ -312,7 +367,9 @@ mod tests {
     #[test]
     fn missing_file_without_size_and_directories_are_target_errors() {
         let d = tempfile::tempdir().unwrap();
-        let e = open(d.path().join("nope").to_str().unwrap(), &opts(None)).err().unwrap();
+        let e = open(d.path().join("nope").to_str().unwrap(), &opts(None))
+            .err()
+            .unwrap();
         assert!(matches!(e, Error::Target(_)), "{e}");
         let e = open(d.path().to_str().unwrap(), &opts(None)).err().unwrap();
         assert!(e.to_string().contains("directory"), "{e}");

@@ -67,7 +67,11 @@ fn set_direct(t: &Opened, direct: bool) -> Result<()> {
             std::io::Error::last_os_error(),
         ));
     }
-    let want = if direct { flags | libc::O_DIRECT } else { flags & !libc::O_DIRECT };
+    let want = if direct {
+        flags | libc::O_DIRECT
+    } else {
+        flags & !libc::O_DIRECT
+    };
     // SAFETY: as above.
     if want != flags && unsafe { libc::fcntl(fd, libc::F_SETFL, want) } < 0 {
         let e = std::io::Error::last_os_error();
@@ -103,9 +107,16 @@ fn check(t: &Opened, w: &Workload) -> Result<(u64, u64)> {
         )));
     }
     if w.bs > MAX_BS {
-        return Err(Error::InvalidValue(format!("bs={} is larger than 1 GiB; use a smaller block size", w.bs)));
+        return Err(Error::InvalidValue(format!(
+            "bs={} is larger than 1 GiB; use a smaller block size",
+            w.bs
+        )));
     }
-    let depth = if w.engine == EngineKind::Psync { 1 } else { w.iodepth as u64 };
+    let depth = if w.engine == EngineKind::Psync {
+        1
+    } else {
+        w.iodepth as u64
+    };
     if depth * w.bs * w.jobs as u64 > MAX_BUFFERS {
         return Err(Error::InvalidValue(format!(
             "iodepth × bs × jobs = {} bytes of buffers is more than 8 GiB; lower iodepth, bs or jobs",
@@ -134,18 +145,33 @@ fn select_engine(w: &Workload) -> Result<(Engine, Option<String>)> {
         },
         EngineKind::Auto => match uring::build_ring(2) {
             Ok(_) => Ok((Engine::IoUring, None)),
-            Err(e) => Ok((Engine::Psync, Some(format!("io_uring unavailable ({e}); fell back to psync")))),
+            Err(e) => Ok((
+                Engine::Psync,
+                Some(format!("io_uring unavailable ({e}); fell back to psync")),
+            )),
         },
     }
 }
 
-fn make_job<'a>(t: &'a Opened, w: &Workload, slice: (u64, u64), j: usize, depth: usize, ctl: &'a Control, t0: Instant) -> Job<'a> {
+fn make_job<'a>(
+    t: &'a Opened,
+    w: &Workload,
+    slice: (u64, u64),
+    j: usize,
+    depth: usize,
+    ctl: &'a Control,
+    t0: Instant,
+) -> Job<'a> {
     Job {
         file: &t.file,
         kind: t.kind,
         path: &t.path,
         stream: OpStream::new(w, slice.0, slice.1, j as u32),
-        gen: DataGen::new(&w.data, w.seed.wrapping_add((j as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15))),
+        gen: DataGen::new(
+            &w.data,
+            w.seed
+                .wrapping_add((j as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)),
+        ),
         bs: w.bs,
         depth,
         ctl,
@@ -174,7 +200,11 @@ pub fn run(
         Engine::Psync => 1,
     };
     let deadline = w.time_s.map(|s| ((s * 1e9).round() as u64).max(1));
-    let counted = if trims { [false, false, true] } else { [false, true, false] };
+    let counted = if trims {
+        [false, false, true]
+    } else {
+        [false, true, false]
+    };
     let ctl = Control::new(deadline, w.written, counted);
     let slices = job_slices(offset, len, w.bs, w.jobs);
     let mut session = Session::start(w, o, target_meta, false, host_written_start, obs)?;
@@ -227,12 +257,16 @@ pub fn run(
                     if engine == Engine::IoUring {
                         match uring::build_ring(depth as u32) {
                             Ok(r) => ring = Some(r),
-                            Err(e) => ctl.fail(format!("could not set up io_uring for job {j} ({e}); use engine=psync")),
+                            Err(e) => ctl.fail(format!(
+                                "could not set up io_uring for job {j} ({e}); use engine=psync"
+                            )),
                         }
                     }
                     ready.wait();
                     ready.wait();
-                    let t0 = *start.get().expect("start time set before the second barrier");
+                    let t0 = *start
+                        .get()
+                        .expect("start time set before the second barrier");
                     let mut job = make_job(t, w, slice, j, depth, ctl, t0);
                     let mut rep = Batcher::new(j, w.interval_s, tx, spare);
                     let end = match ring.as_mut() {
@@ -251,7 +285,10 @@ pub fn run(
             if let Err(e) = collector.run(&mut session, &rx, ctl) {
                 rec_error.get_or_insert(e);
             }
-            handles.into_iter().map(|h| h.join().unwrap_or(0)).collect::<Vec<u64>>()
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or(0))
+                .collect::<Vec<u64>>()
         });
         ends.into_iter().max().unwrap_or(0)
     };

@@ -37,7 +37,10 @@ impl Family {
     }
 
     fn find(&self, ma: u32, mi: u32) -> Option<&str> {
-        self.members.iter().find(|m| m.0 == ma && m.1 == mi).map(|m| m.2.as_str())
+        self.members
+            .iter()
+            .find(|m| m.0 == ma && m.1 == mi)
+            .map(|m| m.2.as_str())
     }
 
     /// "/dev/loop3" or "its partition /dev/loop3p1".
@@ -61,8 +64,13 @@ fn unescape(s: &str) -> String {
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
-        if b[i] == b'\\' && i + 3 < b.len() && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c)) {
-            let v = b[i + 1..i + 4].iter().fold(0u32, |acc, c| acc * 8 + u32::from(c - b'0'));
+        if b[i] == b'\\'
+            && i + 3 < b.len()
+            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
+        {
+            let v = b[i + 1..i + 4]
+                .iter()
+                .fold(0u32, |acc, c| acc * 8 + u32::from(c - b'0'));
             out.push(v as u8);
             i += 4;
             continue;
@@ -75,16 +83,26 @@ fn unescape(s: &str) -> String {
 
 /// Mounts as `(major, minor, mount point, source)` from /proc/self/mountinfo.
 fn mounts() -> Vec<(u32, u32, String, String)> {
-    let Ok(text) = fs::read_to_string("/proc/self/mountinfo") else { return vec![] };
+    let Ok(text) = fs::read_to_string("/proc/self/mountinfo") else {
+        return vec![];
+    };
     let mut v = vec![];
     for line in text.lines() {
         let f: Vec<&str> = line.split(' ').collect();
         if f.len() < 5 {
             continue;
         }
-        let Some((a, b)) = f[2].split_once(':') else { continue };
-        let (Ok(a), Ok(b)) = (a.parse(), b.parse()) else { continue };
-        let source = f.iter().position(|x| *x == "-").and_then(|i| f.get(i + 2)).map(|s| unescape(s));
+        let Some((a, b)) = f[2].split_once(':') else {
+            continue;
+        };
+        let (Ok(a), Ok(b)) = (a.parse(), b.parse()) else {
+            continue;
+        };
+        let source = f
+            .iter()
+            .position(|x| *x == "-")
+            .and_then(|i| f.get(i + 2))
+            .map(|s| unescape(s));
         v.push((a, b, unescape(f[4]), source.unwrap_or_default()));
     }
     v
@@ -156,7 +174,9 @@ pub fn in_use_reason(path: &Path, rdev: u64) -> Option<String> {
     }
     if let Ok(text) = fs::read_to_string("/proc/swaps") {
         for line in text.lines().skip(1) {
-            let Some(file) = line.split_whitespace().next() else { continue };
+            let Some(file) = line.split_whitespace().next() else {
+                continue;
+            };
             let file = unescape(file);
             if let Some(r) = blk_rdev(Path::new(&file)) {
                 let (sa, sb) = sysfs::split_dev(r);
@@ -224,7 +244,12 @@ mod tests {
     fn confirmation_must_name_the_same_device() {
         let e = confirm(Path::new("/dev/nonexistent-x"), 0, None).unwrap_err();
         assert!(e.contains("destroy="), "{e}");
-        let e = confirm(Path::new("/dev/nonexistent-x"), 0, Some("/dev/nonexistent-y")).unwrap_err();
+        let e = confirm(
+            Path::new("/dev/nonexistent-x"),
+            0,
+            Some("/dev/nonexistent-y"),
+        )
+        .unwrap_err();
         assert!(e.contains("does not name"), "{e}");
     }
 }

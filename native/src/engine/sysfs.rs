@@ -38,7 +38,10 @@ pub fn disk_dir(dev_dir: &Path) -> PathBuf {
 
 /// Kernel name (`sda1`) of a device directory.
 pub fn name_of(dev_dir: &Path) -> String {
-    dev_dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+    dev_dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 /// `major:minor` of a device directory.
@@ -50,7 +53,9 @@ pub fn dev_of(dev_dir: &Path) -> Option<(u32, u32)> {
 
 /// Partition directories of a whole-disk directory.
 pub fn partitions(disk: &Path) -> Vec<PathBuf> {
-    let Ok(rd) = fs::read_dir(disk) else { return vec![] };
+    let Ok(rd) = fs::read_dir(disk) else {
+        return vec![];
+    };
     let mut v: Vec<PathBuf> = rd
         .filter_map(|e| e.ok())
         .map(|e| e.path())
@@ -62,8 +67,13 @@ pub fn partitions(disk: &Path) -> Vec<PathBuf> {
 
 /// Names listed in a device's `holders/` (or `slaves/`) directory.
 pub fn links(dev_dir: &Path, which: &str) -> Vec<String> {
-    let Ok(rd) = fs::read_dir(dev_dir.join(which)) else { return vec![] };
-    let mut v: Vec<String> = rd.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+    let Ok(rd) = fs::read_dir(dev_dir.join(which)) else {
+        return vec![];
+    };
+    let mut v: Vec<String> = rd
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
     v.sort();
     v
 }
@@ -74,7 +84,10 @@ fn vpd_serial(dev: &Path) -> Option<String> {
     if b.len() <= 4 {
         return None;
     }
-    let s = String::from_utf8_lossy(&b[4..]).trim().trim_matches('\0').to_string();
+    let s = String::from_utf8_lossy(&b[4..])
+        .trim()
+        .trim_matches('\0')
+        .to_string();
     (!s.is_empty()).then_some(s)
 }
 
@@ -94,11 +107,17 @@ pub fn device_meta(rdev: u64) -> Map<String, Value> {
         .or_else(|| vpd_serial(&disk));
     m.insert("serial".into(), json!(serial));
     m.insert("firmware".into(), s(disk.join("device/firmware_rev")));
-    m.insert("rotational".into(), json!(read_u64(&q.join("rotational")).map(|r| r == 1)));
+    m.insert(
+        "rotational".into(),
+        json!(read_u64(&q.join("rotational")).map(|r| r == 1)),
+    );
     let dmax = read_u64(&q.join("discard_max_bytes"));
     m.insert("discard_supported".into(), json!(dmax.map(|d| d > 0)));
     m.insert("discard_max_bytes".into(), json!(dmax));
-    m.insert("discard_granularity_bytes".into(), json!(read_u64(&q.join("discard_granularity"))));
+    m.insert(
+        "discard_granularity_bytes".into(),
+        json!(read_u64(&q.join("discard_granularity"))),
+    );
     m.insert("scheduler".into(), s(q.join("scheduler")));
     if let Some(b) = read_trim(&disk.join("loop/backing_file")) {
         m.insert("loop_backing_file".into(), json!(b));

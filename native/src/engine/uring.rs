@@ -18,7 +18,11 @@ const WAIT: Duration = Duration::from_millis(20);
 /// offers (single issuer + deferred task work, else cooperative task work, else plain).
 pub fn build_ring(entries: u32) -> io::Result<IoUring> {
     let entries = entries.next_power_of_two().max(2);
-    if let Ok(r) = IoUring::builder().setup_single_issuer().setup_defer_taskrun().build(entries) {
+    if let Ok(r) = IoUring::builder()
+        .setup_single_issuer()
+        .setup_defer_taskrun()
+        .build(entries)
+    {
         return Ok(r);
     }
     if let Ok(r) = IoUring::builder().setup_coop_taskrun().build(entries) {
@@ -105,22 +109,36 @@ pub fn run<R: Reporter>(job: &mut Job<'_>, ring: &mut IoUring, rep: &mut R) -> u
                 let p = bufs.ptr(i);
                 let len = op.len as u32;
                 let sqe: squeue::Entry = match (op.kind, fixed_file, fixed_bufs) {
-                    (OpKind::Read, true, true) => opcode::ReadFixed::new(types::Fixed(0), p, len, slot as u16)
+                    (OpKind::Read, true, true) => {
+                        opcode::ReadFixed::new(types::Fixed(0), p, len, slot as u16)
+                            .offset(op.offset)
+                            .build()
+                    }
+                    (OpKind::Read, false, true) => {
+                        opcode::ReadFixed::new(types::Fd(fd), p, len, slot as u16)
+                            .offset(op.offset)
+                            .build()
+                    }
+                    (OpKind::Read, true, false) => opcode::Read::new(types::Fixed(0), p, len)
                         .offset(op.offset)
                         .build(),
-                    (OpKind::Read, false, true) => opcode::ReadFixed::new(types::Fd(fd), p, len, slot as u16)
+                    (OpKind::Read, false, false) => opcode::Read::new(types::Fd(fd), p, len)
                         .offset(op.offset)
                         .build(),
-                    (OpKind::Read, true, false) => opcode::Read::new(types::Fixed(0), p, len).offset(op.offset).build(),
-                    (OpKind::Read, false, false) => opcode::Read::new(types::Fd(fd), p, len).offset(op.offset).build(),
-                    (_, true, true) => opcode::WriteFixed::new(types::Fixed(0), p, len, slot as u16)
-                        .offset(op.offset)
-                        .build(),
+                    (_, true, true) => {
+                        opcode::WriteFixed::new(types::Fixed(0), p, len, slot as u16)
+                            .offset(op.offset)
+                            .build()
+                    }
                     (_, false, true) => opcode::WriteFixed::new(types::Fd(fd), p, len, slot as u16)
                         .offset(op.offset)
                         .build(),
-                    (_, true, false) => opcode::Write::new(types::Fixed(0), p, len).offset(op.offset).build(),
-                    (_, false, false) => opcode::Write::new(types::Fd(fd), p, len).offset(op.offset).build(),
+                    (_, true, false) => opcode::Write::new(types::Fixed(0), p, len)
+                        .offset(op.offset)
+                        .build(),
+                    (_, false, false) => opcode::Write::new(types::Fd(fd), p, len)
+                        .offset(op.offset)
+                        .build(),
                 };
                 let sqe = sqe.user_data(slot as u64);
                 // SAFETY: the buffer stays valid until the completion is reaped (see above).
@@ -148,7 +166,10 @@ pub fn run<R: Reporter>(job: &mut Job<'_>, ring: &mut IoUring, rep: &mut R) -> u
             match e.raw_os_error() {
                 Some(libc::ETIME) | Some(libc::EINTR) | Some(libc::EBUSY) | Some(libc::EAGAIN) => {}
                 _ => {
-                    job.ctl.fail(format!("io_uring submission on {} failed: {e}", job.path.display()));
+                    job.ctl.fail(format!(
+                        "io_uring submission on {} failed: {e}",
+                        job.path.display()
+                    ));
                     broken = true;
                     break;
                 }
@@ -163,7 +184,12 @@ pub fn run<R: Reporter>(job: &mut Job<'_>, ring: &mut IoUring, rep: &mut R) -> u
             inflight -= 1;
             let res = cqe.result();
             if res < 0 {
-                job.fail(st.kind, st.offset, st.len, &io::Error::from_raw_os_error(-res));
+                job.fail(
+                    st.kind,
+                    st.offset,
+                    st.len,
+                    &io::Error::from_raw_os_error(-res),
+                );
             } else if res as u64 != st.len {
                 job.fail_short(st.kind, st.offset, st.len, res as u64);
             } else {
@@ -175,6 +201,15 @@ pub fn run<R: Reporter>(job: &mut Job<'_>, ring: &mut IoUring, rep: &mut R) -> u
     if broken && inflight > 0 {
         // The kernel may still write into these buffers; never hand them back to the allocator.
         std::mem::forget(bufs);
+        return t;
+    }
+    // Drop the ring's references now: ring teardown is asynchronous, and a registered file
+    // still held by it would keep an exclusively opened device claimed after the target closes.
+    if fixed_file {
+        let _ = ring.submitter().unregister_files();
+    }
+    if fixed_bufs {
+        let _ = ring.submitter().unregister_buffers();
     }
     t
 }

@@ -63,3 +63,9 @@ def full_scale(value: float | None, scale: float) -> float | None:
     if value is None:
         return None
     return value / scale
+
+
+def idema_bytes(gb: int) -> int:
+    """User capacity of a drive sold as ``gb`` GB (IDEMA LBA1-03: 97,696,368 sectors for
+    50 GB plus 1,953,504 per GB above, 512-byte sectors), e.g. 120 → 120,034,123,776."""
+    return (97_696_368 + 1_953_504 * (gb - 50)) * 512

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from flashback.replay.scaling import idema_bytes
 from flashback.replay.base import Protocol, Replay, check_row, register
 from flashback.replay.procedures.common import mbps, rand_write, seq_fill
 from flashback.workload import Workload
@@ -98,9 +99,9 @@ register(
         name="anand2009-new-vs-used",
         title="AnandTech 2009: SSD aging, sequential read and read latency new vs used",
         source="004_775086da2cfa1d41.txt",
-        review_capacity_bytes=80_000_000_000,
+        review_capacity_bytes=idema_bytes(80),
         default_target="sim:intel-x25m-80g",
-        drives={"intel-x25m-80g": ("Intel X25-M", 80_000_000_000)},
+        drives={"intel-x25m-80g": ("Intel X25-M", idema_bytes(80))},
         params={
             "measure_s": (30.0, "each read measurement's duration at full scale"),
             "used_fills": (1.0, "capacities of 4 KiB random writes that make the drive used"),

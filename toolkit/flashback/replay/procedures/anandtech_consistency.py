@@ -6,6 +6,7 @@ from typing import Any
 
 import polars as pl
 
+from flashback.replay.scaling import idema_bytes
 from flashback.replay.base import Protocol, Replay, check_row, register, require
 from flashback.replay.procedures.common import dip, rand_write, seq_fill
 
@@ -115,11 +116,11 @@ register(
         name="anandtech-consistency",
         title="AnandTech: Intel SSD 530 performance consistency (IOPS per second, 2000 s)",
         source="003_76d70b35b5160b0f.txt",
-        review_capacity_bytes=240_000_000_000,
+        review_capacity_bytes=idema_bytes(240),
         default_target="sim:intel-530-240g",
         drives={
-            "intel-530-240g": ("Intel SSD 530", 240_000_000_000),
-            "intel-335-240g": ("Intel SSD 335", 240_000_000_000),
+            "intel-530-240g": ("Intel SSD 530", idema_bytes(240)),
+            "intel-335-240g": ("Intel SSD 335", idema_bytes(240)),
         },
         params={
             "op25": (False, "test 75 % of the capacity (25 % extra over-provisioning)"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from flashback.replay.scaling import idema_bytes
 from flashback.replay.base import Protocol, Replay, check_row, register, require
 from flashback.replay.procedures.common import mbps, rand_write, seq_fill
 from flashback.workload import Workload
@@ -86,9 +87,9 @@ register(
         name="anandtech-trim-validation",
         title="AnandTech: Intel SSD 530 TRIM validation (AS-SSD sequential write)",
         source="003_76d70b35b5160b0f.txt",
-        review_capacity_bytes=240_000_000_000,
+        review_capacity_bytes=idema_bytes(240),
         default_target="sim:intel-530-240g",
-        drives={"intel-530-240g": ("Intel SSD 530", 240_000_000_000)},
+        drives={"intel-530-240g": ("Intel SSD 530", idema_bytes(240))},
         params={
             "torture_s": (3600.0, "random-write torture at full scale (60 minutes)"),
             "asssd_bytes": (1 << 30, "AS-SSD test file at full scale (1 GiB)"),

@@ -6,6 +6,7 @@ from typing import Any
 
 import polars as pl
 
+from flashback.replay.scaling import idema_bytes
 from flashback.replay.base import Protocol, Replay, check_row, register, require
 from flashback.replay.procedures.common import GB, dip, mbps, rand_write, seq_fill
 
@@ -226,13 +227,13 @@ register(
         name="behardware-used-trim",
         title="BeHardware: new / used / TRIM in a 10 GB span of an otherwise full drive",
         source="001_3ee9a2719ff37343.txt",
-        review_capacity_bytes=120_000_000_000,
+        review_capacity_bytes=idema_bytes(120),
         default_target="sim:crucial-m4-128g",
         drives={
-            "crucial-m4-128g": ("Crucial M4", 128_000_000_000),
-            "ocz-vertex3-120g": ("OCZ Vertex 3", 120_000_000_000),
-            "intel-510-120g": ("Intel SSD 510", 120_000_000_000),
-            "intel-320-120g": ("Intel SSD 320", 120_000_000_000),
+            "crucial-m4-128g": ("Crucial M4", idema_bytes(128)),
+            "ocz-vertex3-120g": ("OCZ Vertex 3", idema_bytes(120)),
+            "intel-510-120g": ("Intel SSD 510", idema_bytes(120)),
+            "intel-320-120g": ("Intel SSD 320", idema_bytes(120)),
         },
         params={
             "span_bytes": (10e9, "the span left free and tested (10 GB at full scale)"),

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from flashback.replay.scaling import idema_bytes
 from flashback.replay.base import Protocol, Replay, check_row, register, require
 from flashback.replay.procedures.common import GB
 from flashback.workload import Workload
@@ -358,9 +359,9 @@ register(
         name="puget-cdm-loop",
         title="Puget Systems: Intel 520 performance vs data written (CrystalDiskMark 3 looped)",
         source="000_2002a1564e89ff8a.txt",
-        review_capacity_bytes=120_000_000_000,
+        review_capacity_bytes=idema_bytes(120),
         default_target="sim:intel-520-120g",
-        drives={"intel-520-120g": ("Intel SSD 520", 120_000_000_000)},
+        drives={"intel-520-120g": ("Intel SSD 520", idema_bytes(120))},
         params={
             "data": ("random", "random (incompressible) or zeros (compressible)"),
             "trim": (True, "TRIM the test file after each loop"),

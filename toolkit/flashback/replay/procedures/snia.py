@@ -96,10 +96,10 @@ def _hir(r: Any, p: dict[str, Any], iv: float) -> None:
                 rand_write(offset=0, size=size, time_s=burst, interval_s=iv, seed=c),
                 test="hir",
                 condition="after_idle",
-                idle_s=wait,
+                wait_s=wait,
                 cycle=c,
             )
-            r.idle(f"{head}/cycle_{c}/idle", r.seconds(wait), test="hir", idle_s=wait, cycle=c)
+            r.idle(f"{head}/cycle_{c}/idle", r.seconds(wait), test="hir", wait_s=wait, cycle=c)
         r.run(
             f"{head}/baseline",
             rand_write(
@@ -107,7 +107,7 @@ def _hir(r: Any, p: dict[str, Any], iv: float) -> None:
             ),
             test="hir",
             condition="baseline",
-            idle_s=wait,
+            wait_s=wait,
         )
 
 
@@ -168,11 +168,11 @@ def checks(rep: Replay) -> list[dict[str, Any]]:
                 note="mean of the last tenth of the writes",
             )
         )
-    if steps.height and "idle_s" in steps.columns:
+    if steps.height and "wait_s" in steps.columns:
         hir = steps.filter((pl.col("test") == "hir") & (pl.col("kind") == "run"))
         base = hir.filter(pl.col("condition") == "baseline")["write_iops"].mean()
-        for wait in hir["idle_s"].drop_nulls().unique(maintain_order=True).to_list():
-            cyc = hir.filter((pl.col("idle_s") == wait) & (pl.col("condition") == "after_idle"))
+        for wait in hir["wait_s"].drop_nulls().unique(maintain_order=True).to_list():
+            cyc = hir.filter((pl.col("wait_s") == wait) & (pl.col("condition") == "after_idle"))
             v = cyc["write_iops"].mean()
             rows.append(
                 check_row(

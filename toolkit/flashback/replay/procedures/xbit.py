@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from flashback.replay.scaling import idema_bytes
 from flashback.replay.base import Protocol, Replay, check_row, register
 from flashback.replay.procedures.common import iops, rand_write, seq_fill
 
@@ -95,11 +96,11 @@ register(
         name="xbit-pts-degradation",
         title="X-bit labs: Intel 335/330 random-write degradation, idle and TRIM recovery",
         source="002_a117cd683a41e7c2.txt",
-        review_capacity_bytes=240_000_000_000,
+        review_capacity_bytes=idema_bytes(240),
         default_target="sim:intel-335-240g",
         drives={
-            "intel-335-240g": ("Intel SSD 335", 240_000_000_000),
-            "intel-330-240g": ("Intel SSD 330", 240_000_000_000),
+            "intel-335-240g": ("Intel SSD 335", idema_bytes(240)),
+            "intel-330-120g": ("Intel SSD 330", idema_bytes(120)),
         },
         params={
             "measure_s": (60.0, "each measurement's duration at full scale"),

@@ -1,0 +1,23 @@
+"""``make bench``: every benchmark, one after the other. Results also go to out/bench.json."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import engine  # noqa: E402
+
+
+def main() -> None:
+    results = {"engine": engine.main()}
+    out = Path("out")
+    out.mkdir(exist_ok=True)
+    (out / "bench.json").write_text(json.dumps(results, indent=2))
+    print(f"results written to {out / 'bench.json'}")
+
+
+if __name__ == "__main__":
+    main()
