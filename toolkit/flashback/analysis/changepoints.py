@@ -51,6 +51,27 @@ def _location_interval(sig: np.ndarray, a: int, b: int, c: int, sigma: float, m:
     return (a + int(ok.min()), a + int(ok.max())) if ok.size else (b, b)
 
 
+def _refine_l1(sig: np.ndarray, starts: list[int], ends: list[int], m: int) -> list[int]:
+    """Moves each segment start to the split that minimises the two-sided L1 cost (sum of
+    absolute deviations from the medians) within ±4·min_size: robust to stalls next to an
+    edge, which can nudge an L2 search on a clipped signal by a few samples."""
+    out = list(starts)
+    for i in range(1, len(starts)):
+        a = max(starts[i - 1], starts[i] - 4 * m)
+        c = min(ends[i], starts[i] + 4 * m)
+        lo, hi = max(a + m, out[i - 1] + m), c - m
+        if hi <= lo:
+            continue
+        best, best_t = np.inf, out[i]
+        for t in range(lo, hi + 1):
+            left, right = sig[a:t], sig[t:c]
+            v = np.abs(left - np.median(left)).sum() + np.abs(right - np.median(right)).sum()
+            if v < best:
+                best, best_t = v, t
+        out[i] = best_t
+    return out
+
+
 def _one(
     df: pl.DataFrame,
     meta: dict[str, Any],
@@ -74,6 +95,9 @@ def _one(
     if m < 1:
         raise AnalysisError(f"min_size must be at least 1, got {m}")
     frames.need_rows(n, m, f"change-point detection with min_size={m}")
+    if transform == "auto":
+        # Throughput, IOPS and latency scatter in proportion to their level: segment the log.
+        transform = "log" if y.endswith(("_mbps", "_iops", "_us")) and (raw > 0).mean() > 0.5 else None
     sig = frames.transformed(raw, transform, y)
     sigma = noise.sigma_mad_diff(sig)
     if sigma <= 0:
@@ -98,6 +122,9 @@ def _one(
 
     ends = run(pen)
     starts = [0] + ends[:-1]
+    if used == "huber":
+        starts = _refine_l1(sig, starts, ends, m)
+        ends = starts[1:] + [n]
     x0 = _starts_x(df, x, xs)
     t = frames.column(df, "t_s", role="t_s") if "t_s" in df.columns else None
     t0 = _starts_x(df, "t_s", t) if t is not None else None
@@ -133,7 +160,7 @@ def _one(
     ivals = []
     for i in range(1, len(starts)):
         lo_i, hi_i = _location_interval(work, starts[i - 1], starts[i], ends[i], sigma, m)
-        ivals.append((float(x0[lo_i]), float(x0[hi_i])))
+        ivals.append((float(x0[min(lo_i, starts[i])]), float(x0[max(hi_i, starts[i])])))
 
     def path(pen_min: float, pen_max: float) -> pl.DataFrame:
         f = crops(work, search=run, pen_min=pen_min, pen_max=pen_max)
@@ -153,7 +180,7 @@ def changepoints(
     *,
     x: str = "host_written_bytes",
     y: str = "write_mbps",
-    transform: str | None = None,
+    transform: str | None = "auto",
     penalty: str | float = "auto",
     min_size: int | None = None,
     method: Any = "pelt",
@@ -169,7 +196,8 @@ def changepoints(
         x: the axis: ``host_written_bytes`` (bytes written) or ``t_s`` (seconds), or any
             non-decreasing numeric column.
         y: the series (``write_mbps``, ``write_iops``, ``write_lat_p99_us``...).
-        transform: ``"log"`` segments log(y) (multiplicative changes), None the raw values.
+        transform: ``"log"`` segments log(y) (multiplicative changes and noise), None the raw
+            values, ``"auto"`` (default) log for ``*_mbps``, ``*_iops`` and ``*_us`` columns.
         penalty: ``"auto"`` = 3 · σ̂² · ln n with σ̂ the robust noise scale (MAD of
             differences), or a number in squared units of the (transformed) series.
         min_size: shortest segment in intervals (default: n/200, within 3–60).

@@ -49,8 +49,10 @@ def column(df: pl.DataFrame, name: str, *, role: str = "y") -> np.ndarray:
         AnalysisError: missing, non-numeric or non-finite values (names the first bad row).
     """
     if name not in df.columns:
-        near = [c for c in df.columns if c.split("_")[0] in name or name.split("_")[0] in c]
-        hint = f" (similar: {', '.join(near[:5])})" if near else ""
+        import difflib
+
+        near = difflib.get_close_matches(name, df.columns, n=3, cutoff=0.6)
+        hint = f" (did you mean {', '.join(near)}?)" if near else ""
         raise AnalysisError(f"{role}={name!r} is not a column of the frame{hint}; name one of its columns")
     s = df.get_column(name)
     if not s.dtype.is_numeric():

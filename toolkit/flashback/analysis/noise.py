@@ -23,9 +23,10 @@ def sigma_mad_diff(y: np.ndarray) -> float:
 
 
 def running_median(y: np.ndarray, window: int) -> np.ndarray:
-    """Centred running median over ``window`` points (odd; edges repeat the end values)."""
+    """Centred running median over ``window`` points (odd; mirrored at the ends, so a stall in the
+    first point does not become the local level)."""
     w = max(1, int(window) | 1)
-    return median_filter(y, size=w, mode="nearest")
+    return median_filter(y, size=w, mode="mirror")
 
 
 def residuals(y: np.ndarray, window: int) -> np.ndarray:

@@ -19,7 +19,7 @@ _SKIP = {"t_s", "host_written_bytes", "nand_written_bytes", "step", "free_blocks
 
 def parse_round(spec: str | float, capacity: float | None) -> tuple[str, float]:
     """``"60s"``/``"5m"`` → ("time", s); ``"1g"``/``"512m"`` → ("bytes", n);
-    ``"0.25fill"`` → ("bytes", 0.25·capacity).
+    ``"0.25fill"`` → ("bytes", 0.25·capacity); a plain number is bytes (as sizes are).
 
     Raises:
         AnalysisError: malformed spec, or ``fill`` without a known capacity.
@@ -27,7 +27,7 @@ def parse_round(spec: str | float, capacity: float | None) -> tuple[str, float]:
     from flashback.units import parse_duration, parse_size
 
     if isinstance(spec, (int, float)):
-        return "time", float(spec)
+        return "bytes", float(spec)
     s = str(spec).strip().lower()
     m = re.fullmatch(r"([0-9.]+)\s*fills?", s)
     if m:
@@ -54,7 +54,7 @@ def to_rounds(
 
     Returns one row per round: ``round`` (1-based), ``t_start_s``, ``t_end_s``, ``seconds``,
     ``bytes_start``, ``bytes_end`` (host bytes written), ``gb_end``, ``fills_end`` (null when
-    the capacity is unknown), ``complete`` (the round is full length), the summed counters
+    the capacity is unknown), ``complete`` (every round but a short last one), the summed counters
     (``write_bytes``...) and the interval-weighted mean of every other numeric column
     (``write_mbps``, ``write_iops``, latency columns...).
 
@@ -111,5 +111,5 @@ def to_rounds(
     return out.with_columns(
         (pl.col("bytes_end") / 1e9).alias("gb_end"),
         (pl.col("bytes_end") / cap if cap else pl.lit(None, dtype=pl.Float64)).alias("fills_end"),
-        (extent >= 0.999 * size).alias("complete"),
+        ((pl.col("round") < pl.col("round").max()) | (extent >= 0.999 * size)).alias("complete"),
     )

@@ -67,9 +67,12 @@ def _fit_fine(x: np.ndarray, y: np.ndarray, grid: int) -> tuple[float, float, fl
     cand = np.quantile(x, np.linspace(0, 1, grid))
     _, c1, c2, a, b = _fit(x, y, cand)
     step = (x.max() - x.min()) / grid
-    fine = np.unique(np.concatenate([np.linspace(c1 - step, c1 + step, 9), np.linspace(c2 - step, c2 + step, 9)]))
-    fine = fine[(fine >= x.min()) & (fine <= x.max())]
-    _, c1, c2, a, b = _fit(x, y, np.sort(fine))
+    for _ in range(2):
+        fine = np.unique(np.concatenate([np.linspace(c1 - step, c1 + step, 11),
+                                         np.linspace(c2 - step, c2 + step, 11)]))
+        fine = fine[(fine >= x.min()) & (fine <= x.max())]
+        _, c1, c2, a, b = _fit(x, y, np.sort(fine))
+        step /= 5
     return c1, c2, a, b
 
 

@@ -10,7 +10,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("capture", help=".arrow/.parquet capture, or fio JSON / log prefix (--fio)")
     p.add_argument("--x", default="host_written_bytes", help="axis: host_written_bytes or t_s")
     p.add_argument("--y", default="write_mbps", help="series to segment, e.g. write_iops")
-    p.add_argument("--transform", choices=["log", "none"], default="none")
+    p.add_argument("--transform", choices=["auto", "log", "none"], default="auto")
     p.add_argument("--penalty", default="auto", help="'auto' or a number")
     p.add_argument("--min-size", type=int, default=None, help="shortest segment in intervals")
     p.add_argument("--by", default=None, help="segment each value of this column separately")
@@ -35,7 +35,7 @@ def main(args: argparse.Namespace) -> int:
         from flashback.capture import load
 
         cap = load(args.capture)
-    seg = changepoints(cap, x=args.x, y=args.y, transform=None if args.transform == "none" else "log",
+    seg = changepoints(cap, x=args.x, y=args.y, transform=None if args.transform == "none" else args.transform,
                        penalty=args.penalty, min_size=args.min_size, by=args.by)
     print(seg.describe())
     with pl.Config(tbl_rows=50, tbl_cols=20, tbl_width_chars=200):

@@ -145,7 +145,8 @@ def _per_io(f: pl.DataFrame) -> bool:
 
 def _avg_ms(f: pl.DataFrame) -> float:
     t = np.unique(f["time_ms"].to_numpy())
-    return float(np.median(np.diff(t))) if t.size > 1 else float(t[0] or 1.0)
+    # The smallest spacing is log_avg_msec; longer gaps are windows without samples.
+    return float(np.diff(t).min()) if t.size > 1 else float(t[0] or 1.0)
 
 
 def _rate_series(frames, d, edges, iv_ms, *, unit):

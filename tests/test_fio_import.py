@@ -1,0 +1,140 @@
+"""fb.read_fio on logs and JSON written by running the real fio (Debian fio 3.33) here."""
+
+import json
+import shutil
+import subprocess
+
+import numpy as np
+import polars as pl
+import pytest
+
+import flashback as fb
+from flashback.cli import main as cli_main
+
+pytestmark = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")
+
+
+def _fio(tmp, *args):
+    cmd = ["fio", "--name=j", f"--filename={tmp / 'f.bin'}", "--size=8m", "--bs=4k",
+           "--ioengine=psync", "--time_based", "--runtime=2", *args,
+           "--output-format=json+", f"--output={tmp / 'out.json'}"]
+    subprocess.run(cmd, check=True, cwd=tmp, capture_output=True, timeout=60)
+    return json.loads((tmp / "out.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def averaged(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("fio_avg")
+    doc = _fio(tmp, "--rw=randrw", "--numjobs=2", "--runtime=3", f"--write_bw_log={tmp}/lg", f"--write_iops_log={tmp}/lg",
+               f"--write_lat_log={tmp}/lg", "--log_avg_msec=250", f"--write_hist_log={tmp}/lg",
+               "--log_hist_msec=250")
+    return tmp, doc
+
+
+def _raw_rate_total(path, ddir, avg_s):
+    tot = 0.0
+    for line in path.read_text().splitlines():
+        f = [int(x) for x in line.split(",")]
+        if f[2] == ddir:
+            tot += f[1] * avg_s
+    return tot
+
+
+def test_averaged_logs_become_a_capture(averaged):
+    tmp, doc = averaged
+    cap = fb.read_fio(tmp / "lg")
+    df = cap.intervals
+    assert df["t_s"].to_list()[:2] == [1.0, 2.0]
+    for c in ("read_ios", "write_ios", "read_mbps", "write_mbps", "write_iops", "write_lat_p99_us",
+              "host_written_bytes", "trim_ios"):
+        assert c in df.columns
+    # Jobs merged and units converted: totals equal the logs' own integrals (KiB/s → bytes).
+    for d, name in ((0, "read"), (1, "write")):
+        ios = sum(_raw_rate_total(p, d, 0.25) for p in tmp.glob("lg_iops.*.log"))
+        kib = sum(_raw_rate_total(p, d, 0.25) for p in tmp.glob("lg_bw.*.log"))
+        assert df[f"{name}_ios"].sum() == pytest.approx(ios, rel=0.01, abs=2)
+        assert df[f"{name}_bytes"].sum() == pytest.approx(kib * 1024, rel=0.01)
+        # …and are close to what fio's JSON says (the logs miss the last partial window).
+        total = sum(j[name]["total_ios"] for j in doc["jobs"])
+        assert 0.6 * total <= df[f"{name}_ios"].sum() <= 1.01 * total
+    assert (np.diff(df["host_written_bytes"].to_numpy().astype(np.int64)) >= 0).all()
+    lat = df["write_lat_mean_us"].drop_nulls()
+    assert lat.len() > 0 and 0.1 < lat.median() < 1e5  # ns → µs
+
+
+def test_json_plus_output(averaged):
+    tmp, doc = averaged
+    cap = fb.read_fio(tmp / "out.json")
+    df = cap.intervals
+    assert df.height == len(doc["jobs"])
+    assert df["write_ios"].sum() == sum(j["write"]["total_ios"] for j in doc["jobs"])
+    j = doc["jobs"][0]["write"]
+    assert df["write_mbps"][0] == pytest.approx(j["io_bytes"] / (doc["jobs"][0]["job_runtime"] / 1000) / 1e6)
+    assert df["write_lat_max_us"][0] == pytest.approx(j["clat_ns"]["max"] / 1000)
+    p99 = j["clat_ns"]["percentile"]["99.000000"] / 1000
+    assert df["write_lat_p99_us"][0] == pytest.approx(p99, rel=0.05)
+
+
+def test_per_io_logs_count_every_io(tmp_path):
+    doc = _fio(tmp_path, "--rw=randwrite", "--runtime=1", f"--write_lat_log={tmp_path}/pio",
+               "--log_offset=1")
+    cap = fb.read_fio(tmp_path / "pio")
+    w = doc["jobs"][0]["write"]
+    assert cap.intervals["write_ios"].sum() == w["total_ios"]
+    assert cap.intervals["write_bytes"].sum() == w["io_bytes"]
+
+
+def test_window_value_both_and_issue_time_layouts(tmp_path):
+    # Newer fio layouts, written by hand: time, mean, max, ddir, bs, offset, prio, issue_time.
+    p = tmp_path / "new_clat.1.log"
+    p.write_text("".join(f"{t}, {1000 + t}, {5000 + t}, 1, 0, 0, 0, {t * 1000}\n" for t in range(500, 3001, 500)))
+    cap = fb.read_fio(p, window_value="both")
+    df = cap.intervals
+    assert df.height == 3
+    assert df["write_lat_max_us"][0] == pytest.approx((5000 + 1000) / 1000)
+    assert df["write_lat_mean_us"][0] == pytest.approx((1500 + 2000) / 2 / 1000)
+
+
+def test_missing_windows_are_zero(tmp_path):
+    p = tmp_path / "gap_iops.1.log"
+    p.write_text("1000, 100, 1, 0, 0\n2000, 100, 1, 0, 0\n5000, 100, 1, 0, 0\n")
+    df = fb.read_fio(p).intervals
+    assert df.height == 5
+    assert df["write_ios"].to_list() == [100, 100, 0, 0, 100]
+
+
+def test_malformed_line_names_file_and_line(tmp_path):
+    p = tmp_path / "bad_bw.1.log"
+    p.write_text("500, 100, 1, 0, 0\n1000, abc, 1, 0, 0\n")
+    with pytest.raises(fb.ImportFormatError, match=r"bad_bw\.1\.log line 2"):
+        fb.read_fio(p)
+    q = tmp_path / "short_bw.1.log"
+    q.write_text("500, 100, 1, 0, 0\n1000, 100\n")
+    with pytest.raises(fb.ImportFormatError, match="line 2"):
+        fb.read_fio(q)
+    j = tmp_path / "bad.json"
+    j.write_text('{\n "jobs": [\n  {"jobname": }\n ]\n}\n')
+    with pytest.raises(fb.ImportFormatError, match="line 3"):
+        fb.read_fio(j)
+
+
+def test_cli_analyze_on_fio_output(averaged, capsys):
+    tmp, _ = averaged
+    assert cli_main(["analyze", str(tmp / "lg"), "--fio", "--x", "t_s", "--y", "write_iops", "--round", "1s",
+                     "--min-size", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "segment(s) of write_iops" in out and "steady state" in out
+
+
+def test_clat_hist_logs_alone(averaged):
+    tmp, doc = averaged
+    cap = fb.read_fio(sorted(tmp.glob("lg_clat_hist.*.log")))
+    df = cap.intervals.filter(pl.col("write_ios") > 0)
+    total = sum(j["write"]["total_ios"] for j in doc["jobs"])
+    assert 0.7 * total <= df["write_ios"].sum() <= 1.01 * total
+    assert (df["write_lat_p50_us"] <= df["write_lat_p99_us"]).all()
+    assert (df["write_lat_p99_us"] <= df["write_lat_max_us"]).all()
+    p50 = doc["jobs"][0]["write"]["clat_ns"]["percentile"]["50.000000"] / 1000
+    assert 0.5 * p50 <= df["write_lat_p50_us"].median() <= 2 * p50
+
+

@@ -1,0 +1,101 @@
+"""Steady state: the PTS window check agrees with a longhand reference; rounds; verdicts."""
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import flashback as fb
+from flashback.analysis.steady_state import window_check
+
+sys.path.insert(0, str(Path(__file__).parent))
+import reference  # noqa: E402
+
+values = st.lists(st.floats(min_value=1.0, max_value=1e6, allow_nan=False), min_size=4, max_size=5)
+
+
+@settings(max_examples=300, deadline=None)
+@given(values, st.sampled_from(["snia", "tkperf"]))
+def test_window_check_matches_reference(v, rule):
+    w = v[:5] if rule == "snia" else v[:4]
+    if len(w) < (5 if rule == "snia" else 4):
+        return
+    ok = window_check(np.array(w), rule)["ok"]
+    ref = reference.pts_window(w, rule)
+    if ok != ref:
+        # Only a tie at the limit may differ (floating point); re-check with a margin.
+        chk = window_check(np.array(w), rule)
+        assert min(abs(chk["range_margin"]), abs(chk["slope_margin"])) < 1e-9
+    else:
+        assert ok == ref
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.floats(min_value=0.85, max_value=1.15), min_size=5, max_size=5), st.floats(1, 1e5))
+def test_near_flat_windows_around_the_limits(v, scale):
+    # Windows close to the 20 % / 10 % limits, where a wrong convention would show.
+    w = [x * scale for x in v]
+    chk = window_check(np.array(w), "snia")
+    if chk["ok"] != reference.pts_window(w, "snia"):
+        assert min(abs(chk["range_margin"]), abs(chk["slope_margin"])) < 1e-9
+
+
+def _capture(levels_per_min, seconds_per_round=60, noise=0.02, seed=0, capacity=10e9):
+    rng = np.random.default_rng(seed)
+    y = np.repeat(levels_per_min, seconds_per_round) * (1 + noise * rng.standard_normal(len(levels_per_min) * seconds_per_round))
+    n = y.size
+    wb = (y * 4096).astype(np.uint64)
+    df = pl.DataFrame({"t_s": np.arange(1.0, n + 1), "interval_s": np.ones(n), "write_iops": y,
+                       "write_bytes": wb, "host_written_bytes": np.cumsum(wb), "step": ["x"] * n})
+    return fb.Capture(df, {"target": {"size_bytes": capacity}})
+
+
+def test_snia_rule_finds_the_first_steady_window():
+    levels = [50000, 30000, 15000, 11000, 10500, 10200, 10000, 10100, 9900, 10000, 10050, 9950]
+    cap = _capture(levels)
+    ss = fb.steady_state(cap, y="write_iops", round="60s")
+    assert ss.reached
+    first, last = ss.window
+    assert last - first == 4
+    w = [np.mean(levels[i - 1]) for i in range(first, last + 1)]
+    assert reference.pts_window(w)
+    # no earlier window passes the reference
+    for end in range(5, last):
+        assert not reference.pts_window(levels[end - 5:end])
+    assert ss.onset["seconds"] == pytest.approx(60 * (first - 1))
+    assert ss.onset["fills"] == pytest.approx(ss.onset["bytes"] / 10e9)
+    assert ss.to_frame().height >= 1 and "steady state reached" in ss.describe()
+
+
+def test_never_steady_and_variants():
+    cap = _capture([50000 * 0.8**i for i in range(12)])
+    for rule in ("snia", "tkperf", "band"):
+        assert not fb.steady_state(cap, y="write_iops", rule=rule).reached
+    flat = _capture([10000] * 8, noise=0.01)
+    assert fb.steady_state(flat, y="write_iops", rule="fio_iops", ss_dur=60, limit=10).reached
+    assert fb.steady_state(flat, y="write_iops", rule="fio_iops_slope", ss_dur=120, limit=0.5).reached
+    assert not fb.steady_state(flat, y="write_iops", rule="fio_iops", ss_dur=60, limit=0.5).reached
+
+
+def test_rounds_by_time_bytes_and_fills():
+    cap = _capture([10000] * 6)
+    r = fb.to_rounds(cap, round="60s")
+    assert r.height == 6 and r["write_iops"][0] == pytest.approx(10000, rel=0.01)
+    total = int(cap.intervals["write_bytes"].sum())
+    rb = fb.to_rounds(cap, round=total // 3)
+    assert rb.height in (3, 4) and rb["write_bytes"].sum() == total
+    rf = fb.to_rounds(cap, round="0.25fill", capacity_bytes=total / 2)
+    assert rf.filter(pl.col("complete")).height in (7, 8)
+    assert rf["fills_end"].max() == pytest.approx(2.0)
+
+
+def test_multi_variable_tracking_needs_all():
+    cap = _capture([10000] * 8)
+    df = cap.intervals.with_columns((pl.col("write_iops") * (1 + pl.col("t_s") / 100)).alias("write_lat_mean_us"))
+    one = fb.steady_state(df, y="write_iops")
+    both = fb.steady_state(df, y=["write_iops", "write_lat_mean_us"])
+    assert one.reached and both.window != one.window or not both.reached
