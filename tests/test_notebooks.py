@@ -19,7 +19,7 @@ nbformat = pytest.importorskip("nbformat")
 jupytext = pytest.importorskip("jupytext")
 papermill = pytest.importorskip("papermill")
 
-from .conftest import need_root_and  # noqa: E402
+from conftest import need_root_and  # noqa: E402
 
 NOTEBOOKS_DIR = Path(__file__).resolve().parent.parent / "notebooks"
 WIDGET = "application/vnd.jupyter.widget-view+json"
