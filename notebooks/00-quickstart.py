@@ -26,10 +26,10 @@
 
 # %% tags=["parameters"]
 target = None  # None: sim:generic (a plain 7 % OP simulated drive) at `scale`; or a file path
-scale = "1/256"  # full size: 1
-size = "64m"  # LBA span written; full size: the drive's capacity (e.g. "100%" of a real drive)
-written = "192m"  # stop after this many host bytes; full size: 3-5 × the capacity
-interval = "0.05s"  # one row per interval; full size: "1s"
+scale = "1/256"  # full size: 1 (a 128 GB simulated drive)
+size = None  # LBA span written; None: the whole target (give one for a new file, e.g. "1g")
+written = "1.5g"  # stop after this many host bytes; full size: 3-5 × the capacity, e.g. "400g"
+interval = "0.1s"  # one row per interval (simulated seconds on a sim drive); full size: "1s"
 
 # %%
 import flashback as fb
@@ -47,8 +47,8 @@ fb.protocols().select("name", "title", "default_target")
 
 # %% [markdown]
 # ## One capture
-# A workload uses fio's words: 4 KiB random writes at queue depth 32 over `size`, stopping
-# once `written` bytes have gone to the drive. Incompressible data, so a compressing
+# A workload uses fio's words: 4 KiB random writes at queue depth 32 over the whole drive,
+# stopping once `written` bytes — about three fills here — have gone to it. Incompressible data, so a compressing
 # controller gets no help.
 
 # %%

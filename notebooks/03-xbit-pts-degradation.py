@@ -30,7 +30,7 @@
 # The replay runs the four measurements on a simulated SSD 335.
 
 # %% tags=["parameters"]
-scale = "1/1024"  # full size: 1 (a 240 GB simulated drive)
+scale = "1/512"  # full size: 1 (a 240 GB simulated drive)
 preset = "intel-335-240g"  # also: intel-330-240g
 target = None  # None: the simulated preset at `scale`; or a file path
 

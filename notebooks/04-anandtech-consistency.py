@@ -37,7 +37,7 @@
 # filled with incompressible data.
 
 # %% tags=["parameters"]
-scale = "1/1024"  # full size: 1 (a 240 GB simulated drive; 2000 s and 60 min of writes)
+scale = "1/512"  # full size: 1 (a 240 GB simulated drive; 2000 s and 60 min of writes)
 preset = "intel-530-240g"  # also: intel-335-240g
 target = None  # None: the simulated preset at `scale`; or a file path
 
@@ -61,7 +61,10 @@ runs = {
 writes = pl.concat(
     [r.step("random_write").with_columns(variant=pl.lit(k)) for k, r in runs.items()]
 )
-{k: fb.consistency(r.capture(), step="random_write", last_s=r.scale * 600) for k, r in runs.items()}
+pl.DataFrame(
+    [{"variant": k, **fb.consistency(r.capture(), step="random_write", last_s=r.scale * 600)}
+     for k, r in runs.items()]
+)
 
 # %% [markdown]
 # The review's three panels. Times are the replay's own (a scaled drive reaches steady state

@@ -30,8 +30,8 @@
 
 # %% tags=["parameters"]
 preset = "generic"  # a plain 7 % OP client drive; `flashback presets` lists the others
-scale = "1/1024"  # full size: 1
-fills = 3.0  # capacities of random writes per run; full size: 5 or more
+scale = "1/512"  # full size: 1
+fills = 8.0  # capacities of random writes per run (steady state needs several); full size: 10
 ops = (0.07, 0.28)  # over-provisioning ratios to compare; full size: (0.07, 0.15, 0.28, 0.5)
 policies = ("greedy", "fifo")  # full size: ("greedy", "fifo", "random", "cost-benefit")
 
@@ -50,7 +50,7 @@ def torture(spec: str, data: str = "random") -> pl.DataFrame:
     t = fb.Target(spec)
     w = fb.Workload(rw="randwrite", bs="4k", iodepth=32, written=int(fills * t.size_bytes),
                     data=data, random="uniform")
-    return t.run(w).intervals
+    return t.run(w).intervals.with_columns(fills=pl.col("host_written_bytes") / t.size_bytes)
 
 
 # %% [markdown]
@@ -64,9 +64,17 @@ def torture(spec: str, data: str = "random") -> pl.DataFrame:
 op_runs = pl.concat(
     [torture(f"{base}&op={op}").with_columns(op=pl.lit(f"OP {op:.0%}")) for op in ops]
 )
-simulated = op_runs.group_by("op").agg(pl.col("wa").tail(20).mean().alias("simulated_wa"))
+last_fill = op_runs.filter(pl.col("fills") > fills - 1)
+simulated = last_fill.group_by("op").agg(pl.col("wa").mean().alias("simulated_wa"))
 analytic = pl.DataFrame({"op": [f"OP {r:.0%}" for r in ops], "analytic_wa": [(1 + r) / (2 * r) for r in ops]})
 analytic.join(simulated, on="op")
+
+# %% [markdown]
+# Expect the simulated values to sit somewhat above the estimate, more so at high OP: the
+# estimate assumes a drive of infinitely many blocks, while this small simulated drive has
+# only a hundred or so erase blocks and keeps a few of them in reserve for garbage
+# collection, which takes a real bite out of its spare area. Scale up (`scale = "1/16"`) and
+# the two move closer.
 
 # %%
 fb.figures.performance_vs_written(op_runs, y="write_iops", test=None, data="op")

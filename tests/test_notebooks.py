@@ -1,14 +1,13 @@
 """The notebooks: each runs at its small defaults without an error and draws its charts, and
 each ``.ipynb`` is the stripped twin of its ``py:percent`` file.
 
-Notebooks are executed for real with papermill on the ``python3`` kernel of this interpreter.
-Until the simulator is built, ``sim:`` targets cannot be opened: the replay notebooks then run
-on a temporary regular file (their ``target`` parameter), and the two that only make sense on
-a simulated drive skip with that reason.
+Notebooks are executed for real with papermill on the ``python3`` kernel of this interpreter,
+at the small defaults of their ``parameters`` cell (simulated drives, temporary files).
 """
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from pathlib import Path
@@ -34,26 +33,13 @@ CHARTS = {
     "05-anandtech-2009": 2,
     "06-snia-pts": 2,
     "07-your-drive": 3,
-    "08-simulator": 6,
+    "08-simulator": 5,
 }
-SIM_ONLY = {"06-snia-pts", "08-simulator"}  # nothing to show without the simulator's state
-
-
-def _sim_available() -> bool:
-    import flashback as fb
-
-    try:
-        fb.Target("sim:generic?scale=1/1024")
-    except fb.FlashbackError:
-        return False
-    return True
-
-
-SIM: bool | None = None  # decided on the first run (importing flashback needs the build)
 
 
 def _execute(name: str, tmp_path: Path, parameters: dict) -> tuple[nbformat.NotebookNode, float]:
-    out = tmp_path / f"{name}.out.ipynb"
+    # NOTEBOOKS_OUT=dir keeps the executed notebooks for a look (default: the test's tmp dir)
+    out = Path(os.environ.get("NOTEBOOKS_OUT", tmp_path)) / f"{name}.out.ipynb"
     t0 = time.monotonic()
     papermill.execute_notebook(
         str(NOTEBOOKS_DIR / f"{name}.ipynb"),
@@ -80,24 +66,9 @@ def _check_outputs(name: str, nb: nbformat.NotebookNode) -> None:
     )
 
 
-def _file_parameters(name: str, tmp_path: Path) -> dict:
-    """Parameters that point a notebook at a temporary regular file instead of a sim drive."""
-    if name in SIM_ONLY:
-        pytest.skip(f"{name} needs the simulator (sim: targets cannot be opened in this build)")
-    if name == "00-quickstart":
-        return {"target": str(tmp_path / "quickstart.bin")}
-    if name == "07-your-drive":
-        return {}
-    return {"target": str(tmp_path / "drive.bin")}
-
-
 @pytest.mark.parametrize("name", sorted(CHARTS))
 def test_notebook_runs_and_draws_its_charts(name: str, tmp_path: Path, record_property) -> None:
-    global SIM
-    if SIM is None:
-        SIM = _sim_available()
-    params = {} if SIM else _file_parameters(name, tmp_path)
-    nb, seconds = _execute(name, tmp_path, params)
+    nb, seconds = _execute(name, tmp_path, {})
     record_property("seconds", round(seconds, 1))
     print(f"{name}: {seconds:.1f} s")
     _check_outputs(name, nb)
