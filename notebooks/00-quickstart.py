@@ -48,8 +48,8 @@ fb.protocols().select("name", "title", "default_target")
 # %% [markdown]
 # ## One capture
 # A workload uses fio's words: 4 KiB random writes at queue depth 32 over the whole drive,
-# stopping once `written` bytes — about three fills here — have gone to it. Incompressible data, so a compressing
-# controller gets no help.
+# stopping once `written` bytes — about three fills here — have gone to it. Incompressible
+# data, so a compressing controller gets no help.
 
 # %%
 w = fb.Workload(

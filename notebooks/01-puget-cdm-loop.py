@@ -38,7 +38,7 @@
 
 # %% tags=["parameters"]
 scale = "1/512"  # full size: 1 (a 120 GB simulated drive)
-written_gb = 450  # stop after this much at the review's scale (× scale here); full size: 1800
+written_gb = 400  # stop after this much at the review's scale (× scale here); full size: 1800
 loops = None  # or stop after this many loops instead
 passes = 1  # full size: 2 (CrystalDiskMark keeps the best of its passes)
 target = None  # None: the review drive's simulated preset at `scale`; or a file path
@@ -111,7 +111,9 @@ fb.figures.published_overlay(
 table = pl.concat(
     [
         runs["incompressible"].compare(other=runs["compressible"]),
-        runs["incompressible"].compare(other=no_trim).filter(pl.col("condition") == "trim_on_vs_off"),
+        runs["incompressible"]
+        .compare(other=no_trim)
+        .filter(pl.col("condition") == "trim_on_vs_off"),
     ]
 ).unique(subset=["test", "condition", "metric"], maintain_order=True)
 table.select("test", "condition", "metric", "published", "replayed", "unit", "rel_error", "note")

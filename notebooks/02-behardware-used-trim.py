@@ -29,8 +29,8 @@
 # * Random writes after sequential ones hardly suffered. The dip in the random-write curve
 #   came after 60 s (3.9 GB) on the Intel 510, 90 s (6.4 GB) on the M4, 210 s (7.59 GB) on
 #   the Intel 320 and 180 s (13.5 GB) on the Vertex 3.
-# * Sequential writes were flat when new, except the Vertex 3, whose level slid from 161 MB/s to 142,
-#   later 132, from 60 s (9.4 GB written) on.
+# * Sequential writes were flat when new, except the Vertex 3, whose level slid from 161 MB/s
+#   to 142, later 132, from 60 s (9.4 GB written) on.
 # * Sequential writes over randomly written space fell hard in the first 30 s — 120 MB/s on
 #   the 510, 83.1 on the M4, 48.3 on the Vertex 3 — and then climbed back; the 320 barely
 #   noticed.

@@ -44,8 +44,13 @@ from flashback.notebook import setup
 
 setup()
 res = fb.replay(
-    "snia-pts", target=target or f"sim:generic?scale={scale}", round_s=round_s, max_rounds=max_rounds, block_sizes=block_sizes,
-    wsat_fills=wsat_fills, tests=("iops", "wsat"),
+    "snia-pts",
+    target=target or f"sim:generic?scale={scale}",
+    round_s=round_s,
+    max_rounds=max_rounds,
+    block_sizes=block_sizes,
+    wsat_fills=wsat_fills,
+    tests=("iops", "wsat"),
 )
 res.steps.filter(pl.col("kind") == "run").select("step", "write_iops", "read_iops").head(10)
 

@@ -62,7 +62,9 @@ print("writing to", target)
 # (`fb.recover` salvages a torn tail).
 
 # %%
-w = fb.Workload(rw="randwrite", bs="4k", iodepth=iodepth, size=size, written=written, interval=interval)
+w = fb.Workload(
+    rw="randwrite", bs="4k", iodepth=iodepth, size=size, written=written, interval=interval
+)
 cap = fb.run(target, w, destroy=destroy, capture_path=Path(scratch.name) / "capture.arrow")
 print(cap.status)
 cap.summary()

@@ -66,7 +66,9 @@ op_runs = pl.concat(
 )
 last_fill = op_runs.filter(pl.col("fills") > fills - 1)
 simulated = last_fill.group_by("op").agg(pl.col("wa").mean().alias("simulated_wa"))
-analytic = pl.DataFrame({"op": [f"OP {r:.0%}" for r in ops], "analytic_wa": [(1 + r) / (2 * r) for r in ops]})
+analytic = pl.DataFrame(
+    {"op": [f"OP {r:.0%}" for r in ops], "analytic_wa": [(1 + r) / (2 * r) for r in ops]}
+)
 analytic.join(simulated, on="op")
 
 # %% [markdown]
