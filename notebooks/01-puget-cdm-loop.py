@@ -94,10 +94,12 @@ fb.figures.max_avg_bars(summary)
 # break points.
 
 # %%
-seq = curves.filter(pl.col("test") == "seq_write")
+seq = curves.filter(pl.col("test") == "seq_write").select(
+    "data", write_mbps="mbps", host_written_bytes=pl.col("gb_written_full") * 1e9
+)
 fb.figures.published_overlay(
-    seq, fb.published(source="000_2002a1564e89ff8a.txt", test="cdm_seq_write"),
-    x="gb_written_full", y="mbps", series="data",
+    seq, fb.published(source=runs["incompressible"].meta["source"], test="cdm_seq_write"),
+    series="data",
 )
 
 # %% [markdown]
