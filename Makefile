@@ -40,7 +40,7 @@ $(BUILD_STAMP): $(BIN)/python $(SYS_STAMP) $(RUST_SRC) pyproject.toml
 	@touch $@
 
 demo: setup
-	$(BIN)/python -m flashback.demo
+	$(BIN)/flashback report -o out
 
 test: setup test-rust test-python
 

@@ -4,7 +4,7 @@
 use crate::capture::ipc::IpcSink;
 use crate::capture::{IntervalRow, Recorder, SimTruth};
 use crate::error::Result;
-use crate::workload::{measure_compress_ratio, OpKind, Workload};
+use crate::workload::{OpKind, Workload};
 use serde_json::{json, Value};
 use std::path::PathBuf;
 
@@ -87,7 +87,7 @@ impl<'o> Session<'o> {
         obs: &'o mut dyn Observer,
     ) -> Result<Self> {
         let ratio = if w.rw.is_destructive() {
-            json!(measure_compress_ratio(&w.data, w.bs, w.seed, 16))
+            json!(crate::workload::compress_ratio_cached(&w.data, w.bs))
         } else {
             Value::Null
         };

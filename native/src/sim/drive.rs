@@ -12,7 +12,7 @@ use super::timing::Timing;
 use crate::capture::SimTruth;
 use crate::error::{Error, Result};
 use crate::run::{Observer, RunOptions, RunOutput, Session, Status};
-use crate::workload::{job_slices, measure_compress_ratio, OpKind, OpStream, Workload};
+use crate::workload::{compress_ratio_cached, job_slices, OpKind, OpStream, Workload};
 use serde_json::{json, Value};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -274,7 +274,7 @@ impl SimDrive {
         if !self.cfg.compression || !w.rw.is_destructive() {
             return (UNIT, 1.0);
         }
-        let r = measure_compress_ratio(&w.data, w.bs, w.seed, 16).clamp(self.cfg.compress_floor, 1.0);
+        let r = compress_ratio_cached(&w.data, w.bs).clamp(self.cfg.compress_floor, 1.0);
         let u = ((r * UNIT as f64).ceil() as u32).clamp(1, UNIT);
         (u, r)
     }

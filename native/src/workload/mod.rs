@@ -4,7 +4,7 @@
 mod data;
 mod ops;
 
-pub use data::{measure_compress_ratio, DataGen};
+pub use data::{compress_ratio_cached, measure_compress_ratio, DataGen};
 pub use ops::{job_slices, Op, OpKind, OpStream};
 
 use crate::error::{Error, Result};

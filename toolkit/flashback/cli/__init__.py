@@ -20,6 +20,7 @@ COMMANDS = {
     "replay": "replay",
     "published": "published",
     "analyze": "analyze",
+    "report": "report",
 }
 
 

@@ -1,0 +1,60 @@
+"""AnandTech: IOPS consistency (default vs +25 % OP) and TRIM validation on an Intel 530."""
+
+from __future__ import annotations
+
+import polars as pl
+
+import flashback as fb
+from flashback import figures
+from flashback.report.html import Section
+from flashback.report.reviews.common import compare_part, replay, runs
+
+PRESET = "intel-530-240g"
+
+
+def build_consistency(*, scale: str, progress: bool) -> tuple[Section, pl.DataFrame]:
+    default = replay("anandtech-consistency", preset=PRESET, scale=scale, progress=progress)
+    op25 = replay("anandtech-consistency", preset=PRESET, scale=scale, progress=progress, op25=True)
+    parts = []
+    for rep, variant in ((default, "default"), (op25, "+25% OP")):
+        iv = rep.intervals.filter(pl.col("step") == "random_write")
+        t0 = iv["t_s"].min() if iv.height else 0.0
+        parts.append(iv.with_columns((pl.col("t_s") - t0).alias("t_s"), pl.lit(variant).alias("variant")))
+    both = pl.concat(parts)
+    steady_from = float(both["t_s"].max()) * 0.7 if both.height else 0.0
+    s = Section(
+        "AnandTech — performance consistency",
+        [
+            "After a secure erase and a sequential fill, the review ran 4 KiB random writes at "
+            "queue depth 32 for about 2000 s and plotted every second's IOPS, once with the whole "
+            "drive and once with 25 % of it left unpartitioned.",
+            f"Replayed on the simulated {PRESET} shrunk by {scale} (time scales with capacity).",
+        ],
+    )
+    s.charts.append(("iops over time", figures.consistency_panel(both, steady_from_s=steady_from, linear_max=None)))
+    gt = default.intervals.filter(pl.col("step") == "random_write")
+    if "wa" in gt.columns:
+        s.charts.append(("write amplification", figures.wa_free_blocks(gt)))
+    metrics = [
+        {"variant": v, **fb.consistency(both.filter(pl.col("variant") == v), last_s=steady_from / 3)}
+        for v in ("default", "+25% OP")
+    ]
+    s.tables.append(("consistency metrics", pl.DataFrame(metrics)))
+    cmp = pl.concat([default.compare(), op25.compare()], how="diagonal_relaxed")
+    return s, compare_part(s, cmp)
+
+
+def build_trim(*, scale: str, progress: bool) -> tuple[Section, pl.DataFrame]:
+    rep = replay("anandtech-trim-validation", preset=PRESET, scale=scale, progress=progress)
+    st = runs(rep).filter(pl.col("condition").is_in(["clean", "after_torture", "after_trim"]))
+    frame = st.select(pl.lit(PRESET).alias("drive"), "condition", pl.col("write_mbps").alias("value"))
+    s = Section(
+        "AnandTech — TRIM validation",
+        [
+            "Sequential write speed clean, after an hour of 4 KiB random writes, and after TRIM: "
+            "the review used it to check whether TRIM restores a tortured drive.",
+            f"Replayed on the simulated {PRESET} shrunk by {scale}.",
+        ],
+    )
+    s.charts.append(("clean, torture, trim", figures.condition_bars(frame, title="sequential write")))
+    return s, compare_part(s, rep.compare())
