@@ -108,6 +108,11 @@ def test_by_segments_each_group():
     f = seg.to_frame()
     assert f.filter(pl.col("group") == "seq").height == 2
     assert f.filter(pl.col("group") == "rnd").height == 1
+    # CrystalDiskMark-style steps: one test across loops, grouped by an expression
+    loops = df.with_columns(pl.Series("step", [f"cdm_pass_{i // 100}/{'seq' if i < 300 else 'rnd'}" for i in range(600)]))
+    seg2 = fb.changepoints(loops, x="t_s", by=pl.col("step").str.split("/").list.last(), min_size=5)
+    assert seg2.to_frame()["group"].unique(maintain_order=True).to_list() == ["seq", "rnd"]
+    assert seg2.breakpoints == seg.breakpoints
 
 
 def test_ruptures_methods_are_reachable():

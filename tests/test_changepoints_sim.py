@@ -29,7 +29,7 @@ def test_breakpoints_match_simulator_events():
     torture = fb.Workload(rw="randwrite", random="uniform", bs="4k", iodepth=32, data="random",
                           written=3 * drive.size_bytes, seed=1)
     cap = _run_or_skip(lambda: drive.run(torture, step="torture"))
-    events = {e["event"]: e for e in cap.meta.get("events", [])}
+    events = {e.get("event", e.get("name")): e for e in cap.meta.get("events", [])}
     assert {"free_pool_exhausted", "steady_state"} <= set(events), cap.meta.get("events")
     seg = fb.changepoints(cap, x="host_written_bytes", y="write_mbps", transform="log")
     assert seg.breakpoints, seg.describe()

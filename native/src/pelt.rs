@@ -84,6 +84,50 @@ impl Sums {
     }
 }
 
+#[derive(Default)]
+struct Admissible {
+    t: Vec<usize>,
+    /// `t` as f64 (u64 → f64 conversion does not vectorise on baseline x86-64)
+    tf: Vec<f64>,
+    f: Vec<f64>,
+    s1: Vec<f64>,
+    s2: Vec<f64>,
+}
+
+impl Admissible {
+    fn push(&mut self, t: usize, f: f64, s1: f64, s2: f64) {
+        self.t.push(t);
+        self.tf.push(t as f64);
+        self.f.push(f);
+        self.s1.push(s1);
+        self.s2.push(s2);
+    }
+
+    /// Keeps the starts whose value is `<= bound` (PELT pruning), in order.
+    fn retain(&mut self, values: &[f64], bound: f64) {
+        // Nothing to move up to the first pruned start (often none is pruned).
+        let Some(first) = values.iter().position(|&v| v > bound) else {
+            return;
+        };
+        let mut j = first;
+        for (k, &v) in values.iter().enumerate().skip(first + 1) {
+            if v <= bound {
+                self.t[j] = self.t[k];
+                self.tf[j] = self.tf[k];
+                self.f[j] = self.f[k];
+                self.s1[j] = self.s1[k];
+                self.s2[j] = self.s2[k];
+                j += 1;
+            }
+        }
+        self.t.truncate(j);
+        self.tf.truncate(j);
+        self.f.truncate(j);
+        self.s1.truncate(j);
+        self.s2.truncate(j);
+    }
+}
+
 /// Exact PELT. Returns the segment end indices (ascending, last = `signal.len()`).
 ///
 /// `min_size` below 1 (2 for [`Cost::NormalMeanVar`]) is raised to it, as ruptures does.
@@ -118,37 +162,48 @@ pub fn pelt(signal: &[f64], pen: f64, min_size: usize, model: Cost) -> Result<Ve
     let mut f = vec![f64::NAN; n + 1];
     let mut prev = vec![usize::MAX; n + 1];
     f[0] = 0.0;
-    let mut admissible: Vec<usize> = Vec::new();
+    // The admissible starts, ascending, as parallel arrays (contiguous, so the inner loop
+    // vectorises): start t, F(t), and the cumulative sums at t.
+    let mut adm = Admissible::default();
     let mut values: Vec<f64> = Vec::new();
     let ends = (min_size..n).chain(std::iter::once(n));
     for s in ends {
         let new_t = s - min_size;
         // Starts strictly between 0 and min_size have no partition: ruptures skips them.
         if new_t == 0 || new_t >= min_size {
-            admissible.push(new_t);
+            adm.push(new_t, f[new_t], sums.s1[new_t], sums.s2[new_t]);
         }
-        values.clear();
+        let (s1, s2) = (sums.s1[s], sums.s2[s]);
+        values.resize(adm.t.len(), 0.0); // every entry is overwritten below
+        match model {
+            Cost::L2 => {
+                let sf = s as f64;
+                let m = adm.t.len();
+                let (tf, fv, a1, a2) = (&adm.tf[..m], &adm.f[..m], &adm.s1[..m], &adm.s2[..m]);
+                for (k, v) in values[..m].iter_mut().enumerate() {
+                    let len = sf - tf[k];
+                    let a = s1 - a1[k];
+                    let c = ((s2 - a2[k]) - a * a / len).max(0.0);
+                    *v = fv[k] + (c + pen);
+                }
+            }
+            Cost::NormalMeanVar => {
+                for (v, (&t, &ft)) in values.iter_mut().zip(adm.t.iter().zip(&adm.f)) {
+                    *v = ft + (sums.cost(model, t, s) + pen);
+                }
+            }
+        }
         let mut best = f64::INFINITY;
-        let mut best_t = usize::MAX;
-        for &t in &admissible {
-            let v = f[t] + (sums.cost(model, t, s) + pen);
-            values.push(v);
+        let mut best_k = usize::MAX;
+        for (k, &v) in values.iter().enumerate() {
             if v < best {
                 best = v;
-                best_t = t;
+                best_k = k;
             }
         }
         f[s] = best;
-        prev[s] = best_t;
-        let bound = best + pen;
-        let mut k = 0;
-        for i in 0..admissible.len() {
-            if values[i] <= bound {
-                admissible[k] = admissible[i];
-                k += 1;
-            }
-        }
-        admissible.truncate(k);
+        prev[s] = adm.t[best_k];
+        adm.retain(&values, best + pen);
     }
     let mut bkps = Vec::new();
     let mut s = n;

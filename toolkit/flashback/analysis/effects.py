@@ -107,7 +107,10 @@ def ratio_ci(
     if a.mean() == 0:
         raise AnalysisError("the reference series has mean zero, so a ratio is undefined")
     r = float(b.mean() / a.mean())
-    # Weighted by block sizes, block means reproduce the series means exactly.
+    # The bootstrap's plug-in variance divides by k, not k − 1: with a few dozen blocks that
+    # alone undercovers, so the block means are spread by sqrt(k / (k − 1)) first.
+    ba = ba.mean() + (ba - ba.mean()) * np.sqrt(ba.size / (ba.size - 1))
+    bb = bb.mean() + (bb - bb.mean()) * np.sqrt(bb.size / (bb.size - 1))
 
     def stat(x, z, axis=-1):
         return np.mean(z, axis=axis) / np.mean(x, axis=axis)
