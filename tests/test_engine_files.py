@@ -174,3 +174,12 @@ def test_randrw_mix_and_meta(tmp_path):
         assert key in t
     assert t["path"] == str(path.resolve())
     assert cap.meta["iodepth_effective"] == 8
+
+
+def test_timed_trim_workload_stops_on_time(tmp_path):
+    path = tmp_path / "tt.bin"
+    cap = fb.run(path, fb.Workload(rw="randtrim", bs="64k", size="4m", time="0.5s", interval="0.1s"))
+    assert cap.status == "complete"
+    assert cap.meta["duration_s"] == pytest.approx(0.5)
+    assert len(cap.intervals) == 5
+    assert totals(cap, "trim_ios") > 64, "many passes over the span in half a second"

@@ -26,6 +26,8 @@ WORKLOADS = [
     ("4k randwrite QD32", {"rw": "randwrite", "bs": "4k", "iodepth": 32}),
     ("128k write QD8", {"rw": "write", "bs": "128k", "iodepth": 8}),
     ("4k randread psync QD1", {"rw": "randread", "bs": "4k", "iodepth": 1, "engine": "psync"}),
+    # several jobs: flashback merges every job's completions into one recorder
+    ("4k randread 2 jobs x QD16", {"rw": "randread", "bs": "4k", "iodepth": 16, "jobs": 2}),
 ]
 
 
@@ -35,6 +37,7 @@ def run_fio(target: str, fields: dict, time_s: float) -> dict:
         "fio", "--name=bench", f"--filename={target}", f"--ioengine={engine}",
         f"--rw={fields['rw']}", f"--bs={fields['bs']}", f"--iodepth={fields['iodepth']}",
         "--direct=1", f"--runtime={time_s}", "--time_based", "--output-format=json",
+        f"--numjobs={fields.get('jobs', 1)}", "--group_reporting",
     ]  # fmt: skip
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     out = p.stdout.read()
@@ -99,7 +102,17 @@ def compare(
     return rows
 
 
+def record_microbench() -> dict | None:
+    """ns per completion of Session.record+tick, recording on and off (native example)."""
+    exe = HERE.parents[1] / "native" / "target" / "release" / "examples" / "record_cost"
+    if not exe.exists():
+        return None
+    p = subprocess.run([str(exe)], capture_output=True, text=True, check=True)
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
 def recording_cost(target: str, *, destroy: str | None, time_s: float, reps: int) -> dict:
+    """Same flashback run with per-interval recording on and off, alternately."""
     fields = {"rw": "randread", "bs": "4k", "iodepth": 32}
     on, off = [], []
     for _ in range(reps):
@@ -112,11 +125,22 @@ def recording_cost(target: str, *, destroy: str | None, time_s: float, reps: int
         "cpu_on_us": on_cpu, "cpu_off_us": off_cpu, "cpu_cost": on_cpu / off_cpu - 1,
     }  # fmt: skip
     print(
-        f"recording cost (4k randread QD32): IOPS on {on_iops:.0f} / off {off_iops:.0f} "
-        f"({r['iops_cost'] * 100:+.1f} % lost), CPU/IO on {on_cpu:.2f} / off {off_cpu:.2f} µs "
-        f"({r['cpu_cost'] * 100:+.1f} %)",
+        f"recording on vs off (4k randread QD32, median of {reps}): IOPS {on_iops:.0f} vs "
+        f"{off_iops:.0f} ({r['iops_cost'] * 100:+.1f} % lost), CPU/IO {on_cpu:.2f} vs "
+        f"{off_cpu:.2f} µs ({r['cpu_cost'] * 100:+.1f} %)",
         flush=True,
     )
+    micro = record_microbench()
+    if micro:
+        extra_ns = micro["record_ns_on"] - micro["record_ns_off"]
+        r["micro"] = micro
+        r["micro_cost"] = extra_ns / (off_cpu * 1e3)
+        print(
+            f"recording microbenchmark: {micro['record_ns_on']:.1f} ns per completion on, "
+            f"{micro['record_ns_off']:.1f} ns off: {extra_ns:.1f} ns = "
+            f"{r['micro_cost'] * 100:.2f} % of the {off_cpu:.2f} µs CPU per I/O",
+            flush=True,
+        )
     return r
 
 
@@ -163,7 +187,7 @@ def main(*, time_s: float = 3.0, reps: int = 2, size: int = 256 * MiB) -> dict:
             prefill(str(f), size)
             results["rows"] += compare(str(f), "file", destroy=None, time_s=time_s, reps=reps)
             t = dev or str(f)
-            results["recording"] = recording_cost(t, destroy=dev, time_s=time_s, reps=reps + 1)
+            results["recording"] = recording_cost(t, destroy=dev, time_s=time_s, reps=2 * reps)
         finally:
             if dev:
                 subprocess.run(["losetup", "--detach", dev], check=False)

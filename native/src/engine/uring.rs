@@ -91,6 +91,11 @@ pub fn run<R: Reporter>(job: &mut Job<'_>, ring: &mut IoUring, rep: &mut R) -> u
                         break;
                     }
                     rep.complete(job.ctl.clamp(e), op.kind, op.len, e - s);
+                    rep.heartbeat(e);
+                    t = e;
+                    if job.ctl.time_up(e) {
+                        break;
+                    }
                     continue;
                 }
                 let i = slot as usize;
