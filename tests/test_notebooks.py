@@ -1,0 +1,130 @@
+"""The notebooks: each runs at its small defaults without an error and draws its charts, and
+each ``.ipynb`` is the stripped twin of its ``py:percent`` file.
+
+Notebooks are executed for real with papermill on the ``python3`` kernel of this interpreter,
+at the small defaults of their ``parameters`` cell (simulated drives, temporary files).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+nbformat = pytest.importorskip("nbformat")
+jupytext = pytest.importorskip("jupytext")
+papermill = pytest.importorskip("papermill")
+
+from conftest import need_root_and  # noqa: E402
+
+NOTEBOOKS_DIR = Path(__file__).resolve().parent.parent / "notebooks"
+WIDGET = "application/vnd.jupyter.widget-view+json"
+
+# notebook -> the number of charts it draws (each displayed chart is one widget output)
+CHARTS = {
+    "00-quickstart": 3,
+    "01-puget-cdm-loop": 4,
+    "02-behardware-used-trim": 3,
+    "03-xbit-pts-degradation": 4,
+    "04-anandtech-consistency": 3,
+    "05-anandtech-2009": 2,
+    "06-snia-pts": 2,
+    "07-your-drive": 3,
+    "08-simulator": 5,
+}
+
+
+def _execute(name: str, tmp_path: Path, parameters: dict) -> tuple[nbformat.NotebookNode, float]:
+    # NOTEBOOKS_OUT=dir keeps the executed notebooks for a look (default: the test's tmp dir)
+    out = Path(os.environ.get("NOTEBOOKS_OUT", tmp_path)) / f"{name}.out.ipynb"
+    t0 = time.monotonic()
+    papermill.execute_notebook(
+        str(NOTEBOOKS_DIR / f"{name}.ipynb"),
+        str(out),
+        parameters=parameters,
+        kernel_name="python3",
+        cwd=str(tmp_path),
+        progress_bar=False,
+    )
+    return nbformat.read(out, as_version=4), time.monotonic() - t0
+
+
+def _outputs(nb: nbformat.NotebookNode) -> list[dict]:
+    return [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
+
+
+def _check_outputs(name: str, nb: nbformat.NotebookNode) -> None:
+    outs = _outputs(nb)
+    errors = [o for o in outs if o.get("output_type") == "error"]
+    assert not errors, f"{name}: {errors[0].get('ename')}: {errors[0].get('evalue')}"
+    charts = [o for o in outs if WIDGET in o.get("data", {})]
+    assert len(charts) >= CHARTS[name], (
+        f"{name} displayed {len(charts)} charts; it draws {CHARTS[name]}"
+    )
+
+
+@pytest.mark.parametrize("name", sorted(CHARTS))
+def test_notebook_runs_and_draws_its_charts(name: str, tmp_path: Path, record_property) -> None:
+    nb, seconds = _execute(name, tmp_path, {})
+    record_property("seconds", round(seconds, 1))
+    print(f"{name}: {seconds:.1f} s")
+    _check_outputs(name, nb)
+
+
+def test_your_drive_on_a_loop_device(tmp_path: Path, loopdev) -> None:
+    """07 on a real block device (a loop device on a sparse file), confirmed with destroy=."""
+    need_root_and("losetup")
+    dev = loopdev(64 << 20)
+    params = {"device": dev, "destroy": dev, "size": "64m", "written": "160m"}
+    nb, _ = _execute("07-your-drive", tmp_path, params)
+    _check_outputs("07-your-drive", nb)
+    text = "".join(o.get("text", "") for o in _outputs(nb) if o.get("output_type") == "stream")
+    assert f"writing to {dev}" in text
+
+
+def test_your_drive_refuses_a_device_without_destroy(tmp_path: Path, loopdev) -> None:
+    need_root_and("losetup")
+    dev = loopdev(64 << 20)
+    with pytest.raises(papermill.PapermillExecutionError, match="SafetyError"):
+        _execute("07-your-drive", tmp_path, {"device": dev})
+
+
+@pytest.mark.parametrize("name", sorted(CHARTS))
+def test_ipynb_is_the_stripped_twin_of_the_py(name: str) -> None:
+    py = jupytext.read(NOTEBOOKS_DIR / f"{name}.py")
+    ipynb = nbformat.read(NOTEBOOKS_DIR / f"{name}.ipynb", as_version=4)
+    assert [(c.cell_type, c.source) for c in py.cells] == [
+        (c.cell_type, c.source) for c in ipynb.cells
+    ], f"{name}.ipynb differs from {name}.py; run: jupytext --sync notebooks/{name}.py"
+    for c in ipynb.cells:
+        if c.cell_type == "code":
+            assert c.outputs == [] and c.execution_count is None, f"{name}.ipynb has outputs"
+    tagged = [c for c in ipynb.cells if "parameters" in c.metadata.get("tags", [])]
+    assert len(tagged) == 1, f"{name} needs exactly one cell tagged 'parameters'"
+    assert "full size" in tagged[0].source, f"{name}: say the full-size values in a comment"
+
+
+def test_every_notebook_is_listed() -> None:
+    assert sorted(p.stem for p in NOTEBOOKS_DIR.glob("*.py")) == sorted(CHARTS)
+
+
+def test_prose_is_not_copied_from_the_reviews() -> None:
+    """The notebooks tell the reviews' facts in their own words: no run of 7 words in a
+    markdown cell appears verbatim in any seed document."""
+    seeds_dir = NOTEBOOKS_DIR.parent.parent / "shared" / "seeds"
+    if not seeds_dir.is_dir():
+        pytest.skip(f"seed documents not found at {seeds_dir} (the repository's ../shared/seeds)")
+    words = lambda s: re.findall(r"[a-z0-9.%']+", s.lower())  # noqa: E731
+    text = " ".join(" ".join(words(p.read_text(encoding="utf-8"))) for p in seeds_dir.glob("*.txt"))
+    copied = []
+    for name in sorted(CHARTS):
+        for cell in jupytext.read(NOTEBOOKS_DIR / f"{name}.py").cells:
+            if cell.cell_type != "markdown":
+                continue
+            w = words(cell.source)
+            copied += [(name, " ".join(w[i : i + 7])) for i in range(len(w) - 6)
+                       if " ".join(w[i : i + 7]) in text]
+    assert not copied, copied
