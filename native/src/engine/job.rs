@@ -10,6 +10,22 @@ use std::io;
 use std::path::Path;
 use std::time::Instant;
 
+/// What [`Job::next_due`] found.
+pub enum Next {
+    Op(Op),
+    /// The next op may not be issued before this time (ns since the start).
+    NotYet(u64),
+    Done,
+}
+
+/// Sleeps towards `due_ns` (ns since `t0`), at most 50 ms so limits and Ctrl-C stay prompt.
+pub fn wait_until(t0: Instant, due_ns: u64) {
+    let now = t0.elapsed().as_nanos() as u64;
+    if due_ns > now {
+        std::thread::sleep(std::time::Duration::from_nanos((due_ns - now).min(50_000_000)));
+    }
+}
+
 /// One job of a run.
 pub struct Job<'a> {
     pub file: &'a File,
@@ -23,6 +39,8 @@ pub struct Job<'a> {
     pub ctl: &'a Control,
     /// The run's clock origin.
     pub t0: Instant,
+    /// A trace op held back until its recorded issue time (ns since the start).
+    pub held: Option<(Op, u64)>,
 }
 
 impl Job<'_> {
@@ -40,6 +58,25 @@ impl Job<'_> {
         }
         let op = self.stream.next_op()?;
         self.ctl.claim(&op).then_some(op)
+    }
+
+    /// The next operation if it is due at `now` (ns since the start). A timed trace replay
+    /// holds an op back until its recorded time: then `Next::NotYet(due_ns)`.
+    #[inline]
+    pub fn next_due(&mut self, now: u64) -> Next {
+        let (op, due) = match self.held.take() {
+            Some(h) => h,
+            None => {
+                let Some(op) = self.next_op() else { return Next::Done };
+                (op, self.stream.issue_not_before_ns().unwrap_or(0))
+            }
+        };
+        if due > now {
+            self.held = Some((op, due));
+            Next::NotYet(due)
+        } else {
+            Next::Op(op)
+        }
     }
 
     /// Discards one trim op's range synchronously.

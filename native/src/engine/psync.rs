@@ -1,7 +1,7 @@
 //! The psync engine: one blocking `pread`/`pwrite` at a time per job (fio's `psync`).
 
 use super::buf::SlotBufs;
-use super::job::Job;
+use super::job::{wait_until, Job, Next};
 use super::report::Reporter;
 use crate::workload::OpKind;
 use std::io;
@@ -37,7 +37,15 @@ pub fn run<R: Reporter>(job: &mut Job<'_>, rep: &mut R) -> u64 {
     let mut dirty = true;
     let mut t = job.now();
     while !job.ctl.time_up(t) {
-        let Some(op) = job.next_op() else { break };
+        let op = match job.next_due(t) {
+            Next::Op(op) => op,
+            Next::NotYet(due) => {
+                wait_until(job.t0, due);
+                t = job.now();
+                continue;
+            }
+            Next::Done => break,
+        };
         if op.kind == OpKind::Write && (dirty || !static_data) {
             job.gen.fill(bufs.slot_mut(0));
             dirty = false;

@@ -176,6 +176,7 @@ fn make_job<'a>(
         depth,
         ctl,
         t0,
+        held: None,
     }
 }
 

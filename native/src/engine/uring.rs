@@ -3,7 +3,7 @@
 //! costs than fio's defaults). Submission and completion are timed once per `io_uring_enter`.
 
 use super::buf::SlotBufs;
-use super::job::Job;
+use super::job::{wait_until, Job, Next};
 use super::report::Reporter;
 use crate::workload::OpKind;
 use io_uring::{opcode, squeue, types, IoUring};
@@ -75,11 +75,19 @@ pub fn run<R: Reporter>(job: &mut Job<'_>, ring: &mut IoUring, rep: &mut R) -> u
 
     loop {
         queued.clear();
+        let mut not_before = None;
         if !exhausted && !job.ctl.halted() && !job.ctl.time_up(t) {
             while let Some(&slot) = free.last() {
-                let Some(op) = job.next_op() else {
-                    exhausted = true;
-                    break;
+                let op = match job.next_due(job.now()) {
+                    Next::Op(op) => op,
+                    Next::NotYet(due) => {
+                        not_before = Some(due);
+                        break;
+                    }
+                    Next::Done => {
+                        exhausted = true;
+                        break;
+                    }
                 };
                 if op.kind == OpKind::Trim {
                     // No discard opcode before Linux 6.12: trims run synchronously.
@@ -156,7 +164,16 @@ pub fn run<R: Reporter>(job: &mut Job<'_>, ring: &mut IoUring, rep: &mut R) -> u
             }
         }
         if inflight == 0 {
-            break;
+            match not_before {
+                // a timed trace replay waiting for its next op's recorded time
+                Some(due) => {
+                    wait_until(job.t0, due);
+                    t = job.now();
+                    rep.heartbeat(t);
+                    continue;
+                }
+                None => break,
+            }
         }
         let s = job.now();
         for &q in &queued {
