@@ -9,12 +9,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import engine  # noqa: E402
+import pelt  # noqa: E402
 import sim  # noqa: E402
 
 
 def main() -> None:
     results = {"engine": engine.main()}
     sim.run(sys.argv[1:] or None)
+    print("\n== change points: native PELT vs ruptures' Pelt (same penalty, jump 1)")
+    pelt.main(["--ruptures-n", "5000"])
     out = Path("out")
     out.mkdir(exist_ok=True)
     (out / "bench.json").write_text(json.dumps(results, indent=2))
