@@ -416,3 +416,47 @@ fn compressed_data_fills_later() {
     );
     assert!(e.gc_copied_bytes() > 0);
 }
+
+#[test]
+fn slc_cache_fills_then_folds_when_idle() {
+    let mut d = SimDrive::from_spec("generic?scale=1/256&slc_cache=32m&idle_gc=on").unwrap();
+    let opts = quiet_opts();
+    // 24 MiB fits in the SLC cache: written once, no folding yet
+    d.run(
+        &wl(&[("rw", "write"), ("bs", "1m"), ("size", "24m")]),
+        &opts,
+        &mut flashback_native::run::Quiet,
+    )
+    .unwrap();
+    assert_eq!(d.nand_written_bytes(), d.host_written_bytes());
+    assert!(d.events().iter().all(|e| e.name != "slc_cache_full"));
+    // more than the cache: the event fires and the rest goes straight to MLC
+    d.run(
+        &wl(&[
+            ("rw", "write"),
+            ("bs", "1m"),
+            ("offset", "24m"),
+            ("size", "64m"),
+        ]),
+        &opts,
+        &mut flashback_native::run::Quiet,
+    )
+    .unwrap();
+    let ev = d
+        .events()
+        .iter()
+        .find(|e| e.name == "slc_cache_full")
+        .expect("SLC full event");
+    assert!(
+        ev.host_written_bytes >= 32 << 20 && ev.host_written_bytes <= 34 << 20,
+        "{}",
+        ev.host_written_bytes
+    );
+    assert_eq!(d.gc_copied_bytes(), 0);
+    // idle time folds the SLC contents into MLC: the copies are NAND writes
+    d.idle(30.0, &mut flashback_native::run::Quiet).unwrap();
+    d.check_invariants();
+    let folded = d.gc_copied_bytes();
+    assert!(folded >= 30 << 20, "folded only {folded} bytes");
+    assert_eq!(d.nand_written_bytes(), d.host_written_bytes() + folded);
+}
