@@ -174,7 +174,7 @@ fn greedy_matches_mean_field_model() {
         for ppb in [64u32, 128, 256] {
             // thousands of blocks; low OP needs more blocks for the 2 % budget
             let user_blocks = if op < 0.1 { 3000 } else { 1500 } * 64 / ppb as u64;
-            let user_blocks = user_blocks.max(600);
+            let user_blocks = user_blocks.max(1500);
             let (mut d, g) = drive(op, ppb, "greedy", user_blocks);
             let warm = if op < 0.1 { 5.0 } else { 3.0 };
             let got = steady_wa(&mut d, warm, 2.0);
