@@ -460,3 +460,22 @@ fn slc_cache_fills_then_folds_when_idle() {
     assert!(folded >= 30 << 20, "folded only {folded} bytes");
     assert_eq!(d.nand_written_bytes(), d.host_written_bytes() + folded);
 }
+
+#[test]
+fn steady_state_event_reports_the_steady_wa() {
+    let (mut d, _) = drive(0.25, 64, "greedy", 1500);
+    let got = steady_wa(&mut d, 4.0, 2.0);
+    let ev = d
+        .events()
+        .iter()
+        .find(|e| e.name == "steady_state_wa")
+        .expect("steady-state event");
+    let wa = ev.wa.unwrap();
+    assert!(
+        (wa - got).abs() / got < 0.03,
+        "event WA {wa} vs measured {got}"
+    );
+    let onset = d.events().iter().find(|e| e.name == "gc_onset").unwrap();
+    assert!(ev.host_written_bytes > onset.host_written_bytes);
+    assert!(ev.t_ns > onset.t_ns);
+}
