@@ -591,6 +591,9 @@ impl Ftl {
                 if let Some(x) = self.l2p.get(ahead as usize) {
                     prefetch(x as *const u32 as *const i8);
                 }
+                if let Some(x) = self.lba_units.get(ahead as usize) {
+                    prefetch(x as *const u16 as *const i8);
+                }
             }
             let lba = self.p2l[e as usize];
             let units = self.units_of(lba);
