@@ -174,7 +174,7 @@ fn greedy_matches_mean_field_model() {
         for ppb in [64u32, 128, 256] {
             // thousands of blocks; low OP needs more blocks for the 2 % budget
             let user_blocks = if op < 0.1 { 3000 } else { 1500 } * 64 / ppb as u64;
-            let user_blocks = user_blocks.max(600);
+            let user_blocks = user_blocks.max(1500);
             let (mut d, g) = drive(op, ppb, "greedy", user_blocks);
             let warm = if op < 0.1 { 5.0 } else { 3.0 };
             let got = steady_wa(&mut d, warm, 2.0);
@@ -415,4 +415,67 @@ fn compressed_data_fills_later() {
         ],
     );
     assert!(e.gc_copied_bytes() > 0);
+}
+
+#[test]
+fn slc_cache_fills_then_folds_when_idle() {
+    let mut d = SimDrive::from_spec("generic?scale=1/256&slc_cache=32m&idle_gc=on").unwrap();
+    let opts = quiet_opts();
+    // 24 MiB fits in the SLC cache: written once, no folding yet
+    d.run(
+        &wl(&[("rw", "write"), ("bs", "1m"), ("size", "24m")]),
+        &opts,
+        &mut flashback_native::run::Quiet,
+    )
+    .unwrap();
+    assert_eq!(d.nand_written_bytes(), d.host_written_bytes());
+    assert!(d.events().iter().all(|e| e.name != "slc_cache_full"));
+    // more than the cache: the event fires and the rest goes straight to MLC
+    d.run(
+        &wl(&[
+            ("rw", "write"),
+            ("bs", "1m"),
+            ("offset", "24m"),
+            ("size", "64m"),
+        ]),
+        &opts,
+        &mut flashback_native::run::Quiet,
+    )
+    .unwrap();
+    let ev = d
+        .events()
+        .iter()
+        .find(|e| e.name == "slc_cache_full")
+        .expect("SLC full event");
+    assert!(
+        ev.host_written_bytes >= 32 << 20 && ev.host_written_bytes <= 34 << 20,
+        "{}",
+        ev.host_written_bytes
+    );
+    assert_eq!(d.gc_copied_bytes(), 0);
+    // idle time folds the SLC contents into MLC: the copies are NAND writes
+    d.idle(30.0, &mut flashback_native::run::Quiet).unwrap();
+    d.check_invariants();
+    let folded = d.gc_copied_bytes();
+    assert!(folded >= 30 << 20, "folded only {folded} bytes");
+    assert_eq!(d.nand_written_bytes(), d.host_written_bytes() + folded);
+}
+
+#[test]
+fn steady_state_event_reports_the_steady_wa() {
+    let (mut d, _) = drive(0.25, 64, "greedy", 1500);
+    let got = steady_wa(&mut d, 4.0, 2.0);
+    let ev = d
+        .events()
+        .iter()
+        .find(|e| e.name == "steady_state_wa")
+        .expect("steady-state event");
+    let wa = ev.wa.unwrap();
+    assert!(
+        (wa - got).abs() / got < 0.03,
+        "event WA {wa} vs measured {got}"
+    );
+    let onset = d.events().iter().find(|e| e.name == "gc_onset").unwrap();
+    assert!(ev.host_written_bytes > onset.host_written_bytes);
+    assert!(ev.t_ns > onset.t_ns);
 }

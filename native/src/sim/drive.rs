@@ -31,14 +31,18 @@ pub struct Event {
 
 /// Sliding detector of the steady-state write amplification: windows of 1/4 of the user
 /// capacity; steady once four consecutive window WAs (one drive fill) lie within ±2.5 % of
-/// their mean after GC started copying. The event's `host_written_bytes` is the start of
-/// those four windows.
+/// their mean after GC started copying (the window straddling the GC onset is skipped). The
+/// event's `host_written_bytes` and time are those of the start of the four windows.
 struct SteadyDetector {
     window_bytes: u64,
     next_at: u64,
     start_host: u64,
     start_nand: u64,
-    hist: Vec<(u64, f64)>,
+    start_t: u64,
+    start_host_prev: u64,
+    /// (window start host bytes, window WA, window start drive time)
+    hist: Vec<(u64, f64, u64)>,
+    armed: bool,
     done: bool,
 }
 
@@ -50,7 +54,10 @@ impl SteadyDetector {
             next_at: w,
             start_host: 0,
             start_nand: 0,
+            start_t: 0,
+            start_host_prev: 0,
             hist: vec![],
+            armed: false,
             done: false,
         }
     }
@@ -274,21 +281,34 @@ impl SimDrive {
         let nand = self.ftl.nand_units * UNIT_BYTES;
         let dh = self.host_written - s.start_host;
         let wa = (nand - s.start_nand) as f64 / dh.max(1) as f64;
-        s.hist.push((s.start_host, wa));
+        let start_t = s.start_t;
+        s.start_host_prev = s.start_host;
         s.start_host = self.host_written;
         s.start_nand = nand;
-        if s.done || self.ftl.gc_units == 0 || s.hist.len() < 4 {
+        s.start_t = self.now - self.erased_at;
+        if self.ftl.gc_units == 0 {
+            // only windows that start after GC began copying count
+            s.hist.clear();
+            s.armed = false;
+            return;
+        }
+        if !s.armed {
+            s.armed = true; // this window straddled the GC onset
+            return;
+        }
+        s.hist.push((s.start_host_prev, wa, start_t));
+        if s.done || s.hist.len() < 4 {
             return;
         }
         let last = &s.hist[s.hist.len() - 4..];
         let mean = last.iter().map(|x| x.1).sum::<f64>() / 4.0;
         if last.iter().all(|x| (x.1 - mean).abs() <= 0.025 * mean) {
             s.done = true;
-            let entry = last[0].0;
+            let (entry, entry_t) = (last[0].0, last[0].2);
             self.events.push(Event {
                 name: "steady_state_wa",
                 host_written_bytes: entry,
-                t_ns: self.now - self.erased_at,
+                t_ns: entry_t,
                 wa: Some(mean),
             });
         }

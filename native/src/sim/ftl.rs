@@ -586,6 +586,15 @@ impl Ftl {
                 break;
             }
             let e = base + i;
+            // the map entries of copies a few slots ahead: their random stores would stall
+            if let Some(&ahead) = self.p2l.get(e as usize + 16) {
+                if let Some(x) = self.l2p.get(ahead as usize) {
+                    prefetch(x as *const u32 as *const i8);
+                }
+                if let Some(x) = self.lba_units.get(ahead as usize) {
+                    prefetch(x as *const u16 as *const i8);
+                }
+            }
             let lba = self.p2l[e as usize];
             let units = self.units_of(lba);
             let page = if self.compression {

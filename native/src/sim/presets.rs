@@ -142,7 +142,7 @@ fn sandforce(
         ("timings.link_mbps", SRC_SATA3),
         ("timings.ctrl_mbps", "SF-2281 sequential write spec with compressible data (~500-520 MB/s)"),
         ("timings.cmd_us", "SF-2281 random-write IOPS spec (~80k 4 KiB IOPS) → ~12 us per command"),
-        ("timings.lat_read_us/lat_write_us", "QD1 4 KiB CrystalDiskMark results of SF-2281 drives in the X-bit review (seed 003)"),
+        ("timings.lat_read_us/lat_write_us", "assumed: typical QD1 command latency of SATA SSDs of the era (not fitted yet; the X-bit review (seed 003) gives QD1 results only as charts)"),
         ("features.compression", "DuraWrite inline compression (SandForce product brief)"),
         ("features.trim_efficacy", "AnandTech (seed 002): SandForce TRIM does not restore full speed after incompressible torture (183 → 193 vs 315 MB/s clean)"),
         ("features.buffer", "SF-2281 has no external DRAM; small on-chip buffer assumed"),
