@@ -83,15 +83,20 @@ pub struct SimDrive {
 /// touch can be prefetched (two stages: map entry, then the validity word it points to).
 struct Ahead {
     stream: OpStream,
-    buf: [Option<Op>; AHEAD],
+    /// The op and, for a timed trace replay, its recorded issue time (ns since the start).
+    buf: [Option<(Op, Option<u64>)>; AHEAD],
     head: usize,
 }
 
 const AHEAD: usize = 8;
 
 impl Ahead {
+    fn pull(stream: &mut OpStream) -> Option<(Op, Option<u64>)> {
+        stream.next_op().map(|op| (op, stream.issue_not_before_ns()))
+    }
+
     fn new(mut stream: OpStream) -> Self {
-        let buf = std::array::from_fn(|_| stream.next_op());
+        let buf = std::array::from_fn(|_| Self::pull(&mut stream));
         Ahead {
             stream,
             buf,
@@ -100,15 +105,15 @@ impl Ahead {
     }
 
     #[inline]
-    fn next(&mut self, ftl: &Ftl) -> Option<Op> {
+    fn next(&mut self, ftl: &Ftl) -> Option<(Op, Option<u64>)> {
         let op = self.buf[self.head];
-        let new = self.stream.next_op();
-        if let Some(n) = new {
+        let new = Self::pull(&mut self.stream);
+        if let Some((n, _)) = new {
             ftl.prefetch_map((n.offset / 4096) as u32);
         }
         self.buf[self.head] = new;
         self.head = (self.head + 1) % AHEAD;
-        if let Some(m) = self.buf[(self.head + AHEAD / 2) % AHEAD] {
+        if let Some((m, _)) = self.buf[(self.head + AHEAD / 2) % AHEAD] {
             ftl.prefetch_valid((m.offset / 4096) as u32);
         }
         op
@@ -439,17 +444,18 @@ impl SimDrive {
         // initial commands
         for (j, stream) in streams.iter_mut().enumerate() {
             for _ in 0..w.iodepth {
-                if let Some(op) = stream.next(&self.ftl) {
+                if let Some((op, not_before)) = stream.next(&self.ftl) {
                     if op.kind == OpKind::Write {
                         if written_limit.is_some_and(|l| written_run >= l) {
                             break;
                         }
                         written_run += op.len;
                     }
-                    let done = self.issue(op.kind, op.offset, op.len, t0, units);
+                    let at = not_before.map_or(t0, |n| t0 + n);
+                    let done = self.issue(op.kind, op.offset, op.len, at, units);
                     slots.push(Slot {
                         job: j as u32,
-                        issued: t0,
+                        issued: at,
                         kind: op.kind,
                         bytes: op.len,
                     });
@@ -493,9 +499,11 @@ impl SimDrive {
                 stopping = true;
                 continue;
             }
-            let Some(op) = streams[slot.job as usize].next(&self.ftl) else {
+            let Some((op, not_before)) = streams[slot.job as usize].next(&self.ftl) else {
                 continue;
             };
+            // a timed trace replay issues no earlier than the op's recorded time
+            let at = not_before.map_or(done, |n| done.max(t0 + n));
             if op.kind == OpKind::Write {
                 if written_limit.is_some_and(|l| written_run >= l) {
                     stopping = true;
@@ -503,10 +511,10 @@ impl SimDrive {
                 }
                 written_run += op.len;
             }
-            let d = self.issue(op.kind, op.offset, op.len, done, units);
+            let d = self.issue(op.kind, op.offset, op.len, at, units);
             slots[si as usize] = Slot {
                 job: slot.job,
-                issued: done,
+                issued: at,
                 kind: op.kind,
                 bytes: op.len,
             };
