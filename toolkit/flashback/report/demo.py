@@ -23,13 +23,13 @@ class Review:
 
 # Demo scales: large enough that each phenomenon shows, small enough for ~3 minutes in all.
 REVIEWS = (
-    Review("puget", puget.build, "1/48", "1/256"),
-    Review("behardware", behardware.build, "1/48", "1/256"),
-    Review("xbit", xbit.build, "1/64", "1/512"),
-    Review("anandtech-consistency", anandtech.build_consistency, "1/64", "1/512"),
-    Review("anandtech-trim", anandtech.build_trim, "1/64", "1/512"),
-    Review("anand2009", anand2009.build, "1/32", "1/256"),
-    Review("snia-pts", snia.build, "1/256", "1/512"),
+    Review("puget", puget.build, "1/12", "1/256"),
+    Review("behardware", behardware.build, "1/16", "1/256"),
+    Review("xbit", xbit.build, "1/16", "1/512"),
+    Review("anandtech-consistency", anandtech.build_consistency, "1/16", "1/512"),
+    Review("anandtech-trim", anandtech.build_trim, "1/16", "1/512"),
+    Review("anand2009", anand2009.build, "1/8", "1/256"),
+    Review("snia-pts", snia.build, "1/64", "1/512"),
 )
 
 
