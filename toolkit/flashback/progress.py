@@ -29,8 +29,12 @@ def _total(workload: Workload, target_bytes: int) -> tuple[float | None, str]:
     return (span * loops / 1e9 if span else None), "GB"
 
 
-class _Bar:
-    """Adapts a rich or tqdm bar to the per-interval callback."""
+class Bar:
+    """A rich bar in a terminal, tqdm in a notebook, fed one interval (dict) per call.
+
+    ``unit="s"`` advances by interval length, ``"GB"`` by bytes written (or read/trimmed
+    when an interval writes nothing).
+    """
 
     def __init__(self, total: float | None, unit: str, label: str) -> None:
         self.unit = unit
@@ -67,6 +71,13 @@ class _Bar:
         else:
             self._rich.update(self._task, advance=step, rate=f"{mbps:8.1f} MB/s {iops:9.0f} IOPS")
 
+    def step(self, name: str) -> None:
+        """Shows ``name`` as the bar's label (the current replay step)."""
+        if self._tqdm is not None:
+            self._tqdm.set_description(name, refresh=False)
+        else:
+            self._rich.update(self._task, description=name)
+
     def close(self) -> None:
         if self._tqdm is not None:
             self._tqdm.close()
@@ -89,4 +100,17 @@ def make_progress(
     if not (sys.stderr.isatty() or _in_notebook()):
         return None
     total, unit = _total(workload, target_bytes)
-    return _Bar(total, unit, label)
+    return Bar(total, unit, label)
+
+
+def make_bar(
+    progress: bool | Callable[[dict], None] | None, *, total_gb: float | None, label: str
+) -> Any:
+    """Like :func:`make_progress` for a multi-step replay: one bar in GB written."""
+    if progress is None or progress is False:
+        return None
+    if callable(progress) and progress is not True:
+        return progress
+    if not (sys.stderr.isatty() or _in_notebook()):
+        return None
+    return Bar(total_gb, "GB", label)

@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 from flashback.errors import ReplayError
 from flashback.replay.base import Replay, get_protocol
-from flashback.replay.progress import make_bar
+from flashback.progress import make_bar
 from flashback.replay.runner import Interrupted, Runner
 from flashback.replay.scaling import default_scale, parse_scale
 from flashback.targets import Target
