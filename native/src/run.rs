@@ -232,7 +232,11 @@ pub fn now_rfc3339() -> String {
 
 /// Kernel and CPU of this machine.
 pub fn host_meta() -> Value {
-    let read = |p: &str| std::fs::read_to_string(p).ok().map(|s| s.trim().to_string());
+    let read = |p: &str| {
+        std::fs::read_to_string(p)
+            .ok()
+            .map(|s| s.trim().to_string())
+    };
     let cpu = std::fs::read_to_string("/proc/cpuinfo").ok().and_then(|s| {
         s.lines()
             .find(|l| l.starts_with("model name"))

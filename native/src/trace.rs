@@ -83,7 +83,9 @@ pub fn parse_trace(name: &str, text: &str) -> Result<Trace> {
             continue;
         }
         let op = match format {
-            TraceFormat::FioIologV2 | TraceFormat::FioIologV3 => parse_iolog_line(name, line_no, line, format)?,
+            TraceFormat::FioIologV2 | TraceFormat::FioIologV3 => {
+                parse_iolog_line(name, line_no, line, format)?
+            }
             TraceFormat::Blkparse => parse_blkparse_line(name, line_no, line)?,
         };
         if let Some(mut op) = op {
@@ -106,14 +108,22 @@ pub fn parse_trace(name: &str, text: &str) -> Result<Trace> {
     })
 }
 
-fn parse_iolog_line(name: &str, n: usize, line: &str, format: TraceFormat) -> Result<Option<TraceOp>> {
+fn parse_iolog_line(
+    name: &str,
+    n: usize,
+    line: &str,
+    format: TraceFormat,
+) -> Result<Option<TraceOp>> {
     let f: Vec<&str> = line.split_whitespace().collect();
     let (t_ns, rest) = match format {
         TraceFormat::FioIologV3 => {
-            let ms: u64 = f
-                .first()
-                .and_then(|x| x.parse().ok())
-                .ok_or_else(|| perr(name, n, "the first field is not a timestamp in milliseconds"))?;
+            let ms: u64 = f.first().and_then(|x| x.parse().ok()).ok_or_else(|| {
+                perr(
+                    name,
+                    n,
+                    "the first field is not a timestamp in milliseconds",
+                )
+            })?;
             (ms * 1_000_000, &f[1..])
         }
         _ => (0, &f[..]),
@@ -130,21 +140,35 @@ fn parse_iolog_line(name: &str, n: usize, line: &str, format: TraceFormat) -> Re
         other => return Err(perr(name, n, &format!("unknown action {other:?}"))),
     };
     if rest.len() < 4 {
-        return Err(perr(name, n, "a read/write/trim needs an offset and a length"));
+        return Err(perr(
+            name,
+            n,
+            "a read/write/trim needs an offset and a length",
+        ));
     }
-    let offset: u64 = rest[2].parse().map_err(|_| perr(name, n, "the offset is not a byte count"))?;
-    let len: u64 = rest[3].parse().map_err(|_| perr(name, n, "the length is not a byte count"))?;
+    let offset: u64 = rest[2]
+        .parse()
+        .map_err(|_| perr(name, n, "the offset is not a byte count"))?;
+    let len: u64 = rest[3]
+        .parse()
+        .map_err(|_| perr(name, n, "the length is not a byte count"))?;
     if len == 0 {
         return Err(perr(name, n, "the length is zero"));
     }
-    Ok(Some(TraceOp { t_ns, kind, offset, len }))
+    Ok(Some(TraceOp {
+        t_ns,
+        kind,
+        offset,
+        len,
+    }))
 }
 
 /// blkparse default text: `maj,min cpu seq time pid action rwbs sector + blocks [process]`.
 /// Only queue (`Q`) events are replayed; other events and summary lines are skipped.
 fn parse_blkparse_line(name: &str, n: usize, line: &str) -> Result<Option<TraceOp>> {
     let f: Vec<&str> = line.split_whitespace().collect();
-    let looks_like_event = f.len() >= 7 && f[0].contains(',') && f[0].split(',').all(|p| p.parse::<u32>().is_ok());
+    let looks_like_event =
+        f.len() >= 7 && f[0].contains(',') && f[0].split(',').all(|p| p.parse::<u32>().is_ok());
     if !looks_like_event {
         // blkparse ends with per-CPU summaries ("CPU0 (8,0):", "Total ...", "Reads Queued:" ...)
         let summary = f.is_empty()
@@ -165,7 +189,11 @@ fn parse_blkparse_line(name: &str, n: usize, line: &str) -> Result<Option<TraceO
         if summary {
             return Ok(None);
         }
-        return Err(perr(name, n, "not a blkparse event line (`maj,min cpu seq time pid action rwbs sector + blocks`)"));
+        return Err(perr(
+            name,
+            n,
+            "not a blkparse event line (`maj,min cpu seq time pid action rwbs sector + blocks`)",
+        ));
     }
     if f[5] != "Q" {
         return Ok(None);
@@ -183,9 +211,15 @@ fn parse_blkparse_line(name: &str, n: usize, line: &str) -> Result<Option<TraceO
     if f.len() < 10 || f[8] != "+" {
         return Ok(None); // e.g. a zero-length flush "Q FWS [proc]"
     }
-    let secs: f64 = f[3].parse().map_err(|_| perr(name, n, "the time field is not seconds"))?;
-    let sector: u64 = f[7].parse().map_err(|_| perr(name, n, "the sector is not a number"))?;
-    let blocks: u64 = f[9].parse().map_err(|_| perr(name, n, "the block count is not a number"))?;
+    let secs: f64 = f[3]
+        .parse()
+        .map_err(|_| perr(name, n, "the time field is not seconds"))?;
+    let sector: u64 = f[7]
+        .parse()
+        .map_err(|_| perr(name, n, "the sector is not a number"))?;
+    let blocks: u64 = f[9]
+        .parse()
+        .map_err(|_| perr(name, n, "the block count is not a number"))?;
     if blocks == 0 {
         return Ok(None);
     }
@@ -242,7 +276,15 @@ mod tests {
         .unwrap();
         assert_eq!(t.format, TraceFormat::FioIologV2);
         assert_eq!(t.ops.len(), 3);
-        assert_eq!(t.ops[0], TraceOp { t_ns: 0, kind: OpKind::Write, offset: 4096, len: 8192 });
+        assert_eq!(
+            t.ops[0],
+            TraceOp {
+                t_ns: 0,
+                kind: OpKind::Write,
+                offset: 4096,
+                len: 8192
+            }
+        );
         assert_eq!(t.span_bytes, 12288);
     }
 
@@ -267,7 +309,15 @@ mod tests {
                     CPU1 (8,0):\n Reads Queued:           1,        8KiB\n";
         let t = parse_trace("b", text).unwrap();
         assert_eq!(t.ops.len(), 3);
-        assert_eq!(t.ops[0], TraceOp { t_ns: 0, kind: OpKind::Write, offset: 3417048 * 512, len: 4096 });
+        assert_eq!(
+            t.ops[0],
+            TraceOp {
+                t_ns: 0,
+                kind: OpKind::Write,
+                offset: 3417048 * 512,
+                len: 4096
+            }
+        );
         assert_eq!(t.ops[1].kind, OpKind::Read);
         assert_eq!(t.ops[1].t_ns, 500_000_000);
         assert_eq!(t.ops[2].kind, OpKind::Trim);
@@ -275,20 +325,37 @@ mod tests {
 
     #[test]
     fn malformed_lines_name_the_line() {
-        let e = parse_trace("f.log", "fio version 3 iolog\nabc /dev/x write 0 1\n").unwrap_err().to_string();
+        let e = parse_trace("f.log", "fio version 3 iolog\nabc /dev/x write 0 1\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("f.log, line 2"), "{e}");
-        let e = parse_trace("f.log", "fio version 2 iolog\n/dev/x scribble 0 1\n").unwrap_err().to_string();
+        let e = parse_trace("f.log", "fio version 2 iolog\n/dev/x scribble 0 1\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("line 2") && e.contains("scribble"), "{e}");
-        let e = parse_trace("b.txt", "8,0 1 1 0.1 5 Q W x + 8 [p]\n").unwrap_err().to_string();
+        let e = parse_trace("b.txt", "8,0 1 1 0.1 5 Q W x + 8 [p]\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("line 1"), "{e}");
-        let e = parse_trace("b.txt", "hello world\n").unwrap_err().to_string();
+        let e = parse_trace("b.txt", "hello world\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("line 1"), "{e}");
     }
 
     #[test]
     fn remap_scales_and_checks_bounds() {
         let t = parse_trace("x", "fio version 2 iolog\n/d write 8192 4096\n").unwrap();
-        let r = t.remapped(&Remap { offset_scale: 0.5, offset_shift: 4096, align: 4096 }, 1 << 20).unwrap();
+        let r = t
+            .remapped(
+                &Remap {
+                    offset_scale: 0.5,
+                    offset_shift: 4096,
+                    align: 4096,
+                },
+                1 << 20,
+            )
+            .unwrap();
         assert_eq!((r[0].offset, r[0].len), (8192, 4096));
         assert!(t.remapped(&Remap::default(), 8192).is_err());
     }

@@ -38,7 +38,11 @@ pub fn schema(with_sim: bool, meta_json: &str) -> SchemaRef {
     }
     for d in &DIRS[..2] {
         for l in LAT {
-            f.push(Field::new(format!("{d}_lat_{l}_us"), DataType::Float64, true));
+            f.push(Field::new(
+                format!("{d}_lat_{l}_us"),
+                DataType::Float64,
+                true,
+            ));
         }
     }
     f.push(Field::new("host_written_bytes", DataType::UInt64, false));
@@ -118,8 +122,12 @@ pub struct IpcSink {
 impl IpcSink {
     pub fn create(path: &Path, with_sim: bool, meta_json: &str) -> Result<Self> {
         let schema = schema(with_sim, meta_json);
-        let file = File::create(path)
-            .map_err(|e| Error::io(format!("could not create capture file {}", path.display()), e))?;
+        let file = File::create(path).map_err(|e| {
+            Error::io(
+                format!("could not create capture file {}", path.display()),
+                e,
+            )
+        })?;
         let writer = StreamWriter::try_new(BufWriter::new(file), &schema)?;
         let mut s = IpcSink {
             path: path.to_path_buf(),
@@ -165,7 +173,12 @@ impl IpcSink {
 }
 
 /// Writes a complete capture file atomically (temporary file + rename).
-pub fn write_capture(path: &Path, with_sim: bool, rows: &[IntervalRow], meta_json: &str) -> Result<()> {
+pub fn write_capture(
+    path: &Path,
+    with_sim: bool,
+    rows: &[IntervalRow],
+    meta_json: &str,
+) -> Result<()> {
     let schema = schema(with_sim, meta_json);
     let batch = rows_to_batch(&schema, rows)?;
     write_batches(path, &schema, &[batch])
@@ -190,8 +203,12 @@ pub fn write_batches(path: &Path, schema: &SchemaRef, batches: &[RecordBatch]) -
             .get_ref()
             .sync_all()
             .map_err(|e| Error::io(format!("could not sync {}", tmp.display()), e))?;
-        std::fs::rename(&tmp, path)
-            .map_err(|e| Error::io(format!("could not move the capture into {}", path.display()), e))
+        std::fs::rename(&tmp, path).map_err(|e| {
+            Error::io(
+                format!("could not move the capture into {}", path.display()),
+                e,
+            )
+        })
     })();
     if res.is_err() {
         let _ = std::fs::remove_file(&tmp);

@@ -176,7 +176,9 @@ mod tests {
     #[test]
     fn percentiles_match_brute_force() {
         let mut r = Recorder::new(1.0, "s", 0);
-        let mut lats: Vec<u64> = (0..100_000u64).map(|i| 1000 + (i * 7919) % 500_000).collect();
+        let mut lats: Vec<u64> = (0..100_000u64)
+            .map(|i| 1000 + (i * 7919) % 500_000)
+            .collect();
         lats.push(90_000_000); // a 90 ms stall
         for &l in &lats {
             r.record(OpKind::Write, 4096, l);
@@ -184,9 +186,14 @@ mod tests {
         let mut out = vec![];
         r.finish(1_000_000_000, &mut out);
         lats.sort();
-        let q = |p: f64| lats[((p * lats.len() as f64).ceil() as usize).saturating_sub(1)] as f64 / 1e3;
+        let q =
+            |p: f64| lats[((p * lats.len() as f64).ceil() as usize).saturating_sub(1)] as f64 / 1e3;
         let s = out[0].lat[1].unwrap();
-        for (got, want) in [(s.p50_us, q(0.5)), (s.p99_us, q(0.99)), (s.p999_us, q(0.999))] {
+        for (got, want) in [
+            (s.p50_us, q(0.5)),
+            (s.p99_us, q(0.99)),
+            (s.p999_us, q(0.999)),
+        ] {
             assert!((got - want).abs() / want < 0.01, "{got} vs {want}");
         }
         assert_eq!(s.max_us, 90_000.0);

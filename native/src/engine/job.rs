@@ -22,7 +22,9 @@ pub enum Next {
 pub fn wait_until(t0: Instant, due_ns: u64) {
     let now = t0.elapsed().as_nanos() as u64;
     if due_ns > now {
-        std::thread::sleep(std::time::Duration::from_nanos((due_ns - now).min(50_000_000)));
+        std::thread::sleep(std::time::Duration::from_nanos(
+            (due_ns - now).min(50_000_000),
+        ));
     }
 }
 
@@ -67,7 +69,9 @@ impl Job<'_> {
         let (op, due) = match self.held.take() {
             Some(h) => h,
             None => {
-                let Some(op) = self.next_op() else { return Next::Done };
+                let Some(op) = self.next_op() else {
+                    return Next::Done;
+                };
                 (op, self.stream.issue_not_before_ns().unwrap_or(0))
             }
         };

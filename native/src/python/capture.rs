@@ -5,7 +5,7 @@ use super::errors::IntoPy;
 use crate::capture::ipc;
 use crate::capture::IntervalRow;
 use crate::error::Error;
-use arrow_array::ffi_stream::{RecordBatchStreamReader, FFI_ArrowArrayStream};
+use arrow_array::ffi_stream::{FFI_ArrowArrayStream, RecordBatchStreamReader};
 use arrow_array::{RecordBatch, RecordBatchIterator, RecordBatchReader};
 use arrow_schema::{Schema, SchemaRef};
 use pyo3::prelude::*;
@@ -41,7 +41,10 @@ impl ArrowTable {
         requested_schema: Option<Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyCapsule>> {
         let _ = requested_schema; // we always export our own schema
-        let it = RecordBatchIterator::new(self.batches.clone().into_iter().map(Ok), self.schema.clone());
+        let it = RecordBatchIterator::new(
+            self.batches.clone().into_iter().map(Ok),
+            self.schema.clone(),
+        );
         let stream = FFI_ArrowArrayStream::new(Box::new(it));
         PyCapsule::new_with_value(py, stream, c"arrow_array_stream")
     }
@@ -55,7 +58,11 @@ impl ArrowTable {
 /// Reads a capture file: `(table, meta_json, torn)`. With `salvage`, a torn tail is dropped.
 #[pyfunction]
 #[pyo3(signature = (path, salvage=false))]
-fn read_capture(py: Python<'_>, path: PathBuf, salvage: bool) -> PyResult<(ArrowTable, String, bool)> {
+fn read_capture(
+    py: Python<'_>,
+    path: PathBuf,
+    salvage: bool,
+) -> PyResult<(ArrowTable, String, bool)> {
     let rc = py.detach(|| ipc::read_capture(&path, salvage)).py_err()?;
     Ok((
         ArrowTable {
@@ -74,20 +81,27 @@ fn import_stream(obj: &Bound<'_, PyAny>) -> PyResult<(SchemaRef, Vec<RecordBatch
     let ptr = capsule.pointer_checked(Some(c"arrow_array_stream"))?;
     // SAFETY: the capsule holds an ArrowArrayStream; from_raw moves it out and marks the
     // original released, as the PyCapsule interface requires of consumers.
-    let stream = unsafe { FFI_ArrowArrayStream::from_raw(ptr.as_ptr() as *mut FFI_ArrowArrayStream) };
-    let reader = RecordBatchStreamReader::try_new(stream)
-        .map_err(|e| super::errors::to_py(Error::Format(format!("could not import the table: {e}"))))?;
+    let stream =
+        unsafe { FFI_ArrowArrayStream::from_raw(ptr.as_ptr() as *mut FFI_ArrowArrayStream) };
+    let reader = RecordBatchStreamReader::try_new(stream).map_err(|e| {
+        super::errors::to_py(Error::Format(format!("could not import the table: {e}")))
+    })?;
     let schema = reader.schema();
-    let batches = reader
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| super::errors::to_py(Error::Format(format!("could not import the table: {e}"))))?;
+    let batches = reader.collect::<Result<Vec<_>, _>>().map_err(|e| {
+        super::errors::to_py(Error::Format(format!("could not import the table: {e}")))
+    })?;
     Ok((schema, batches))
 }
 
 /// Writes a table (any `__arrow_c_stream__` object) as a capture file with `meta_json`,
 /// atomically.
 #[pyfunction]
-fn write_capture(py: Python<'_>, path: PathBuf, table: &Bound<'_, PyAny>, meta_json: String) -> PyResult<()> {
+fn write_capture(
+    py: Python<'_>,
+    path: PathBuf,
+    table: &Bound<'_, PyAny>,
+    meta_json: String,
+) -> PyResult<()> {
     let (schema, batches) = import_stream(table)?;
     let md = HashMap::from([(crate::capture::META_KEY.to_string(), meta_json)]);
     let schema = Arc::new(Schema::new_with_metadata(schema.fields().clone(), md));
@@ -96,7 +110,8 @@ fn write_capture(py: Python<'_>, path: PathBuf, table: &Bound<'_, PyAny>, meta_j
         .map(|b| RecordBatch::try_new(schema.clone(), b.columns().to_vec()))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| super::errors::to_py(Error::from(e)))?;
-    py.detach(|| ipc::write_batches(&path, &schema, &batches)).py_err()
+    py.detach(|| ipc::write_batches(&path, &schema, &batches))
+        .py_err()
 }
 
 /// Measured compressed/raw ratio of a data pattern (zstd level 3).
@@ -104,7 +119,9 @@ fn write_capture(py: Python<'_>, path: PathBuf, table: &Bound<'_, PyAny>, meta_j
 #[pyo3(signature = (data, bs=65536, seed=1, samples=16))]
 fn compress_ratio(data: &str, bs: u64, seed: u64, samples: usize) -> PyResult<f64> {
     let w = crate::workload::Workload::from_pairs([("data", data)]).py_err()?;
-    Ok(crate::workload::measure_compress_ratio(&w.data, bs, seed, samples))
+    Ok(crate::workload::measure_compress_ratio(
+        &w.data, bs, seed, samples,
+    ))
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

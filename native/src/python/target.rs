@@ -29,7 +29,13 @@ pub struct NativeTarget {
 impl NativeTarget {
     #[new]
     #[pyo3(signature = (spec, *, destroy=None, overwrite=false, create_size=None))]
-    fn new(py: Python<'_>, spec: String, destroy: Option<String>, overwrite: bool, create_size: Option<u64>) -> PyResult<Self> {
+    fn new(
+        py: Python<'_>,
+        spec: String,
+        destroy: Option<String>,
+        overwrite: bool,
+        create_size: Option<u64>,
+    ) -> PyResult<Self> {
         let opts = OpenOptions {
             destroy,
             overwrite,
@@ -78,15 +84,19 @@ impl NativeTarget {
         progress: Option<Py<PyAny>>,
         no_recording: bool,
     ) -> PyResult<(ArrowTable, String)> {
-        let w = Workload::from_pairs(fields.iter().map(|(k, v)| (k.as_str(), v.as_str()))).py_err()?;
+        let w =
+            Workload::from_pairs(fields.iter().map(|(k, v)| (k.as_str(), v.as_str()))).py_err()?;
         let opts = RunOptions {
             step,
             capture_path,
             no_recording,
         };
         let mut obs = PyObserver::new(progress);
-        let out = run_detached(py, &mut obs, |obs| self.inner.lock().unwrap().run(&w, &opts, obs))?;
-        let table = ArrowTable::from_rows(&out.rows, out.with_sim, &out.meta.to_string()).py_err()?;
+        let out = run_detached(py, &mut obs, |obs| {
+            self.inner.lock().unwrap().run(&w, &opts, obs)
+        })?;
+        let table =
+            ArrowTable::from_rows(&out.rows, out.with_sim, &out.meta.to_string()).py_err()?;
         Ok((table, out.meta.to_string()))
     }
 
@@ -117,34 +127,52 @@ impl NativeTarget {
         }
         let trace = py.detach(|| crate::trace::read_trace(&path)).py_err()?;
         let size = self.inner.lock().unwrap().size_bytes();
-        let remap = crate::trace::Remap { offset_scale, offset_shift, align };
+        let remap = crate::trace::Remap {
+            offset_scale,
+            offset_shift,
+            align,
+        };
         let ops = trace.remapped(&remap, size).py_err()?;
         let writes = ops.iter().any(|o| o.kind != crate::workload::OpKind::Read);
         let max_len = ops.iter().map(|o| o.len).max().unwrap_or(align);
-        fields.insert("rw".into(), if writes { "randrw" } else { "randread" }.into());
+        fields.insert(
+            "rw".into(),
+            if writes { "randrw" } else { "randread" }.into(),
+        );
         fields.insert("bs".into(), max_len.to_string());
         fields.remove("size");
         fields.remove("offset");
-        let mut w = Workload::from_pairs(fields.iter().map(|(k, v)| (k.as_str(), v.as_str()))).py_err()?;
+        let mut w =
+            Workload::from_pairs(fields.iter().map(|(k, v)| (k.as_str(), v.as_str()))).py_err()?;
         w.trace = Some(std::sync::Arc::new(ops));
         w.trace_time_scale = time_scale;
-        let opts = RunOptions { step, capture_path, no_recording: false };
+        let opts = RunOptions {
+            step,
+            capture_path,
+            no_recording: false,
+        };
         let mut obs = PyObserver::new(progress);
-        let out = run_detached(py, &mut obs, |obs| self.inner.lock().unwrap().run(&w, &opts, obs))?;
-        let table = ArrowTable::from_rows(&out.rows, out.with_sim, &out.meta.to_string()).py_err()?;
+        let out = run_detached(py, &mut obs, |obs| {
+            self.inner.lock().unwrap().run(&w, &opts, obs)
+        })?;
+        let table =
+            ArrowTable::from_rows(&out.rows, out.with_sim, &out.meta.to_string()).py_err()?;
         Ok((table, out.meta.to_string()))
     }
 
     /// Discards `[offset, offset + size)` bytes (`size=None`: to the end).
     #[pyo3(signature = (offset=0, size=None))]
     fn discard(&self, py: Python<'_>, offset: u64, size: Option<u64>) -> PyResult<()> {
-        py.detach(|| self.inner.lock().unwrap().discard(offset, size)).py_err()
+        py.detach(|| self.inner.lock().unwrap().discard(offset, size))
+            .py_err()
     }
 
     /// Idles for `seconds` (virtual time on a simulated drive). Returns False if interrupted.
     fn idle(&self, py: Python<'_>, seconds: f64) -> PyResult<bool> {
         let mut obs = PyObserver::new(None);
-        run_detached(py, &mut obs, |obs| self.inner.lock().unwrap().idle(seconds, obs))?;
+        run_detached(py, &mut obs, |obs| {
+            self.inner.lock().unwrap().idle(seconds, obs)
+        })?;
         Ok(!obs.interrupted)
     }
 

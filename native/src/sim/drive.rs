@@ -92,7 +92,9 @@ const AHEAD: usize = 8;
 
 impl Ahead {
     fn pull(stream: &mut OpStream) -> Option<(Op, Option<u64>)> {
-        stream.next_op().map(|op| (op, stream.issue_not_before_ns()))
+        stream
+            .next_op()
+            .map(|op| (op, stream.issue_not_before_ns()))
     }
 
     fn new(mut stream: OpStream) -> Self {

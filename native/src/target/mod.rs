@@ -69,7 +69,12 @@ impl Target {
     }
 
     /// Runs a workload; the capture comes back and, if asked, is streamed to a file.
-    pub fn run(&mut self, w: &Workload, opts: &RunOptions, obs: &mut dyn Observer) -> Result<RunOutput> {
+    pub fn run(
+        &mut self,
+        w: &Workload,
+        opts: &RunOptions,
+        obs: &mut dyn Observer,
+    ) -> Result<RunOutput> {
         match self {
             Target::Real(r) => r.run(w, opts, obs),
             Target::Sim(s) => s.run(w, opts, obs),

@@ -137,7 +137,7 @@ mod fast {
             let nonce = self.nonce as i64;
             // Aligned buffers (all I/O buffers are) take non-temporal stores: the bytes go
             // to the device, not back through this CPU's caches.
-            let aligned = buf.as_ptr() as usize % 16 == 0;
+            let aligned = (buf.as_ptr() as usize).is_multiple_of(16);
             let mut chunks = buf.chunks_exact_mut(128);
             for c in &mut chunks {
                 let b = block(&k, nonce, self.ctr);

@@ -26,7 +26,10 @@ pub enum Rw {
 
 impl Rw {
     pub fn is_random(self) -> bool {
-        matches!(self, Rw::RandRead | Rw::RandWrite | Rw::RandRw | Rw::RandTrim)
+        matches!(
+            self,
+            Rw::RandRead | Rw::RandWrite | Rw::RandRw | Rw::RandTrim
+        )
     }
     /// True when the workload can write (or unmap) data on the target.
     pub fn is_destructive(self) -> bool {
@@ -169,7 +172,9 @@ pub const FIELDS: &[&str] = &[
 
 fn parse_int(field: &str, v: &str, lo: u64, hi: u64) -> Result<u64> {
     let n: u64 = v.trim().parse().map_err(|_| {
-        Error::InvalidValue(format!("{field}={v:?} is not a whole number; use {lo} to {hi}"))
+        Error::InvalidValue(format!(
+            "{field}={v:?} is not a whole number; use {lo} to {hi}"
+        ))
     })?;
     if n < lo || n > hi {
         return Err(Error::InvalidValue(format!(
@@ -267,13 +272,13 @@ impl Workload {
                 "bs=0 is not a block size; use 512 bytes or more".into(),
             ));
         }
-        if self.direct && self.bs % 512 != 0 {
+        if self.direct && !self.bs.is_multiple_of(512) {
             return Err(Error::InvalidValue(format!(
                 "bs={} is not a multiple of 512, which direct I/O needs; use a multiple of 512 or direct=false",
                 self.bs
             )));
         }
-        if self.direct && self.offset % 512 != 0 {
+        if self.direct && !self.offset.is_multiple_of(512) {
             return Err(Error::InvalidValue(format!(
                 "offset={} is not a multiple of 512, which direct I/O needs; align it",
                 self.offset
@@ -287,7 +292,7 @@ impl Workload {
                 )));
             }
         }
-        if !(self.interval_s >= 0.001) {
+        if self.interval_s.is_nan() || self.interval_s < 0.001 {
             return Err(Error::InvalidValue(format!(
                 "interval={}s is too short; use 1ms or more",
                 self.interval_s
@@ -356,11 +361,16 @@ fn parse_data(v: &str) -> Result<DataPattern> {
         return Ok(DataPattern::Zeros);
     }
     if let Some(p) = v.strip_prefix("compress:") {
-        let n: u8 = p.trim_end_matches('%').parse().ok().filter(|n| *n <= 100).ok_or_else(|| {
-            Error::InvalidValue(format!(
-                "data={v:?} has a bad percentage; use compress:N with N from 0 to 100"
-            ))
-        })?;
+        let n: u8 = p
+            .trim_end_matches('%')
+            .parse()
+            .ok()
+            .filter(|n| *n <= 100)
+            .ok_or_else(|| {
+                Error::InvalidValue(format!(
+                    "data={v:?} has a bad percentage; use compress:N with N from 0 to 100"
+                ))
+            })?;
         return Ok(DataPattern::Compress(n));
     }
     if let Some(h) = v.strip_prefix("pattern:") {

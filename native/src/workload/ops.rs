@@ -256,13 +256,20 @@ mod tests {
     fn sequential_covers_span_in_order() {
         let wl = w(&[("rw", "write"), ("bs", "8k")]);
         let mut s = OpStream::new(&wl, 4096, 8192 * 4 + 100, 0);
-        let offs: Vec<u64> = std::iter::from_fn(|| s.next_op()).map(|o| o.offset).collect();
+        let offs: Vec<u64> = std::iter::from_fn(|| s.next_op())
+            .map(|o| o.offset)
+            .collect();
         assert_eq!(offs, vec![4096, 4096 + 8192, 4096 + 16384, 4096 + 24576]);
     }
 
     #[test]
     fn uniform_repeats_and_mix_ratio_holds() {
-        let wl = w(&[("rw", "randrw"), ("rwmix_read", "70"), ("random", "uniform"), ("loops", "1")]);
+        let wl = w(&[
+            ("rw", "randrw"),
+            ("rwmix_read", "70"),
+            ("random", "uniform"),
+            ("loops", "1"),
+        ]);
         let mut s = OpStream::new(&wl, 0, 4096 * 10_000, 0);
         let ops: Vec<Op> = std::iter::from_fn(|| s.next_op()).collect();
         assert_eq!(ops.len(), 10_000);
@@ -293,7 +300,12 @@ mod tests {
     fn trace_ops_replayed_in_order_split_across_jobs_with_times() {
         use crate::trace::TraceOp;
         let ops: Vec<TraceOp> = (0..5)
-            .map(|i| TraceOp { t_ns: i * 1000, kind: OpKind::Write, offset: i * 4096, len: 4096 })
+            .map(|i| TraceOp {
+                t_ns: i * 1000,
+                kind: OpKind::Write,
+                offset: i * 4096,
+                len: 4096,
+            })
             .collect();
         let mut wl = w(&[("jobs", "2")]);
         wl.trace = Some(std::sync::Arc::new(ops));
@@ -304,7 +316,9 @@ mod tests {
         while let Some(op) = a.next_op() {
             got_a.push((op.offset, a.issue_not_before_ns().unwrap()));
         }
-        let got_b: Vec<u64> = std::iter::from_fn(|| b.next_op()).map(|o| o.offset).collect();
+        let got_b: Vec<u64> = std::iter::from_fn(|| b.next_op())
+            .map(|o| o.offset)
+            .collect();
         assert_eq!(got_a, vec![(0, 0), (8192, 4000), (16384, 8000)]);
         assert_eq!(got_b, vec![4096, 12288]);
     }
@@ -312,6 +326,9 @@ mod tests {
     #[test]
     fn job_slices_partition_the_span() {
         let sl = job_slices(4096, 4096 * 10 + 5, 4096, 3);
-        assert_eq!(sl, vec![(4096, 3 * 4096), (4096 * 4, 3 * 4096), (4096 * 7, 4 * 4096)]);
+        assert_eq!(
+            sl,
+            vec![(4096, 3 * 4096), (4096 * 4, 3 * 4096), (4096 * 7, 4 * 4096)]
+        );
     }
 }
