@@ -137,10 +137,7 @@ impl Admissible {
 /// finite, or the signal is shorter than `min_size`.
 pub fn pelt(signal: &[f64], pen: f64, min_size: usize, model: Cost) -> Result<Vec<usize>> {
     let n = signal.len();
-    let min_size = min_size.max(match model {
-        Cost::L2 => 1,
-        Cost::NormalMeanVar => 2,
-    });
+    let min_size = effective_min_size(min_size, model);
     if !pen.is_finite() || pen < 0.0 {
         return Err(Error::InvalidValue(format!(
             "PELT penalty must be a finite number >= 0, got {pen}; pass a positive penalty"
@@ -205,6 +202,19 @@ pub fn pelt(signal: &[f64], pen: f64, min_size: usize, model: Cost) -> Result<Ve
         prev[s] = adm.t[best_k];
         adm.retain(&values, best + pen);
     }
+    Ok(backtrack(&prev, n))
+}
+
+/// `min_size` raised to the least a segment needs for the cost to exist (2 for a variance).
+fn effective_min_size(min_size: usize, model: Cost) -> usize {
+    min_size.max(match model {
+        Cost::L2 => 1,
+        Cost::NormalMeanVar => 2,
+    })
+}
+
+/// Segment ends (ruptures' convention: the last is `n`) from the best-previous-end table.
+fn backtrack(prev: &[usize], n: usize) -> Vec<usize> {
     let mut bkps = Vec::new();
     let mut s = n;
     while s > 0 {
@@ -212,7 +222,7 @@ pub fn pelt(signal: &[f64], pen: f64, min_size: usize, model: Cost) -> Result<Ve
         s = prev[s];
     }
     bkps.reverse();
-    Ok(bkps)
+    bkps
 }
 
 /// Plain O(n²) optimal partitioning with the same conventions (no pruning): the slow,
@@ -226,7 +236,7 @@ pub fn optimal_partitioning(
     model: Cost,
 ) -> Result<Vec<usize>> {
     let n = signal.len();
-    let min_size = min_size.max(if model == Cost::L2 { 1 } else { 2 });
+    let min_size = effective_min_size(min_size, model);
     if n < min_size {
         return Err(Error::InvalidValue(format!(
             "cannot segment {n} points with min_size={min_size}"
@@ -245,14 +255,7 @@ pub fn optimal_partitioning(
             }
         }
     }
-    let mut bkps = Vec::new();
-    let mut s = n;
-    while s > 0 {
-        bkps.push(s);
-        s = prev[s];
-    }
-    bkps.reverse();
-    Ok(bkps)
+    Ok(backtrack(&prev, n))
 }
 
 #[cfg(test)]

@@ -138,7 +138,7 @@ impl<'o> Session<'o> {
     }
 
     /// Advances the clock to `now_ns`: closes finished intervals, streams them to the file and
-    /// the observer. Returns `true` when the observer asks to stop.
+    /// the observer (stopping is asked separately, with [`Session::should_stop`]).
     #[inline]
     pub fn tick(&mut self, now_ns: u64) -> Result<()> {
         if self.recording && now_ns >= self.rec.next_boundary_ns() {

@@ -59,6 +59,11 @@ fn perr(path: &str, line: usize, what: &str) -> Error {
     ))
 }
 
+/// Parses field `text` of line `n`, or says which field was not `what`.
+fn num<T: std::str::FromStr>(text: &str, name: &str, n: usize, what: &str) -> Result<T> {
+    text.parse().map_err(|_| perr(name, n, what))
+}
+
 /// Reads and parses a trace file, detecting its format from its first line.
 pub fn read_trace(path: &Path) -> Result<Trace> {
     let text = std::fs::read_to_string(path)
@@ -146,12 +151,8 @@ fn parse_iolog_line(
             "a read/write/trim needs an offset and a length",
         ));
     }
-    let offset: u64 = rest[2]
-        .parse()
-        .map_err(|_| perr(name, n, "the offset is not a byte count"))?;
-    let len: u64 = rest[3]
-        .parse()
-        .map_err(|_| perr(name, n, "the length is not a byte count"))?;
+    let offset: u64 = num(rest[2], name, n, "the offset is not a byte count")?;
+    let len: u64 = num(rest[3], name, n, "the length is not a byte count")?;
     if len == 0 {
         return Err(perr(name, n, "the length is zero"));
     }
@@ -211,15 +212,9 @@ fn parse_blkparse_line(name: &str, n: usize, line: &str) -> Result<Option<TraceO
     if f.len() < 10 || f[8] != "+" {
         return Ok(None); // e.g. a zero-length flush "Q FWS [proc]"
     }
-    let secs: f64 = f[3]
-        .parse()
-        .map_err(|_| perr(name, n, "the time field is not seconds"))?;
-    let sector: u64 = f[7]
-        .parse()
-        .map_err(|_| perr(name, n, "the sector is not a number"))?;
-    let blocks: u64 = f[9]
-        .parse()
-        .map_err(|_| perr(name, n, "the block count is not a number"))?;
+    let secs: f64 = num(f[3], name, n, "the time field is not seconds")?;
+    let sector: u64 = num(f[7], name, n, "the sector is not a number")?;
+    let blocks: u64 = num(f[9], name, n, "the block count is not a number")?;
     if blocks == 0 {
         return Ok(None);
     }

@@ -144,7 +144,7 @@ def recover(path: str | os.PathLike[str], *, out: str | os.PathLike[str] | None 
         raise CaptureFileError(f"{path} does not exist; give the path of a capture to recover")
     table, meta_json, torn = _native.read_capture(str(path), salvage=True)
     cap = from_native(table, meta_json)
-    if cap.status in ("running", "complete") and torn or cap.status == "running":
+    if cap.status == "running" or (torn and cap.status == "complete"):
         cap.meta["status"] = "interrupted"
     cap.meta["recovered"] = {"torn_tail": bool(torn), "intervals": len(cap.intervals)}
     if out is not None:

@@ -26,6 +26,3 @@ def parse_duration(text: float | str, *, field: str = "time") -> float:
         return float(text)
     return _native.parse_duration(field, str(text))
 
-
-GB = 1e9
-"""Decimal gigabyte, as reviews quote bytes written."""

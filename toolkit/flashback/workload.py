@@ -8,26 +8,6 @@ from typing import Any
 
 from flashback import _native
 
-_FIELDS = (
-    "rw",
-    "rwmix_read",
-    "bs",
-    "iodepth",
-    "jobs",
-    "offset",
-    "size",
-    "time",
-    "written",
-    "loops",
-    "data",
-    "random",
-    "direct",
-    "engine",
-    "interval",
-    "seed",
-)
-
-
 @dataclasses.dataclass(frozen=True)
 class Workload:
     """What to run, in fio's words.
@@ -65,7 +45,8 @@ class Workload:
     def fields(self) -> dict[str, str]:
         """The fields that are set, as the strings the native core parses."""
         out = {}
-        for name in _FIELDS:
+        for f in dataclasses.fields(self):
+            name = f.name
             v = getattr(self, name)
             if v is None:
                 continue

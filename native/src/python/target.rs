@@ -3,7 +3,7 @@
 use super::capture::ArrowTable;
 use super::errors::IntoPy;
 use super::util::{run_detached, PyObserver};
-use crate::run::{RunOptions, Status};
+use crate::run::RunOptions;
 use crate::target::{OpenOptions, Target};
 use crate::workload::Workload;
 use pyo3::prelude::*;
@@ -194,15 +194,8 @@ fn parse_duration(field: &str, text: &str) -> PyResult<f64> {
     crate::units::parse_duration(field, text).py_err()
 }
 
-/// The status string for a run that was stopped by the user.
-#[pyfunction]
-fn interrupted_status() -> String {
-    Status::Interrupted.as_str()
-}
-
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_workload, m)?)?;
-    m.add_function(wrap_pyfunction!(interrupted_status, m)?)?;
     m.add_function(wrap_pyfunction!(parse_size, m)?)?;
     m.add_function(wrap_pyfunction!(parse_duration, m)?)?;
     m.add_class::<NativeTarget>()?;

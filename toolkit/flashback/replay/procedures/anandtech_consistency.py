@@ -8,7 +8,7 @@ import polars as pl
 
 from flashback.replay.scaling import idema_bytes
 from flashback.replay.base import Protocol, Replay, check_row, register, require
-from flashback.replay.procedures.common import dip, iops, rand_write, regular, seq_fill
+from flashback.replay.procedures.common import dip, duration_row, iops, rand_write, regular, seq_fill
 
 PROCEDURE = """\
 secure_erase: secure erase
@@ -54,16 +54,7 @@ def checks(rep: Replay) -> list[dict[str, Any]]:
         d = dip(df, col="write_iops", drop=0.5)
         cliff = None if d is None else d[0] / scale
     rows = [
-        check_row(
-            test,
-            "all",
-            "duration_s",
-            secs,
-            "s",
-            drive=None,
-            tolerance=0.02,
-            note="at the review drive's scale",
-        ),
+        duration_row(test, secs),
         check_row(
             test,
             "all",

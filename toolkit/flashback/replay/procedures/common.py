@@ -209,3 +209,13 @@ def _shared_window_check():  # type: ignore[no-untyped-def]
     except ImportError:
         return None
     return window_check
+
+
+def duration_row(test: str, seconds: float | None) -> dict:
+    """The check that a step ran as long as the review's (seconds at the review's scale)."""
+    from flashback.replay.base import check_row
+
+    return check_row(
+        test, "all", "duration_s", seconds, "s", drive=None, tolerance=0.02,
+        note="at the review drive's scale",
+    )
