@@ -62,20 +62,23 @@ impl Job<'_> {
         self.ctl.claim(&op).then_some(op)
     }
 
-    /// The next operation if it is due at `now` (ns since the start). A timed trace replay
-    /// holds an op back until its recorded time: then `Next::NotYet(due_ns)`.
+    /// The next operation if it is due now. A timed trace replay holds an op back until its
+    /// recorded time: then `Next::NotYet(due_ns)`. Untimed runs never read the clock here.
     #[inline]
-    pub fn next_due(&mut self, now: u64) -> Next {
+    pub fn next_due(&mut self) -> Next {
         let (op, due) = match self.held.take() {
             Some(h) => h,
             None => {
                 let Some(op) = self.next_op() else {
                     return Next::Done;
                 };
-                (op, self.stream.issue_not_before_ns().unwrap_or(0))
+                match self.stream.issue_not_before_ns() {
+                    None => return Next::Op(op),
+                    Some(due) => (op, due),
+                }
             }
         };
-        if due > now {
+        if due > self.now() {
             self.held = Some((op, due));
             Next::NotYet(due)
         } else {

@@ -37,7 +37,7 @@ pub fn run<R: Reporter>(job: &mut Job<'_>, rep: &mut R) -> u64 {
     let mut dirty = true;
     let mut t = job.now();
     while !job.ctl.time_up(t) {
-        let op = match job.next_due(t) {
+        let op = match job.next_due() {
             Next::Op(op) => op,
             Next::NotYet(due) => {
                 wait_until(job.t0, due);

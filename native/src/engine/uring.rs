@@ -78,7 +78,7 @@ pub fn run<R: Reporter>(job: &mut Job<'_>, ring: &mut IoUring, rep: &mut R) -> u
         let mut not_before = None;
         if !exhausted && !job.ctl.halted() && !job.ctl.time_up(t) {
             while let Some(&slot) = free.last() {
-                let op = match job.next_due(job.now()) {
+                let op = match job.next_due() {
                     Next::Op(op) => op,
                     Next::NotYet(due) => {
                         not_before = Some(due);
