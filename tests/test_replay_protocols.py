@@ -139,3 +139,19 @@ def test_default_target_is_the_review_drive_shrunk_by_scale():
     assert abs(rep.meta["target_size_bytes"] - want) / want < 0.01
     used_fill = rep.compare().filter(pl.col("metric") == "span_end_gb")
     assert used_fill["within_tolerance"].to_list() == [True]
+
+
+@pytest.mark.parametrize("spec", ["sim:intel-x25m-80g", "sim:intel-x25m-80g?gc=fifo"])
+def test_a_named_sim_target_is_shrunk_by_scale_too(spec):
+    # the procedure is scaled, so the drive must be: a full-size drive under a 1/128
+    # procedure would never leave its fresh state
+    rep = fb.replay("anand2009-new-vs-used", target=spec, scale="1/128")
+    want = 80e9 / 128
+    assert abs(rep.meta["target_size_bytes"] - want) / want < 0.01
+    assert "gc=fifo" in rep.meta["target_spec"] or "?" not in spec
+
+
+def test_a_sim_target_with_its_own_scale_keeps_it():
+    rep = fb.replay("anand2009-new-vs-used", target="sim:intel-x25m-80g?scale=1/256")
+    assert abs(rep.meta["target_size_bytes"] - 80e9 / 256) / (80e9 / 256) < 0.01
+    assert rep.scale == pytest.approx(1 / 256, rel=0.01)

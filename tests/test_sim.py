@@ -181,3 +181,19 @@ def test_every_preset_opens_and_runs_small():
         cap = t.run(fb.Workload(rw="randwrite", bs="4k", iodepth=32, time="1s"))
         assert cap.intervals["write_iops"][0] > 1000, p["name"]
         assert isinstance(cap.intervals, pl.DataFrame)
+
+
+@pytest.mark.parametrize("scale", [1 / 16, 0.06249998, 1 / 3])
+def test_timed_run_at_a_scaled_interval_has_no_sliver_row(scale):
+    # A replay asks for 180 s × scale with a 1 s × scale interval; float rounding must not
+    # leave the commands in flight at the time limit in a nanoseconds-long last row.
+    t = fb.Target("sim:crucial-m4-128g?scale=1/64")
+    w = fb.Workload(
+        rw="randwrite", bs="4k", iodepth=32, size="512m", time=180 * scale, interval=scale
+    )
+    cap = t.run(w)
+    df = cap.intervals
+    assert df.height == 180, df.tail(3)
+    assert df["interval_s"].min() >= 0.5 * scale, df.tail(3)
+    assert df["write_mbps"].max() < 2 * df["write_mbps"].median(), df.tail(3)
+    assert int(df["write_bytes"].sum()) == cap.meta["totals"]["write_bytes"]

@@ -423,7 +423,7 @@ impl SimDrive {
         let (units, _ratio) = self.data_units(w);
         let events_before = self.events.len();
         let t0 = self.now;
-        let time_limit = w.time_s.map(|s| t0 + (s * 1e9).round() as u64);
+        let time_limit = w.time_s.map(|s| t0 + limit_ns(s, w.interval_s));
         let written_limit = w.written;
         let mut streams: Vec<Ahead> = job_slices(w.offset, span, w.bs, w.jobs)
             .into_iter()
@@ -620,5 +620,20 @@ impl SimDrive {
         self.events.clear();
         self.steady = SteadyDetector::new(self.cfg.capacity_bytes);
         Ok(())
+    }
+}
+
+/// A run's time limit in ns. A limit that is a whole number of reporting intervals up to
+/// float rounding (e.g. 180 s × a scale, with interval 1 s × the same scale) ends exactly on
+/// the last boundary; otherwise the commands still in flight at the limit would land in a
+/// last row a few nanoseconds long, with an absurd rate.
+fn limit_ns(time_s: f64, interval_s: f64) -> u64 {
+    let dur = (time_s * 1e9).round() as u64;
+    let iv = (interval_s * 1e9).round().max(1.0) as u64;
+    let k = (dur + iv / 2) / iv;
+    if k > 0 && dur.abs_diff(k * iv) <= iv / 1000 {
+        k * iv
+    } else {
+        dur
     }
 }

@@ -54,7 +54,8 @@ def replay(
             :class:`Target`; default: the review drive's simulated preset.
         scale: target capacity relative to the review drive (``"1/64"``, ``0.25``); default
             ``target.size_bytes / review capacity``. Spans, byte limits and durations are
-            multiplied by it. A missing file is created at review capacity × ``scale``.
+            multiplied by it. A missing file is created at review capacity × ``scale``; a
+            ``sim:`` preset without its own ``scale=`` key is shrunk by ``scale``.
         destroy: for a block device, the device path again (confirms its data is lost).
         overwrite: allow writing over a regular file flashback did not create.
         progress: ``True`` for one progress bar (GB written, current step), or a callable
@@ -70,10 +71,16 @@ def replay(
     resolved = proto.resolve(params)
     scale_v = parse_scale(scale)
     if target is None:
-        # The review's drive, simulated; a scaled procedure gets a drive shrunk alike.
-        target = proto.default_target
-        if scale_v is not None and scale_v < 1 and "?" not in target:
-            target = f"{target}?scale={scale_v!r}"
+        target = proto.default_target  # the review's drive, simulated
+    if (
+        isinstance(target, str)
+        and target.startswith("sim:")
+        and scale_v is not None
+        and scale_v < 1
+        and "scale=" not in target
+    ):
+        # A scaled procedure on a simulated drive gets the drive shrunk alike.
+        target += ("&" if "?" in target else "?") + f"scale={scale_v!r}"
     t = _open(
         target,
         review_bytes=proto.review_capacity_bytes,

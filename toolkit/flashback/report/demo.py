@@ -27,7 +27,7 @@ REVIEWS = (
     Review("behardware", behardware.build, "1/16", "1/256"),
     Review("xbit", xbit.build, "1/16", "1/512"),
     Review("anandtech-consistency", anandtech.build_consistency, "1/16", "1/512"),
-    Review("anandtech-trim", anandtech.build_trim, "1/16", "1/512"),
+    Review("anandtech-trim", anandtech.build_trim, "1/8", "1/512"),
     Review("anand2009", anand2009.build, "1/8", "1/256"),
     Review("snia-pts", snia.build, "1/64", "1/512"),
 )

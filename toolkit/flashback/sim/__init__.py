@@ -1,6 +1,7 @@
 """Simulated-drive helpers: calibration of preset parameters against the reviews' numbers."""
 
 from flashback.sim.calibrate import (
+    ReplayObservation,
     Calibration,
     Observation,
     Param,
@@ -9,4 +10,4 @@ from flashback.sim.calibrate import (
     evaluate,
 )
 
-__all__ = ["Calibration", "Observation", "Param", "TARGETS", "calibrate", "evaluate"]
+__all__ = ["Calibration", "Observation", "Param", "ReplayObservation", "TARGETS", "calibrate", "evaluate"]

@@ -8,7 +8,14 @@ import polars as pl
 
 from flashback.replay.scaling import idema_bytes
 from flashback.replay.base import Protocol, Replay, check_row, register, require
-from flashback.replay.procedures.common import dip, duration_row, iops, rand_write, regular, seq_fill
+from flashback.replay.procedures.common import (
+    dip,
+    duration_row,
+    iops,
+    rand_write,
+    regular,
+    seq_fill,
+)
 
 PROCEDURE = """\
 secure_erase: secure erase

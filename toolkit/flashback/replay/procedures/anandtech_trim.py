@@ -6,7 +6,7 @@ from typing import Any
 
 from flashback.replay.scaling import idema_bytes
 from flashback.replay.base import Protocol, Replay, check_row, register, require
-from flashback.replay.procedures.common import duration_row, mbps, rand_write, seq_fill
+from flashback.replay.procedures.common import duration_row, mbps, rand_write, seq_fill, step_wa
 from flashback.workload import Workload
 
 MIB = 1 << 20
@@ -52,11 +52,19 @@ def checks(rep: Replay) -> list[dict[str, Any]]:
     torture = rep.step("torture")
     secs = float(torture["interval_s"].sum()) / rep.scale if torture.height else None
     rows = [duration_row("trim_validation_torture", secs)]
+    wa = {s: step_wa(rep, s) for s in ("after_torture", "after_trim")}
+
+    def wa_note(step: str) -> str:
+        return "" if wa[step] is None else f" (write amplification during it: {wa[step]:.2f})"
+
     notes = {
         "clean": "",
-        "torture": "written right after the torture, while garbage collection still runs",
-        "after_trim": "SandForce's TRIM reportedly does not restore speed after incompressible "
-        "torture; the model recovers as far as its preset's trim_efficacy lets it",
+        "torture": "written right after the torture: the model's greedy GC must copy most of "
+        f"each victim block{wa_note('after_torture')}; the SF-2281 lost less",
+        "after_trim": "in the model this second AS-SSD pass overwrites the first pass's own "
+        "sequential blocks, which GC reclaims without copying whatever trim_efficacy is"
+        f"{wa_note('after_trim')}; SandForce's TRIM reportedly does not restore speed after "
+        "incompressible torture, a controller behaviour the model does not have",
     }
     for step, cond in (
         ("clean", "clean"),

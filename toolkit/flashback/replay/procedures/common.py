@@ -61,6 +61,25 @@ def rate(df: pl.DataFrame, col: str) -> float | None:
     return float(df[col].sum()) / secs if secs > 0 else None
 
 
+def step_wa(rep, name: str) -> float | None:
+    """Write amplification during one step of a replay on a sim drive (ground truth).
+
+    NAND bytes over host bytes written between the end of the previous step and the end of
+    this one; ``None`` on a real target or when the step wrote nothing.
+    """
+    df = rep.intervals
+    if "nand_written_bytes" not in df.columns or df.is_empty():
+        return None
+    idx = df.with_row_index("i").filter(pl.col("step") == name)["i"]
+    if idx.is_empty():
+        return None
+    first, last = int(idx[0]), int(idx[-1])
+    n0 = float(df["nand_written_bytes"][first - 1]) if first > 0 else 0.0
+    h0 = float(df["host_written_bytes"][first - 1]) if first > 0 else 0.0
+    host = float(df["host_written_bytes"][last]) - h0
+    return (float(df["nand_written_bytes"][last]) - n0) / host if host > 0 else None
+
+
 def mbps(df: pl.DataFrame, direction: str = "write") -> float | None:
     """Mean MB/s of a step (decimal MB, as reviews quote)."""
     r = rate(df, f"{direction}_bytes")
@@ -216,6 +235,12 @@ def duration_row(test: str, seconds: float | None) -> dict:
     from flashback.replay.base import check_row
 
     return check_row(
-        test, "all", "duration_s", seconds, "s", drive=None, tolerance=0.02,
+        test,
+        "all",
+        "duration_s",
+        seconds,
+        "s",
+        drive=None,
+        tolerance=0.02,
         note="at the review drive's scale",
     )
