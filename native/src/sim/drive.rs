@@ -15,7 +15,7 @@ use crate::run::{Observer, RunOptions, RunOutput, Session, Status};
 use crate::workload::{compress_ratio_cached, job_slices, Op, OpKind, OpStream, Workload};
 use serde_json::{json, Value};
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 use std::time::{Duration, Instant};
 
 /// A ground-truth event: what happened, after how many host bytes, at what drive time.
@@ -132,6 +132,49 @@ struct Slot {
 }
 
 const DEBUG_CHECK_EVERY: u64 = 1 << 16;
+
+/// Outstanding commands as `(completion time, slot)`, popped earliest first (ties: lower slot
+/// first). A sorted queue for up to [`SORTED_MAX`] commands — writes complete in the order they
+/// were issued, so a push is usually an append — and a binary heap for more.
+enum Pending {
+    Sorted(VecDeque<(u64, u32)>),
+    Heap(BinaryHeap<Reverse<(u64, u32)>>),
+}
+
+const SORTED_MAX: usize = 64;
+
+impl Pending {
+    fn new(commands: usize) -> Self {
+        if commands <= SORTED_MAX {
+            Pending::Sorted(VecDeque::with_capacity(commands))
+        } else {
+            Pending::Heap(BinaryHeap::with_capacity(commands))
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, k: (u64, u32)) {
+        match self {
+            Pending::Sorted(q) => {
+                if q.back().is_none_or(|&b| b < k) {
+                    q.push_back(k);
+                } else {
+                    let i = q.partition_point(|&x| x < k);
+                    q.insert(i, k);
+                }
+            }
+            Pending::Heap(h) => h.push(Reverse(k)),
+        }
+    }
+
+    #[inline]
+    fn pop(&mut self) -> Option<(u64, u32)> {
+        match self {
+            Pending::Sorted(q) => q.pop_front(),
+            Pending::Heap(h) => h.pop().map(|Reverse(k)| k),
+        }
+    }
+}
 
 impl SimDrive {
     /// Parses `<preset>[?key=value&...]`.
@@ -434,7 +477,7 @@ impl SimDrive {
         let mut sess = Session::start(w, opts, self.meta(), true, self.host_written, obs)?;
         sess.set_truth(self.truth());
         let mut slots: Vec<Slot> = vec![];
-        let mut heap: BinaryHeap<Reverse<(u64, u32)>> = BinaryHeap::new();
+        let mut pending = Pending::new(w.jobs as usize * w.iodepth as usize);
         let mut written_run = 0u64;
         let mut stopping = false;
         let wall = Instant::now();
@@ -461,12 +504,12 @@ impl SimDrive {
                         kind: op.kind,
                         bytes: op.len,
                     });
-                    heap.push(Reverse((done, slots.len() as u32 - 1)));
+                    pending.push((done, slots.len() as u32 - 1));
                 }
             }
         }
 
-        while let Some(Reverse((done, si))) = heap.pop() {
+        while let Some((done, si)) = pending.pop() {
             let slot = slots[si as usize];
             // Commands still in flight when the time is up are counted in the last interval,
             // which ends at the time limit (their writes did reach the drive).
@@ -520,7 +563,7 @@ impl SimDrive {
                 kind: op.kind,
                 bytes: op.len,
             };
-            heap.push(Reverse((d, si)));
+            pending.push((d, si));
         }
         if cfg!(debug_assertions) {
             self.ftl.check_invariants();

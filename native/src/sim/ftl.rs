@@ -46,7 +46,6 @@ pub struct Ftl {
     gc_reserve: usize,
     compression: bool,
     pub pages_per_block: u32,
-    slots_per_page: u32,
     page_units: u32,
     block_units: u32,
     shift: u32,
@@ -60,7 +59,13 @@ pub struct Ftl {
     l2p: Vec<u32>,
     p2l: Vec<u32>,
     valid: Vec<u64>,
+    /// Physical units per LBA, allocated only once mapped LBAs hold different sizes; until then
+    /// every mapped LBA holds `uniform_units` (one run's data is one size, and a per-LBA array
+    /// would add a random memory access to every write and GC copy).
     lba_units: Vec<u16>,
+    uniform_units: u32,
+    page_div: Div,
+    slot_div: Div,
 
     valid_units: Vec<u32>,
     valid_count: Vec<u32>,
@@ -115,7 +120,6 @@ impl Ftl {
             gc_reserve: c.gc_reserve as usize,
             compression: c.compression,
             pages_per_block: c.pages_per_block,
-            slots_per_page: c.page_size / 4096,
             page_units: (c.page_size / 4096) * UNIT,
             block_units: slots * UNIT,
             shift: stride.trailing_zeros(),
@@ -128,11 +132,10 @@ impl Ftl {
             // calloc: only the entries blocks actually fill get pages (matters with compression)
             p2l: vec![0; entries],
             valid: huge_vec(entries.div_ceil(64), 0),
-            lba_units: if c.compression {
-                huge_vec(user_lbas as usize, 0)
-            } else {
-                vec![]
-            },
+            lba_units: vec![],
+            uniform_units: UNIT,
+            page_div: Div::new((c.page_size / 4096) * UNIT),
+            slot_div: Div::new(c.page_size / 4096),
             valid_units: vec![0; n],
             valid_count: vec![0; n],
             fill_entries: vec![0; n],
@@ -178,6 +181,8 @@ impl Ftl {
     pub fn sanitize(&mut self) {
         self.l2p.fill(NONE);
         self.valid.fill(0);
+        self.lba_units = vec![];
+        self.uniform_units = UNIT;
         self.valid_units.fill(0);
         self.valid_count.fill(0);
         self.fill_entries.fill(0);
@@ -231,10 +236,24 @@ impl Ftl {
 
     #[inline]
     fn units_of(&self, lba: u32) -> u32 {
-        if self.compression {
-            self.lba_units[lba as usize] as u32
+        if self.lba_units.is_empty() {
+            self.uniform_units
         } else {
-            UNIT
+            self.lba_units[lba as usize] as u32
+        }
+    }
+
+    /// Makes sure a write of `units` can be recorded: switches to per-LBA sizes the first time
+    /// a size differs from the one every mapped LBA holds.
+    #[inline]
+    fn note_units(&mut self, units: u32) {
+        if units == self.uniform_units || !self.lba_units.is_empty() {
+            return;
+        }
+        if self.mapped == 0 {
+            self.uniform_units = units;
+        } else {
+            self.lba_units = huge_vec(self.user_lbas as usize, self.uniform_units as u16);
         }
     }
 
@@ -259,7 +278,7 @@ impl Ftl {
             ((i as u64 * self.fill_units[b as usize] as u64 / fe as u64) as u32 / self.page_units)
                 .min(self.pages_per_block - 1)
         } else {
-            i / self.slots_per_page
+            self.slot_div.div(i)
         };
         Some(b * self.pages_per_block + page)
     }
@@ -312,7 +331,7 @@ impl Ftl {
                 W_HOST_PROG
             };
             self.work
-                .push(tag << TAG_SHIFT | (b * self.pages_per_block + fu / self.page_units));
+                .push(tag << TAG_SHIFT | (b * self.pages_per_block + self.page_div.div(fu)));
         }
         self.state[b as usize] = CLOSED;
         self.closed_count += 1;
@@ -370,7 +389,7 @@ impl Ftl {
         self.p2l[e as usize] = lba;
         self.l2p[lba as usize] = e;
         self.valid[(e >> 6) as usize] |= 1u64 << (e & 63);
-        if self.compression {
+        if !self.lba_units.is_empty() {
             self.lba_units[lba as usize] = units as u16;
         }
         self.fill_entries[bi] += 1;
@@ -381,7 +400,7 @@ impl Ftl {
         self.valid_count[bi] += 1;
         self.mapped += 1;
         self.nand_units += units as u64;
-        let (p0, p1) = (f0 / self.page_units, f1 / self.page_units);
+        let (p0, p1) = (self.page_div.div(f0), self.page_div.div(f1));
         for p in p0..p1 {
             self.work
                 .push(tag << TAG_SHIFT | (b * self.pages_per_block + p));
@@ -418,6 +437,7 @@ impl Ftl {
     #[inline]
     pub fn write(&mut self, lba: u32, units: u32) {
         debug_assert!(lba < self.user_lbas && units > 0 && units <= UNIT);
+        self.note_units(units);
         self.invalidate(lba);
         self.host_units += units as u64;
         if self.n_mlc < self.n_blocks {
@@ -598,9 +618,10 @@ impl Ftl {
             let lba = self.p2l[e as usize];
             let units = self.units_of(lba);
             let page = if self.compression {
-                ((i as u64 * self.fill_units[bi] as u64 / n as u64) as u32) / self.page_units
+                self.page_div
+                    .div((i as u64 * self.fill_units[bi] as u64 / n as u64) as u32)
             } else {
-                i / self.slots_per_page
+                self.slot_div.div(i)
             };
             if page != last_page {
                 self.work
@@ -692,6 +713,44 @@ impl Ftl {
             self.host_units + self.gc_units,
             "NAND writes ≠ host writes + GC copies"
         );
+    }
+}
+
+/// Division by a run-time constant, a shift when it is a power of two (it always is for the
+/// page sizes and die counts the presets use).
+#[derive(Clone, Copy)]
+pub struct Div {
+    d: u32,
+    shift: u32,
+    pow2: bool,
+}
+
+impl Div {
+    pub fn new(d: u32) -> Div {
+        assert!(d > 0, "division by zero");
+        Div {
+            d,
+            shift: d.trailing_zeros(),
+            pow2: d.is_power_of_two(),
+        }
+    }
+
+    #[inline(always)]
+    pub fn div(self, x: u32) -> u32 {
+        if self.pow2 {
+            x >> self.shift
+        } else {
+            x / self.d
+        }
+    }
+
+    #[inline(always)]
+    pub fn rem(self, x: u32) -> u32 {
+        if self.pow2 {
+            x & (self.d - 1)
+        } else {
+            x % self.d
+        }
     }
 }
 
