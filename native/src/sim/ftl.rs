@@ -41,6 +41,17 @@ pub const EV_POOL_EXHAUSTED: u8 = 1;
 pub const EV_GC_COPY: u8 = 2;
 pub const EV_SLC_FULL: u8 = 4;
 
+/// The per-block fields every invalidation touches, together.
+#[derive(Clone, Copy, Default)]
+#[repr(C, align(16))]
+struct Blk {
+    valid_units: u32,
+    valid_count: u32,
+    /// Changes whenever the block enters or leaves a greedy bucket.
+    stamp: u32,
+    state: u8,
+}
+
 pub struct Ftl {
     policy: GcPolicy,
     gc_reserve: usize,
@@ -58,7 +69,11 @@ pub struct Ftl {
 
     l2p: Vec<u32>,
     p2l: Vec<u32>,
+    /// Validity bits, `vwords` words per block. A block whose bits span several cache lines
+    /// gets an odd number of lines: with a power-of-two stride, the first line of every block
+    /// (all that incompressible data uses) would map to a few cache sets and evict each other.
     valid: Vec<u64>,
+    vwords: usize,
     /// Physical units per LBA, allocated only once mapped LBAs hold different sizes; until then
     /// every mapped LBA holds `uniform_units` (one run's data is one size, and a per-LBA array
     /// would add a random memory access to every write and GC copy).
@@ -67,11 +82,10 @@ pub struct Ftl {
     page_div: Div,
     slot_div: Div,
 
-    valid_units: Vec<u32>,
-    valid_count: Vec<u32>,
+    /// Per block: valid units/count, state, bucket stamp (one cache line holds four blocks).
+    blk: Vec<Blk>,
     fill_entries: Vec<u32>,
     fill_units: Vec<u32>,
-    state: Vec<u8>,
     close_seq: Vec<u64>,
 
     free: Vec<u32>,
@@ -82,10 +96,11 @@ pub struct Ftl {
     slc_open: u32,
     closed_count: u32,
 
-    bucket_head: Vec<u32>,
-    bnext: Vec<u32>,
-    bprev: Vec<u32>,
-    blevel: Vec<u32>,
+    /// Greedy: one stack of `(block, stamp)` per valid level, newest on top. A block leaving a
+    /// level is not searched for: its stamp changes, which makes the entry stale, and stale
+    /// entries are skipped when met on top and swept by [`Ftl::compact_buckets`].
+    buckets: Vec<Vec<u64>>,
+    bucket_entries: usize,
     min_level: usize,
     fifo: VecDeque<u32>,
     closed_list: Vec<u32>,
@@ -131,16 +146,15 @@ impl Ftl {
             l2p: huge_vec(user_lbas as usize, NONE),
             // calloc: only the entries blocks actually fill get pages (matters with compression)
             p2l: vec![0; entries],
-            valid: huge_vec(entries.div_ceil(64), 0),
+            valid: huge_vec(n * valid_words(stride), 0),
+            vwords: valid_words(stride),
             lba_units: vec![],
             uniform_units: UNIT,
             page_div: Div::new((c.page_size / 4096) * UNIT),
             slot_div: Div::new(c.page_size / 4096),
-            valid_units: vec![0; n],
-            valid_count: vec![0; n],
+            blk: vec![Blk::default(); n],
             fill_entries: vec![0; n],
             fill_units: vec![0; n],
-            state: vec![FREE; n],
             close_seq: vec![0; n],
             free: vec![],
             slc_free: vec![],
@@ -149,10 +163,8 @@ impl Ftl {
             gc_open: NONE,
             slc_open: NONE,
             closed_count: 0,
-            bucket_head: vec![NONE; levels],
-            bnext: vec![NONE; n],
-            bprev: vec![NONE; n],
-            blevel: vec![0; n],
+            buckets: vec![vec![]; levels],
+            bucket_entries: 0,
             min_level: levels,
             fifo: VecDeque::new(),
             closed_list: vec![],
@@ -183,15 +195,12 @@ impl Ftl {
         self.valid.fill(0);
         self.lba_units = vec![];
         self.uniform_units = UNIT;
-        self.valid_units.fill(0);
-        self.valid_count.fill(0);
+        self.blk.fill(Blk::default());
         self.fill_entries.fill(0);
         self.fill_units.fill(0);
-        self.state.fill(FREE);
-        self.bucket_head.fill(NONE);
-        self.bnext.fill(NONE);
-        self.bprev.fill(NONE);
-        self.min_level = self.bucket_head.len();
+        self.buckets.iter_mut().for_each(Vec::clear);
+        self.bucket_entries = 0;
+        self.min_level = self.buckets.len();
         self.fifo.clear();
         self.closed_list.clear();
         self.closed_pos.fill(NONE);
@@ -232,6 +241,16 @@ impl Ftl {
         } else {
             self.block_units
         }
+    }
+
+    /// Word and bit of entry `e` in the validity bitmap.
+    #[inline(always)]
+    fn vpos(&self, e: u32) -> (usize, u32) {
+        let i = e & ((1 << self.shift) - 1);
+        (
+            (e >> self.shift) as usize * self.vwords + (i >> 6) as usize,
+            i & 63,
+        )
     }
 
     #[inline]
@@ -287,36 +306,66 @@ impl Ftl {
 
     #[inline]
     fn level(&self, b: u32) -> u32 {
-        self.valid_units[b as usize] / UNIT
+        self.blk[b as usize].valid_units / UNIT
     }
 
     #[inline]
     fn bucket_insert(&mut self, b: u32) {
-        let l = self.level(b);
-        let h = self.bucket_head[l as usize];
-        self.bnext[b as usize] = h;
-        self.bprev[b as usize] = NONE;
-        if h != NONE {
-            self.bprev[h as usize] = b;
+        let l = self.level(b) as usize;
+        let bk = &mut self.blk[b as usize];
+        bk.stamp = bk.stamp.wrapping_add(1);
+        let entry = (bk.stamp as u64) << 32 | b as u64;
+        self.buckets[l].push(entry);
+        self.bucket_entries += 1;
+        if l < self.min_level {
+            self.min_level = l;
         }
-        self.bucket_head[l as usize] = b;
-        self.blevel[b as usize] = l;
-        if (l as usize) < self.min_level {
-            self.min_level = l as usize;
+        if self.bucket_entries > self.bucket_limit() {
+            self.compact_buckets();
         }
     }
 
     #[inline]
     fn bucket_remove(&mut self, b: u32) {
-        let (p, n) = (self.bprev[b as usize], self.bnext[b as usize]);
-        if p != NONE {
-            self.bnext[p as usize] = n;
-        } else {
-            self.bucket_head[self.blevel[b as usize] as usize] = n;
+        let bk = &mut self.blk[b as usize];
+        bk.stamp = bk.stamp.wrapping_add(1);
+    }
+
+    #[inline]
+    fn bucket_limit(&self) -> usize {
+        4 * self.n_blocks as usize + 4096
+    }
+
+    /// Whether a bucket entry still stands for its block.
+    #[inline]
+    fn live(&self, entry: u64) -> bool {
+        self.blk[(entry as u32) as usize].stamp == (entry >> 32) as u32
+    }
+
+    /// The newest block of bucket `l`, dropping stale entries met on its top.
+    #[inline]
+    fn bucket_top(&mut self, l: usize) -> Option<u32> {
+        while let Some(&e) = self.buckets[l].last() {
+            if self.live(e) {
+                return Some(e as u32);
+            }
+            self.buckets[l].pop();
+            self.bucket_entries -= 1;
         }
-        if n != NONE {
-            self.bprev[n as usize] = p;
+        None
+    }
+
+    /// Sweeps stale entries out of every bucket (order kept).
+    #[cold]
+    fn compact_buckets(&mut self) {
+        let mut buckets = std::mem::take(&mut self.buckets);
+        let mut n = 0;
+        for q in &mut buckets {
+            q.retain(|&e| self.live(e));
+            n += q.len();
         }
+        self.buckets = buckets;
+        self.bucket_entries = n;
     }
 
     // ---- block life cycle -----------------------------------------------------------------
@@ -333,7 +382,7 @@ impl Ftl {
             self.work
                 .push(tag << TAG_SHIFT | (b * self.pages_per_block + self.page_div.div(fu)));
         }
-        self.state[b as usize] = CLOSED;
+        self.blk[b as usize].state = CLOSED;
         self.closed_count += 1;
         self.close_seq[b as usize] = self.nand_units;
         if b >= self.n_mlc {
@@ -368,8 +417,8 @@ impl Ftl {
     }
 
     fn open(&mut self, b: u32) {
-        debug_assert_eq!(self.state[b as usize], FREE);
-        self.state[b as usize] = OPEN;
+        debug_assert_eq!(self.blk[b as usize].state, FREE);
+        self.blk[b as usize].state = OPEN;
         self.fill_entries[b as usize] = 0;
         self.fill_units[b as usize] = 0;
     }
@@ -388,7 +437,8 @@ impl Ftl {
         let e = (b << self.shift) | self.fill_entries[bi];
         self.p2l[e as usize] = lba;
         self.l2p[lba as usize] = e;
-        self.valid[(e >> 6) as usize] |= 1u64 << (e & 63);
+        let (w, bit) = self.vpos(e);
+        self.valid[w] |= 1u64 << bit;
         if !self.lba_units.is_empty() {
             self.lba_units[lba as usize] = units as u16;
         }
@@ -396,8 +446,8 @@ impl Ftl {
         let f0 = self.fill_units[bi];
         let f1 = f0 + units;
         self.fill_units[bi] = f1;
-        self.valid_units[bi] += units;
-        self.valid_count[bi] += 1;
+        self.blk[bi].valid_units += units;
+        self.blk[bi].valid_count += 1;
         self.mapped += 1;
         self.nand_units += units as u64;
         let (p0, p1) = (self.page_div.div(f0), self.page_div.div(f1));
@@ -417,17 +467,22 @@ impl Ftl {
         self.l2p[lba as usize] = NONE;
         let b = e >> self.shift;
         let bi = b as usize;
-        self.valid[(e >> 6) as usize] &= !(1u64 << (e & 63));
+        let (w, bit) = self.vpos(e);
+        self.valid[w] &= !(1u64 << bit);
         let u = self.units_of(lba);
-        self.valid_units[bi] -= u;
-        self.valid_count[bi] -= 1;
+        let bk = &mut self.blk[bi];
+        let before = bk.valid_units;
+        bk.valid_units -= u;
+        bk.valid_count -= 1;
+        let closed = bk.state == CLOSED;
         self.mapped -= 1;
-        if self.policy == GcPolicy::Greedy && self.state[bi] == CLOSED && b < self.n_mlc {
-            let l = self.valid_units[bi] / UNIT;
-            if l != self.blevel[bi] {
-                self.bucket_remove(b);
-                self.bucket_insert(b);
-            }
+        if self.policy == GcPolicy::Greedy
+            && closed
+            && b < self.n_mlc
+            && (before - u) / UNIT != before / UNIT
+        {
+            self.bucket_remove(b);
+            self.bucket_insert(b);
         }
     }
 
@@ -501,7 +556,13 @@ impl Ftl {
     pub fn prefetch_valid(&self, lba: u32) {
         if let Some(&e) = self.l2p.get(lba as usize) {
             if e != NONE {
-                prefetch(&self.valid[(e >> 6) as usize] as *const u64 as *const i8);
+                let (w, _) = self.vpos(e);
+                if let Some(x) = self.valid.get(w) {
+                    prefetch(x as *const u64 as *const i8);
+                }
+                if let Some(x) = self.blk.get((e >> self.shift) as usize) {
+                    prefetch(x as *const Blk as *const i8);
+                }
             }
         }
     }
@@ -534,10 +595,12 @@ impl Ftl {
     fn pick_victim(&mut self) -> u32 {
         match self.policy {
             GcPolicy::Greedy => {
-                while self.bucket_head[self.min_level] == NONE {
+                loop {
+                    if let Some(b) = self.bucket_top(self.min_level) {
+                        break b;
+                    }
                     self.min_level += 1;
                 }
-                self.bucket_head[self.min_level]
             }
             GcPolicy::Fifo => self.fifo.pop_front().expect("a closed block for FIFO GC"),
             GcPolicy::Random => {
@@ -550,7 +613,7 @@ impl Ftl {
                 let mut best_score = f64::NEG_INFINITY;
                 for _ in 0..16 {
                     let b = self.closed_list[self.rng.random_range(0..self.closed_list.len())];
-                    let u = self.valid_units[b as usize] as f64 / self.block_units as f64;
+                    let u = self.blk[b as usize].valid_units as f64 / self.block_units as f64;
                     let age = (self.nand_units - self.close_seq[b as usize]) as f64 + 1.0;
                     let score = if u == 0.0 {
                         f64::INFINITY
@@ -587,17 +650,17 @@ impl Ftl {
 
     fn relocate(&mut self, b: u32) -> u32 {
         let bi = b as usize;
-        let moved = self.valid_units[bi];
+        let moved = self.blk[bi].valid_units;
         let n = self.fill_entries[bi];
         let base = b << self.shift;
+        let vbase = bi * self.vwords;
         let mut last_page = NONE;
         let mut i = 0u32;
-        while i < n && self.valid_count[bi] > 0 {
+        while i < n && self.blk[bi].valid_count > 0 {
             // skip 64 invalid entries at a time
-            let e = base + i;
-            let word = self.valid[(e >> 6) as usize] >> (e & 63);
+            let word = self.valid[vbase + (i >> 6) as usize] >> (i & 63);
             if word == 0 {
-                i = ((e | 63) + 1) - base;
+                i = (i | 63) + 1;
                 continue;
             }
             let skip = word.trailing_zeros();
@@ -629,9 +692,9 @@ impl Ftl {
                 last_page = page;
             }
             // unmap from the victim
-            self.valid[(e >> 6) as usize] &= !(1u64 << (e & 63));
-            self.valid_units[bi] -= units;
-            self.valid_count[bi] -= 1;
+            self.valid[vbase + (i >> 6) as usize] &= !(1u64 << (i & 63));
+            self.blk[bi].valid_units -= units;
+            self.blk[bi].valid_count -= 1;
             self.mapped -= 1;
             // write to the GC frontier
             if !self.room(self.gc_open, units) {
@@ -649,10 +712,10 @@ impl Ftl {
         if moved > 0 {
             self.flag(EV_GC_COPY);
         }
-        debug_assert_eq!(self.valid_count[bi], 0);
-        debug_assert_eq!(self.valid_units[bi], 0);
+        debug_assert_eq!(self.blk[bi].valid_count, 0);
+        debug_assert_eq!(self.blk[bi].valid_units, 0);
         // erase
-        self.state[bi] = FREE;
+        self.blk[bi].state = FREE;
         self.fill_entries[bi] = 0;
         self.fill_units[bi] = 0;
         self.erases += 1;
@@ -672,12 +735,11 @@ impl Ftl {
         }
         match self.policy {
             GcPolicy::Greedy => {
-                while self.min_level < self.bucket_head.len()
-                    && self.bucket_head[self.min_level] == NONE
+                while self.min_level < self.buckets.len() && self.bucket_top(self.min_level).is_none()
                 {
                     self.min_level += 1;
                 }
-                self.min_level < self.bucket_head.len()
+                self.min_level < self.buckets.len()
                     && (self.min_level as u32) < self.block_units / UNIT
             }
             _ => true,
@@ -691,11 +753,11 @@ impl Ftl {
 
     /// Full consistency check (debug builds call it periodically; O(blocks)).
     pub fn check_invariants(&self) {
-        let sum_valid: u64 = self.valid_count.iter().map(|&v| v as u64).sum();
+        let sum_valid: u64 = self.blk.iter().map(|k| k.valid_count as u64).sum();
         assert_eq!(sum_valid, self.mapped, "Σ valid ≠ mapped LBAs");
-        let free = self.state.iter().filter(|&&s| s == FREE).count();
-        let open = self.state.iter().filter(|&&s| s == OPEN).count();
-        let closed = self.state.iter().filter(|&&s| s == CLOSED).count();
+        let free = self.blk.iter().filter(|k| k.state == FREE).count();
+        let open = self.blk.iter().filter(|k| k.state == OPEN).count();
+        let closed = self.blk.iter().filter(|k| k.state == CLOSED).count();
         assert_eq!(free + open + closed, self.n_blocks as usize);
         assert_eq!(
             free,
@@ -713,6 +775,17 @@ impl Ftl {
             self.host_units + self.gc_units,
             "NAND writes ≠ host writes + GC copies"
         );
+    }
+}
+
+/// Validity words per block of `stride` entries: whole words, and an odd number of cache lines
+/// when a block needs more than one.
+fn valid_words(stride: u32) -> usize {
+    let words = (stride as usize).div_ceil(64);
+    if words <= 8 {
+        words
+    } else {
+        (words.div_ceil(8) | 1) * 8
     }
 }
 
