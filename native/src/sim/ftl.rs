@@ -18,6 +18,9 @@ use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use std::collections::VecDeque;
 
+/// Valid entries whose map entries GC prefetches ahead of copying them.
+const GC_AHEAD: u32 = 16;
+
 /// Units per 4 KiB slot (one unit = 4 bytes).
 pub const UNIT: u32 = 1024;
 /// Bytes per unit.
@@ -333,7 +336,7 @@ impl Ftl {
 
     #[inline]
     fn bucket_limit(&self) -> usize {
-        4 * self.n_blocks as usize + 4096
+        16 * self.n_blocks as usize + 4096
     }
 
     /// Whether a bucket entry still stands for its block.
@@ -648,6 +651,33 @@ impl Ftl {
         true
     }
 
+    /// The first valid entry of the block whose bits start at word `vbase`, from `i` to `n`.
+    #[inline]
+    fn next_valid(&self, vbase: usize, mut i: u32, n: u32) -> Option<u32> {
+        while i < n {
+            let word = self.valid[vbase + (i >> 6) as usize] >> (i & 63);
+            if word != 0 {
+                i += word.trailing_zeros();
+                return (i < n).then_some(i);
+            }
+            i = (i | 63) + 1;
+        }
+        None
+    }
+
+    /// Hints the CPU to fetch the map entry (and size) of the LBA stored at entry `e`.
+    #[inline]
+    fn prefetch_entry(&self, e: u32) {
+        if let Some(&lba) = self.p2l.get(e as usize) {
+            if let Some(x) = self.l2p.get(lba as usize) {
+                prefetch(x as *const u32 as *const i8);
+            }
+            if let Some(x) = self.lba_units.get(lba as usize) {
+                prefetch(x as *const u16 as *const i8);
+            }
+        }
+    }
+
     fn relocate(&mut self, b: u32) -> u32 {
         let bi = b as usize;
         let moved = self.blk[bi].valid_units;
@@ -655,6 +685,8 @@ impl Ftl {
         let base = b << self.shift;
         let vbase = bi * self.vwords;
         let mut last_page = NONE;
+        // prefetch cursor: entries below `pf` have been prefetched, `ahead` of them not copied
+        let (mut pf, mut ahead) = (0u32, 0u32);
         let mut i = 0u32;
         while i < n && self.blk[bi].valid_count > 0 {
             // skip 64 invalid entries at a time
@@ -669,15 +701,25 @@ impl Ftl {
                 break;
             }
             let e = base + i;
-            // the map entries of copies a few slots ahead: their random stores would stall
-            if let Some(&ahead) = self.p2l.get(e as usize + 16) {
-                if let Some(x) = self.l2p.get(ahead as usize) {
-                    prefetch(x as *const u32 as *const i8);
-                }
-                if let Some(x) = self.lba_units.get(ahead as usize) {
-                    prefetch(x as *const u16 as *const i8);
+            // the map entries of the copies a few valid entries ahead: their random stores
+            // would stall
+            if pf <= i {
+                pf = i + 1;
+            }
+            while ahead < GC_AHEAD {
+                match self.next_valid(vbase, pf, n) {
+                    Some(j) => {
+                        self.prefetch_entry(base + j);
+                        pf = j + 1;
+                        ahead += 1;
+                    }
+                    None => {
+                        pf = n;
+                        break;
+                    }
                 }
             }
+            ahead = ahead.saturating_sub(1);
             let lba = self.p2l[e as usize];
             let units = self.units_of(lba);
             let page = if self.compression {
