@@ -18,8 +18,8 @@ use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use std::collections::VecDeque;
 
-/// Valid entries whose map entries GC prefetches ahead of copying them.
-const GC_AHEAD: u32 = 16;
+/// GC prefetches the map entries of its copies this many at a time.
+const GC_BURST: usize = 16;
 
 /// Units per 4 KiB slot (one unit = 4 bytes).
 pub const UNIT: u32 = 1024;
@@ -109,6 +109,8 @@ pub struct Ftl {
     closed_list: Vec<u32>,
     closed_pos: Vec<u32>,
     rng: Xoshiro256PlusPlus,
+    /// GC's list of a victim's valid entries (reused).
+    scratch: Vec<u32>,
 
     /// Cumulative units since the last secure erase.
     pub host_units: u64,
@@ -173,6 +175,7 @@ impl Ftl {
             closed_list: vec![],
             closed_pos: vec![NONE; n],
             rng: Xoshiro256PlusPlus::seed_from_u64(c.seed),
+            scratch: vec![],
             host_units: 0,
             gc_units: 0,
             nand_units: 0,
@@ -651,20 +654,6 @@ impl Ftl {
         true
     }
 
-    /// The first valid entry of the block whose bits start at word `vbase`, from `i` to `n`.
-    #[inline]
-    fn next_valid(&self, vbase: usize, mut i: u32, n: u32) -> Option<u32> {
-        while i < n {
-            let word = self.valid[vbase + (i >> 6) as usize] >> (i & 63);
-            if word != 0 {
-                i += word.trailing_zeros();
-                return (i < n).then_some(i);
-            }
-            i = (i | 63) + 1;
-        }
-        None
-    }
-
     /// Hints the CPU to fetch the map entry (and size) of the LBA stored at entry `e`.
     #[inline]
     fn prefetch_entry(&self, e: u32) {
@@ -684,42 +673,34 @@ impl Ftl {
         let n = self.fill_entries[bi];
         let base = b << self.shift;
         let vbase = bi * self.vwords;
+        let words = n.div_ceil(64) as usize;
+        // the valid entries, in order
+        let mut todo = std::mem::take(&mut self.scratch);
+        todo.clear();
+        for w in 0..words {
+            let mut word = self.valid[vbase + w];
+            if (w as u32 + 1) * 64 > n {
+                word &= (1u64 << (n & 63)) - 1;
+            }
+            while word != 0 {
+                todo.push(w as u32 * 64 + word.trailing_zeros());
+                word &= word - 1;
+            }
+        }
+        self.valid[vbase..vbase + words].fill(0);
+        // The map entries the copies update are prefetched a burst at a time, one burst ahead:
+        // issued together, their misses overlap.
+        for &i in todo.iter().take(GC_BURST) {
+            self.prefetch_entry(base + i);
+        }
         let mut last_page = NONE;
-        // prefetch cursor: entries below `pf` have been prefetched, `ahead` of them not copied
-        let (mut pf, mut ahead) = (0u32, 0u32);
-        let mut i = 0u32;
-        while i < n && self.blk[bi].valid_count > 0 {
-            // skip 64 invalid entries at a time
-            let word = self.valid[vbase + (i >> 6) as usize] >> (i & 63);
-            if word == 0 {
-                i = (i | 63) + 1;
-                continue;
-            }
-            let skip = word.trailing_zeros();
-            i += skip;
-            if i >= n {
-                break;
-            }
-            let e = base + i;
-            // the map entries of the copies a few valid entries ahead: their random stores
-            // would stall
-            if pf <= i {
-                pf = i + 1;
-            }
-            while ahead < GC_AHEAD {
-                match self.next_valid(vbase, pf, n) {
-                    Some(j) => {
-                        self.prefetch_entry(base + j);
-                        pf = j + 1;
-                        ahead += 1;
-                    }
-                    None => {
-                        pf = n;
-                        break;
-                    }
+        for (k, &i) in todo.iter().enumerate() {
+            if k % GC_BURST == 0 {
+                for &j in todo.iter().skip(k + GC_BURST).take(GC_BURST) {
+                    self.prefetch_entry(base + j);
                 }
             }
-            ahead = ahead.saturating_sub(1);
+            let e = base + i;
             let lba = self.p2l[e as usize];
             let units = self.units_of(lba);
             let page = if self.compression {
@@ -734,7 +715,6 @@ impl Ftl {
                 last_page = page;
             }
             // unmap from the victim
-            self.valid[vbase + (i >> 6) as usize] &= !(1u64 << (i & 63));
             self.blk[bi].valid_units -= units;
             self.blk[bi].valid_count -= 1;
             self.mapped -= 1;
@@ -749,8 +729,8 @@ impl Ftl {
             }
             self.append(self.gc_open, lba, units, W_GC_PROG);
             self.gc_units += units as u64;
-            i += 1;
         }
+        self.scratch = todo;
         if moved > 0 {
             self.flag(EV_GC_COPY);
         }
