@@ -82,8 +82,8 @@ pub struct Ftl {
     /// would add a random memory access to every write and GC copy).
     lba_units: Vec<u16>,
     uniform_units: u32,
-    page_div: Div,
-    slot_div: Div,
+    page_div: Divisor,
+    slot_div: Divisor,
 
     /// Per block: valid units/count, state, bucket stamp (one cache line holds four blocks).
     blk: Vec<Blk>,
@@ -155,8 +155,8 @@ impl Ftl {
             vwords: valid_words(stride),
             lba_units: vec![],
             uniform_units: UNIT,
-            page_div: Div::new((c.page_size / 4096) * UNIT),
-            slot_div: Div::new(c.page_size / 4096),
+            page_div: Divisor::new((c.page_size / 4096) * UNIT),
+            slot_div: Divisor::new(c.page_size / 4096),
             blk: vec![Blk::default(); n],
             fill_entries: vec![0; n],
             fill_units: vec![0; n],
@@ -303,7 +303,7 @@ impl Ftl {
             ((i as u64 * self.fill_units[b as usize] as u64 / fe as u64) as u32 / self.page_units)
                 .min(self.pages_per_block - 1)
         } else {
-            self.slot_div.div(i)
+            self.slot_div.quot(i)
         };
         Some(b * self.pages_per_block + page)
     }
@@ -386,7 +386,7 @@ impl Ftl {
                 W_HOST_PROG
             };
             self.work
-                .push(tag << TAG_SHIFT | (b * self.pages_per_block + self.page_div.div(fu)));
+                .push(tag << TAG_SHIFT | (b * self.pages_per_block + self.page_div.quot(fu)));
         }
         self.blk[b as usize].state = CLOSED;
         self.closed_count += 1;
@@ -456,7 +456,7 @@ impl Ftl {
         self.blk[bi].valid_count += 1;
         self.mapped += 1;
         self.nand_units += units as u64;
-        let (p0, p1) = (self.page_div.div(f0), self.page_div.div(f1));
+        let (p0, p1) = (self.page_div.quot(f0), self.page_div.quot(f1));
         for p in p0..p1 {
             self.work
                 .push(tag << TAG_SHIFT | (b * self.pages_per_block + p));
@@ -600,14 +600,12 @@ impl Ftl {
 
     fn pick_victim(&mut self) -> u32 {
         match self.policy {
-            GcPolicy::Greedy => {
-                loop {
-                    if let Some(b) = self.bucket_top(self.min_level) {
-                        break b;
-                    }
-                    self.min_level += 1;
+            GcPolicy::Greedy => loop {
+                if let Some(b) = self.bucket_top(self.min_level) {
+                    break b;
                 }
-            }
+                self.min_level += 1;
+            },
             GcPolicy::Fifo => self.fifo.pop_front().expect("a closed block for FIFO GC"),
             GcPolicy::Random => {
                 let i = self.rng.random_range(0..self.closed_list.len());
@@ -694,6 +692,11 @@ impl Ftl {
             self.prefetch_entry(base + i);
         }
         let mut last_page = NONE;
+        // With compression, entry i sits in page ⌊i·fill_units / (n·page_units)⌋; the page only
+        // changes at entry `next_page_at`, worked out once per page (no division per copy).
+        let fill = self.fill_units[bi] as u64;
+        let mut page = 0u32;
+        let mut next_page_at = 0u32;
         for (k, &i) in todo.iter().enumerate() {
             if k % GC_BURST == 0 {
                 for &j in todo.iter().skip(k + GC_BURST).take(GC_BURST) {
@@ -703,12 +706,19 @@ impl Ftl {
             let e = base + i;
             let lba = self.p2l[e as usize];
             let units = self.units_of(lba);
-            let page = if self.compression {
-                self.page_div
-                    .div((i as u64 * self.fill_units[bi] as u64 / n as u64) as u32)
+            if self.compression {
+                if i >= next_page_at {
+                    page = self.page_div.quot((i as u64 * fill / n as u64) as u32);
+                    let end = (page as u64 + 1) * n as u64 * self.page_units as u64;
+                    next_page_at = end.div_ceil(fill).min(u32::MAX as u64) as u32;
+                }
             } else {
-                self.slot_div.div(i)
-            };
+                page = self.slot_div.quot(i);
+            }
+            debug_assert!(
+                !self.compression
+                    || page == self.page_div.quot((i as u64 * fill / n as u64) as u32)
+            );
             if page != last_page {
                 self.work
                     .push(W_READ << TAG_SHIFT | (b * self.pages_per_block + page));
@@ -757,7 +767,8 @@ impl Ftl {
         }
         match self.policy {
             GcPolicy::Greedy => {
-                while self.min_level < self.buckets.len() && self.bucket_top(self.min_level).is_none()
+                while self.min_level < self.buckets.len()
+                    && self.bucket_top(self.min_level).is_none()
                 {
                     self.min_level += 1;
                 }
@@ -814,16 +825,16 @@ fn valid_words(stride: u32) -> usize {
 /// Division by a run-time constant, a shift when it is a power of two (it always is for the
 /// page sizes and die counts the presets use).
 #[derive(Clone, Copy)]
-pub struct Div {
+pub struct Divisor {
     d: u32,
     shift: u32,
     pow2: bool,
 }
 
-impl Div {
-    pub fn new(d: u32) -> Div {
+impl Divisor {
+    pub fn new(d: u32) -> Divisor {
         assert!(d > 0, "division by zero");
-        Div {
+        Divisor {
             d,
             shift: d.trailing_zeros(),
             pow2: d.is_power_of_two(),
@@ -831,7 +842,7 @@ impl Div {
     }
 
     #[inline(always)]
-    pub fn div(self, x: u32) -> u32 {
+    pub fn quot(self, x: u32) -> u32 {
         if self.pow2 {
             x >> self.shift
         } else {
@@ -840,7 +851,7 @@ impl Div {
     }
 
     #[inline(always)]
-    pub fn rem(self, x: u32) -> u32 {
+    pub fn rem_of(self, x: u32) -> u32 {
         if self.pow2 {
             x & (self.d - 1)
         } else {
