@@ -6,9 +6,11 @@
 //!
 //! Layout (flat vectors, `u32` indices, no allocation per operation):
 //! - `l2p[lba]` → global entry index `block << shift | i` (or `NONE`),
-//! - `p2l[entry]` → lba, `valid` bitmap per entry (GC scans it sequentially),
+//! - `p2l[entry]` → lba; an entry is valid while `l2p[p2l[entry]]` points back at it (GC checks
+//!   its victim's entries a burst at a time; no validity bitmap to update on every write),
 //! - per block: valid units/count, fill, state, close sequence number,
-//! - greedy: intrusive bucket lists by valid level; FIFO: queue; random/cost-benefit: closed set.
+//! - greedy: stacks by valid level (stale entries skipped); FIFO: queue; random/cost-benefit:
+//!   closed set.
 //!
 //! Every NAND page operation the FTL causes is appended to [`Ftl::work`] (tagged page or block
 //! numbers) for the timing model to schedule on dies and channels.
@@ -18,8 +20,10 @@ use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use std::collections::VecDeque;
 
-/// GC prefetches the map entries of its copies this many at a time.
-const GC_BURST: usize = 16;
+/// GC prefetches the map entries of a victim's entries this many at a time...
+const GC_BURST: u32 = 16;
+/// ... this many entries ahead of checking them.
+const GC_SCAN: u32 = 48;
 
 /// Units per 4 KiB slot (one unit = 4 bytes).
 pub const UNIT: u32 = 1024;
@@ -72,11 +76,6 @@ pub struct Ftl {
 
     l2p: Vec<u32>,
     p2l: Vec<u32>,
-    /// Validity bits, `vwords` words per block. A block whose bits span several cache lines
-    /// gets an odd number of lines: with a power-of-two stride, the first line of every block
-    /// (all that incompressible data uses) would map to a few cache sets and evict each other.
-    valid: Vec<u64>,
-    vwords: usize,
     /// Physical units per LBA, allocated only once mapped LBAs hold different sizes; until then
     /// every mapped LBA holds `uniform_units` (one run's data is one size, and a per-LBA array
     /// would add a random memory access to every write and GC copy).
@@ -151,8 +150,6 @@ impl Ftl {
             l2p: huge_vec(user_lbas as usize, NONE),
             // calloc: only the entries blocks actually fill get pages (matters with compression)
             p2l: vec![0; entries],
-            valid: huge_vec(n * valid_words(stride), 0),
-            vwords: valid_words(stride),
             lba_units: vec![],
             uniform_units: UNIT,
             page_div: Divisor::new((c.page_size / 4096) * UNIT),
@@ -198,7 +195,6 @@ impl Ftl {
     /// Secure erase: everything unmapped, every block free, counters zero.
     pub fn sanitize(&mut self) {
         self.l2p.fill(NONE);
-        self.valid.fill(0);
         self.lba_units = vec![];
         self.uniform_units = UNIT;
         self.blk.fill(Blk::default());
@@ -247,16 +243,6 @@ impl Ftl {
         } else {
             self.block_units
         }
-    }
-
-    /// Word and bit of entry `e` in the validity bitmap.
-    #[inline(always)]
-    fn vpos(&self, e: u32) -> (usize, u32) {
-        let i = e & ((1 << self.shift) - 1);
-        (
-            (e >> self.shift) as usize * self.vwords + (i >> 6) as usize,
-            i & 63,
-        )
     }
 
     #[inline]
@@ -443,8 +429,6 @@ impl Ftl {
         let e = (b << self.shift) | self.fill_entries[bi];
         self.p2l[e as usize] = lba;
         self.l2p[lba as usize] = e;
-        let (w, bit) = self.vpos(e);
-        self.valid[w] |= 1u64 << bit;
         if !self.lba_units.is_empty() {
             self.lba_units[lba as usize] = units as u16;
         }
@@ -473,8 +457,6 @@ impl Ftl {
         self.l2p[lba as usize] = NONE;
         let b = e >> self.shift;
         let bi = b as usize;
-        let (w, bit) = self.vpos(e);
-        self.valid[w] &= !(1u64 << bit);
         let u = self.units_of(lba);
         let bk = &mut self.blk[bi];
         let before = bk.valid_units;
@@ -562,10 +544,6 @@ impl Ftl {
     pub fn prefetch_valid(&self, lba: u32) {
         if let Some(&e) = self.l2p.get(lba as usize) {
             if e != NONE {
-                let (w, _) = self.vpos(e);
-                if let Some(x) = self.valid.get(w) {
-                    prefetch(x as *const u64 as *const i8);
-                }
                 if let Some(x) = self.blk.get((e >> self.shift) as usize) {
                     prefetch(x as *const Blk as *const i8);
                 }
@@ -670,39 +648,36 @@ impl Ftl {
         let moved = self.blk[bi].valid_units;
         let n = self.fill_entries[bi];
         let base = b << self.shift;
-        let vbase = bi * self.vwords;
-        let words = n.div_ceil(64) as usize;
-        // the valid entries, in order
+        // The valid entries, in order: an entry is valid while the map still points at it. The
+        // map entries are prefetched a burst at a time, GC_SCAN entries ahead (misses issued
+        // together overlap); the copies below then find them cached.
         let mut todo = std::mem::take(&mut self.scratch);
         todo.clear();
-        for w in 0..words {
-            let mut word = self.valid[vbase + w];
-            if (w as u32 + 1) * 64 > n {
-                word &= (1u64 << (n & 63)) - 1;
-            }
-            while word != 0 {
-                todo.push(w as u32 * 64 + word.trailing_zeros());
-                word &= word - 1;
-            }
-        }
-        self.valid[vbase..vbase + words].fill(0);
-        // The map entries the copies update are prefetched a burst at a time, one burst ahead:
-        // issued together, their misses overlap.
-        for &i in todo.iter().take(GC_BURST) {
+        let want = self.blk[bi].valid_count as usize;
+        for i in 0..n.min(GC_SCAN) {
             self.prefetch_entry(base + i);
         }
+        let mut i = 0u32;
+        while i < n && todo.len() < want {
+            if i.is_multiple_of(GC_BURST) {
+                for j in i + GC_SCAN..(i + GC_SCAN + GC_BURST).min(n) {
+                    self.prefetch_entry(base + j);
+                }
+            }
+            let e = base + i;
+            if self.l2p[self.p2l[e as usize] as usize] == e {
+                todo.push(i);
+            }
+            i += 1;
+        }
+        debug_assert_eq!(todo.len(), want);
         let mut last_page = NONE;
         // With compression, entry i sits in page ⌊i·fill_units / (n·page_units)⌋; the page only
         // changes at entry `next_page_at`, worked out once per page (no division per copy).
         let fill = self.fill_units[bi] as u64;
         let mut page = 0u32;
         let mut next_page_at = 0u32;
-        for (k, &i) in todo.iter().enumerate() {
-            if k % GC_BURST == 0 {
-                for &j in todo.iter().skip(k + GC_BURST).take(GC_BURST) {
-                    self.prefetch_entry(base + j);
-                }
-            }
+        for &i in &todo {
             let e = base + i;
             let lba = self.p2l[e as usize];
             let units = self.units_of(lba);
@@ -808,17 +783,6 @@ impl Ftl {
             self.host_units + self.gc_units,
             "NAND writes ≠ host writes + GC copies"
         );
-    }
-}
-
-/// Validity words per block of `stride` entries: whole words, and an odd number of cache lines
-/// when a block needs more than one.
-fn valid_words(stride: u32) -> usize {
-    let words = (stride as usize).div_ceil(64);
-    if words <= 8 {
-        words
-    } else {
-        (words.div_ceil(8) | 1) * 8
     }
 }
 
