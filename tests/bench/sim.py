@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import subprocess
 import sys
 import time
@@ -31,12 +30,16 @@ def _bench_bin() -> Path:
 
 
 def _child(args: list[str]) -> tuple[dict, float, float]:
-    """Runs the Rust bench binary; returns its JSON, CPU seconds and max RSS in MiB."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    out = subprocess.run([str(_bench_bin()), *args], capture_output=True, text=True, check=True)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return json.loads(out.stdout), cpu, after.ru_maxrss / 1024
+    """Runs the Rust bench binary; returns its JSON, CPU seconds and max RSS in MiB (of that
+    child alone: ``RUSAGE_CHILDREN`` would report the largest child so far)."""
+    proc = subprocess.Popen([str(_bench_bin()), *args], stdout=subprocess.PIPE, text=True)
+    out = proc.stdout.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise subprocess.CalledProcessError(proc.returncode, args, out)
+    cpu = usage.ru_utime + usage.ru_stime
+    return json.loads(out), cpu, usage.ru_maxrss / 1024
 
 
 def page_ops_per_s() -> dict:
@@ -114,6 +117,7 @@ def run(which: list[str] | None = None) -> list[dict]:
         t = time.perf_counter()
         r = fn()
         r["bench_wall_s"] = round(time.perf_counter() - t, 2)
+        r["load_avg_1m"] = os.getloadavg()[0]
         print(f"sim {r['figure']}: {r['value']:.4g} (target {r['target']}) "
               + " ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
                          for k, v in r.items() if k not in ("figure", "value", "target")),

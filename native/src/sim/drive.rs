@@ -15,7 +15,7 @@ use crate::run::{Observer, RunOptions, RunOutput, Session, Status};
 use crate::workload::{compress_ratio_cached, job_slices, Op, OpKind, OpStream, Workload};
 use serde_json::{json, Value};
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 use std::time::{Duration, Instant};
 
 /// A ground-truth event: what happened, after how many host bytes, at what drive time.
@@ -79,16 +79,20 @@ pub struct SimDrive {
     ops_since_check: u64,
 }
 
-/// An op stream read `AHEAD` operations in advance so that the map entries the next writes
-/// touch can be prefetched (two stages: map entry, then the validity word it points to).
+/// An op stream read up to three bursts of [`BURST`] operations in advance, so that the map
+/// entries the next writes touch are prefetched a burst at a time (misses issued together
+/// overlap): the map entries of the burst after next, then the validity words and block fields
+/// they point to for the next burst.
 struct Ahead {
     stream: OpStream,
     /// The op and, for a timed trace replay, its recorded issue time (ns since the start).
-    buf: [Option<(Op, Option<u64>)>; AHEAD],
+    buf: [Option<(Op, Option<u64>)>; RING],
+    /// Ops handed out so far; `buf` holds the next `2 * BURST` (or more, see `next`).
     head: usize,
 }
 
-const AHEAD: usize = 8;
+const BURST: usize = 16;
+const RING: usize = 64;
 
 impl Ahead {
     fn pull(stream: &mut OpStream) -> Option<(Op, Option<u64>)> {
@@ -98,7 +102,13 @@ impl Ahead {
     }
 
     fn new(mut stream: OpStream) -> Self {
-        let buf = std::array::from_fn(|_| Self::pull(&mut stream));
+        let buf = std::array::from_fn(|i| {
+            if i < 2 * BURST {
+                Self::pull(&mut stream)
+            } else {
+                None
+            }
+        });
         Ahead {
             stream,
             buf,
@@ -108,17 +118,30 @@ impl Ahead {
 
     #[inline]
     fn next(&mut self, ftl: &Ftl) -> Option<(Op, Option<u64>)> {
-        let op = self.buf[self.head];
-        let new = Self::pull(&mut self.stream);
-        if let Some((n, _)) = new {
-            ftl.prefetch_map((n.offset / 4096) as u32);
+        if self.head.is_multiple_of(BURST) {
+            self.refill(ftl);
         }
-        self.buf[self.head] = new;
-        self.head = (self.head + 1) % AHEAD;
-        if let Some((m, _)) = self.buf[(self.head + AHEAD / 2) % AHEAD] {
-            ftl.prefetch_valid((m.offset / 4096) as u32);
-        }
+        let op = self.buf[self.head % RING];
+        self.head += 1;
         op
+    }
+
+    /// At the start of a burst: validity words for the next burst, then pulls the burst
+    /// after it and prefetches its map entries.
+    #[inline]
+    fn refill(&mut self, ftl: &Ftl) {
+        for k in self.head + BURST..self.head + 2 * BURST {
+            if let Some((m, _)) = self.buf[k % RING] {
+                ftl.prefetch_valid((m.offset / 4096) as u32);
+            }
+        }
+        for k in self.head + 2 * BURST..self.head + 3 * BURST {
+            let new = Self::pull(&mut self.stream);
+            if let Some((n, _)) = new {
+                ftl.prefetch_map((n.offset / 4096) as u32);
+            }
+            self.buf[k % RING] = new;
+        }
     }
 }
 
@@ -132,6 +155,49 @@ struct Slot {
 }
 
 const DEBUG_CHECK_EVERY: u64 = 1 << 16;
+
+/// Outstanding commands as `(completion time, slot)`, popped earliest first (ties: lower slot
+/// first). A sorted queue for up to [`SORTED_MAX`] commands — writes complete in the order they
+/// were issued, so a push is usually an append — and a binary heap for more.
+enum Pending {
+    Sorted(VecDeque<(u64, u32)>),
+    Heap(BinaryHeap<Reverse<(u64, u32)>>),
+}
+
+const SORTED_MAX: usize = 64;
+
+impl Pending {
+    fn new(commands: usize) -> Self {
+        if commands <= SORTED_MAX {
+            Pending::Sorted(VecDeque::with_capacity(commands))
+        } else {
+            Pending::Heap(BinaryHeap::with_capacity(commands))
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, k: (u64, u32)) {
+        match self {
+            Pending::Sorted(q) => {
+                if q.back().is_none_or(|&b| b < k) {
+                    q.push_back(k);
+                } else {
+                    let i = q.partition_point(|&x| x < k);
+                    q.insert(i, k);
+                }
+            }
+            Pending::Heap(h) => h.push(Reverse(k)),
+        }
+    }
+
+    #[inline]
+    fn pop(&mut self) -> Option<(u64, u32)> {
+        match self {
+            Pending::Sorted(q) => q.pop_front(),
+            Pending::Heap(h) => h.pop().map(|Reverse(k)| k),
+        }
+    }
+}
 
 impl SimDrive {
     /// Parses `<preset>[?key=value&...]`.
@@ -434,7 +500,7 @@ impl SimDrive {
         let mut sess = Session::start(w, opts, self.meta(), true, self.host_written, obs)?;
         sess.set_truth(self.truth());
         let mut slots: Vec<Slot> = vec![];
-        let mut heap: BinaryHeap<Reverse<(u64, u32)>> = BinaryHeap::new();
+        let mut pending = Pending::new(w.jobs as usize * w.iodepth as usize);
         let mut written_run = 0u64;
         let mut stopping = false;
         let wall = Instant::now();
@@ -461,12 +527,12 @@ impl SimDrive {
                         kind: op.kind,
                         bytes: op.len,
                     });
-                    heap.push(Reverse((done, slots.len() as u32 - 1)));
+                    pending.push((done, slots.len() as u32 - 1));
                 }
             }
         }
 
-        while let Some(Reverse((done, si))) = heap.pop() {
+        while let Some((done, si)) = pending.pop() {
             let slot = slots[si as usize];
             // Commands still in flight when the time is up are counted in the last interval,
             // which ends at the time limit (their writes did reach the drive).
@@ -520,7 +586,7 @@ impl SimDrive {
                 kind: op.kind,
                 bytes: op.len,
             };
-            heap.push(Reverse((d, si)));
+            pending.push((d, si));
         }
         if cfg!(debug_assertions) {
             self.ftl.check_invariants();

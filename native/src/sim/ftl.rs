@@ -6,9 +6,11 @@
 //!
 //! Layout (flat vectors, `u32` indices, no allocation per operation):
 //! - `l2p[lba]` → global entry index `block << shift | i` (or `NONE`),
-//! - `p2l[entry]` → lba, `valid` bitmap per entry (GC scans it sequentially),
+//! - `p2l[entry]` → lba; an entry is valid while `l2p[p2l[entry]]` points back at it (GC checks
+//!   its victim's entries a burst at a time; no validity bitmap to update on every write),
 //! - per block: valid units/count, fill, state, close sequence number,
-//! - greedy: intrusive bucket lists by valid level; FIFO: queue; random/cost-benefit: closed set.
+//! - greedy: stacks by valid level (stale entries skipped); FIFO: queue; random/cost-benefit:
+//!   closed set.
 //!
 //! Every NAND page operation the FTL causes is appended to [`Ftl::work`] (tagged page or block
 //! numbers) for the timing model to schedule on dies and channels.
@@ -17,6 +19,11 @@ use super::spec::{GcPolicy, SimConfig};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use std::collections::VecDeque;
+
+/// GC prefetches the map entries of a victim's entries this many at a time...
+const GC_BURST: u32 = 16;
+/// ... this many entries ahead of checking them.
+const GC_SCAN: u32 = 48;
 
 /// Units per 4 KiB slot (one unit = 4 bytes).
 pub const UNIT: u32 = 1024;
@@ -41,12 +48,22 @@ pub const EV_POOL_EXHAUSTED: u8 = 1;
 pub const EV_GC_COPY: u8 = 2;
 pub const EV_SLC_FULL: u8 = 4;
 
+/// The per-block fields every invalidation touches, together.
+#[derive(Clone, Copy, Default)]
+#[repr(C, align(16))]
+struct Blk {
+    valid_units: u32,
+    valid_count: u32,
+    /// Changes whenever the block enters or leaves a greedy bucket.
+    stamp: u32,
+    state: u8,
+}
+
 pub struct Ftl {
     policy: GcPolicy,
     gc_reserve: usize,
     compression: bool,
     pub pages_per_block: u32,
-    slots_per_page: u32,
     page_units: u32,
     block_units: u32,
     shift: u32,
@@ -59,14 +76,18 @@ pub struct Ftl {
 
     l2p: Vec<u32>,
     p2l: Vec<u32>,
-    valid: Vec<u64>,
+    /// Physical units per LBA, allocated only once mapped LBAs hold different sizes; until then
+    /// every mapped LBA holds `uniform_units` (one run's data is one size, and a per-LBA array
+    /// would add a random memory access to every write and GC copy).
     lba_units: Vec<u16>,
+    uniform_units: u32,
+    page_div: Divisor,
+    slot_div: Divisor,
 
-    valid_units: Vec<u32>,
-    valid_count: Vec<u32>,
+    /// Per block: valid units/count, state, bucket stamp (one cache line holds four blocks).
+    blk: Vec<Blk>,
     fill_entries: Vec<u32>,
     fill_units: Vec<u32>,
-    state: Vec<u8>,
     close_seq: Vec<u64>,
 
     free: Vec<u32>,
@@ -77,15 +98,18 @@ pub struct Ftl {
     slc_open: u32,
     closed_count: u32,
 
-    bucket_head: Vec<u32>,
-    bnext: Vec<u32>,
-    bprev: Vec<u32>,
-    blevel: Vec<u32>,
+    /// Greedy: one stack of `(block, stamp)` per valid level, newest on top. A block leaving a
+    /// level is not searched for: its stamp changes, which makes the entry stale, and stale
+    /// entries are skipped when met on top and swept by [`Ftl::compact_buckets`].
+    buckets: Vec<Vec<u64>>,
+    bucket_entries: usize,
     min_level: usize,
     fifo: VecDeque<u32>,
     closed_list: Vec<u32>,
     closed_pos: Vec<u32>,
     rng: Xoshiro256PlusPlus,
+    /// GC's list of a victim's valid entries (reused).
+    scratch: Vec<u32>,
 
     /// Cumulative units since the last secure erase.
     pub host_units: u64,
@@ -115,7 +139,6 @@ impl Ftl {
             gc_reserve: c.gc_reserve as usize,
             compression: c.compression,
             pages_per_block: c.pages_per_block,
-            slots_per_page: c.page_size / 4096,
             page_units: (c.page_size / 4096) * UNIT,
             block_units: slots * UNIT,
             shift: stride.trailing_zeros(),
@@ -127,17 +150,13 @@ impl Ftl {
             l2p: huge_vec(user_lbas as usize, NONE),
             // calloc: only the entries blocks actually fill get pages (matters with compression)
             p2l: vec![0; entries],
-            valid: huge_vec(entries.div_ceil(64), 0),
-            lba_units: if c.compression {
-                huge_vec(user_lbas as usize, 0)
-            } else {
-                vec![]
-            },
-            valid_units: vec![0; n],
-            valid_count: vec![0; n],
+            lba_units: vec![],
+            uniform_units: UNIT,
+            page_div: Divisor::new((c.page_size / 4096) * UNIT),
+            slot_div: Divisor::new(c.page_size / 4096),
+            blk: vec![Blk::default(); n],
             fill_entries: vec![0; n],
             fill_units: vec![0; n],
-            state: vec![FREE; n],
             close_seq: vec![0; n],
             free: vec![],
             slc_free: vec![],
@@ -146,15 +165,14 @@ impl Ftl {
             gc_open: NONE,
             slc_open: NONE,
             closed_count: 0,
-            bucket_head: vec![NONE; levels],
-            bnext: vec![NONE; n],
-            bprev: vec![NONE; n],
-            blevel: vec![0; n],
+            buckets: vec![vec![]; levels],
+            bucket_entries: 0,
             min_level: levels,
             fifo: VecDeque::new(),
             closed_list: vec![],
             closed_pos: vec![NONE; n],
             rng: Xoshiro256PlusPlus::seed_from_u64(c.seed),
+            scratch: vec![],
             host_units: 0,
             gc_units: 0,
             nand_units: 0,
@@ -177,16 +195,14 @@ impl Ftl {
     /// Secure erase: everything unmapped, every block free, counters zero.
     pub fn sanitize(&mut self) {
         self.l2p.fill(NONE);
-        self.valid.fill(0);
-        self.valid_units.fill(0);
-        self.valid_count.fill(0);
+        self.lba_units = vec![];
+        self.uniform_units = UNIT;
+        self.blk.fill(Blk::default());
         self.fill_entries.fill(0);
         self.fill_units.fill(0);
-        self.state.fill(FREE);
-        self.bucket_head.fill(NONE);
-        self.bnext.fill(NONE);
-        self.bprev.fill(NONE);
-        self.min_level = self.bucket_head.len();
+        self.buckets.iter_mut().for_each(Vec::clear);
+        self.bucket_entries = 0;
+        self.min_level = self.buckets.len();
         self.fifo.clear();
         self.closed_list.clear();
         self.closed_pos.fill(NONE);
@@ -231,10 +247,24 @@ impl Ftl {
 
     #[inline]
     fn units_of(&self, lba: u32) -> u32 {
-        if self.compression {
-            self.lba_units[lba as usize] as u32
+        if self.lba_units.is_empty() {
+            self.uniform_units
         } else {
-            UNIT
+            self.lba_units[lba as usize] as u32
+        }
+    }
+
+    /// Makes sure a write of `units` can be recorded: switches to per-LBA sizes the first time
+    /// a size differs from the one every mapped LBA holds.
+    #[inline]
+    fn note_units(&mut self, units: u32) {
+        if units == self.uniform_units || !self.lba_units.is_empty() {
+            return;
+        }
+        if self.mapped == 0 {
+            self.uniform_units = units;
+        } else {
+            self.lba_units = huge_vec(self.user_lbas as usize, self.uniform_units as u16);
         }
     }
 
@@ -259,7 +289,7 @@ impl Ftl {
             ((i as u64 * self.fill_units[b as usize] as u64 / fe as u64) as u32 / self.page_units)
                 .min(self.pages_per_block - 1)
         } else {
-            i / self.slots_per_page
+            self.slot_div.quot(i)
         };
         Some(b * self.pages_per_block + page)
     }
@@ -268,36 +298,66 @@ impl Ftl {
 
     #[inline]
     fn level(&self, b: u32) -> u32 {
-        self.valid_units[b as usize] / UNIT
+        self.blk[b as usize].valid_units / UNIT
     }
 
     #[inline]
     fn bucket_insert(&mut self, b: u32) {
-        let l = self.level(b);
-        let h = self.bucket_head[l as usize];
-        self.bnext[b as usize] = h;
-        self.bprev[b as usize] = NONE;
-        if h != NONE {
-            self.bprev[h as usize] = b;
+        let l = self.level(b) as usize;
+        let bk = &mut self.blk[b as usize];
+        bk.stamp = bk.stamp.wrapping_add(1);
+        let entry = (bk.stamp as u64) << 32 | b as u64;
+        self.buckets[l].push(entry);
+        self.bucket_entries += 1;
+        if l < self.min_level {
+            self.min_level = l;
         }
-        self.bucket_head[l as usize] = b;
-        self.blevel[b as usize] = l;
-        if (l as usize) < self.min_level {
-            self.min_level = l as usize;
+        if self.bucket_entries > self.bucket_limit() {
+            self.compact_buckets();
         }
     }
 
     #[inline]
     fn bucket_remove(&mut self, b: u32) {
-        let (p, n) = (self.bprev[b as usize], self.bnext[b as usize]);
-        if p != NONE {
-            self.bnext[p as usize] = n;
-        } else {
-            self.bucket_head[self.blevel[b as usize] as usize] = n;
+        let bk = &mut self.blk[b as usize];
+        bk.stamp = bk.stamp.wrapping_add(1);
+    }
+
+    #[inline]
+    fn bucket_limit(&self) -> usize {
+        16 * self.n_blocks as usize + 4096
+    }
+
+    /// Whether a bucket entry still stands for its block.
+    #[inline]
+    fn live(&self, entry: u64) -> bool {
+        self.blk[(entry as u32) as usize].stamp == (entry >> 32) as u32
+    }
+
+    /// The newest block of bucket `l`, dropping stale entries met on its top.
+    #[inline]
+    fn bucket_top(&mut self, l: usize) -> Option<u32> {
+        while let Some(&e) = self.buckets[l].last() {
+            if self.live(e) {
+                return Some(e as u32);
+            }
+            self.buckets[l].pop();
+            self.bucket_entries -= 1;
         }
-        if n != NONE {
-            self.bprev[n as usize] = p;
+        None
+    }
+
+    /// Sweeps stale entries out of every bucket (order kept).
+    #[cold]
+    fn compact_buckets(&mut self) {
+        let mut buckets = std::mem::take(&mut self.buckets);
+        let mut n = 0;
+        for q in &mut buckets {
+            q.retain(|&e| self.live(e));
+            n += q.len();
         }
+        self.buckets = buckets;
+        self.bucket_entries = n;
     }
 
     // ---- block life cycle -----------------------------------------------------------------
@@ -312,9 +372,9 @@ impl Ftl {
                 W_HOST_PROG
             };
             self.work
-                .push(tag << TAG_SHIFT | (b * self.pages_per_block + fu / self.page_units));
+                .push(tag << TAG_SHIFT | (b * self.pages_per_block + self.page_div.quot(fu)));
         }
-        self.state[b as usize] = CLOSED;
+        self.blk[b as usize].state = CLOSED;
         self.closed_count += 1;
         self.close_seq[b as usize] = self.nand_units;
         if b >= self.n_mlc {
@@ -349,8 +409,8 @@ impl Ftl {
     }
 
     fn open(&mut self, b: u32) {
-        debug_assert_eq!(self.state[b as usize], FREE);
-        self.state[b as usize] = OPEN;
+        debug_assert_eq!(self.blk[b as usize].state, FREE);
+        self.blk[b as usize].state = OPEN;
         self.fill_entries[b as usize] = 0;
         self.fill_units[b as usize] = 0;
     }
@@ -369,19 +429,18 @@ impl Ftl {
         let e = (b << self.shift) | self.fill_entries[bi];
         self.p2l[e as usize] = lba;
         self.l2p[lba as usize] = e;
-        self.valid[(e >> 6) as usize] |= 1u64 << (e & 63);
-        if self.compression {
+        if !self.lba_units.is_empty() {
             self.lba_units[lba as usize] = units as u16;
         }
         self.fill_entries[bi] += 1;
         let f0 = self.fill_units[bi];
         let f1 = f0 + units;
         self.fill_units[bi] = f1;
-        self.valid_units[bi] += units;
-        self.valid_count[bi] += 1;
+        self.blk[bi].valid_units += units;
+        self.blk[bi].valid_count += 1;
         self.mapped += 1;
         self.nand_units += units as u64;
-        let (p0, p1) = (f0 / self.page_units, f1 / self.page_units);
+        let (p0, p1) = (self.page_div.quot(f0), self.page_div.quot(f1));
         for p in p0..p1 {
             self.work
                 .push(tag << TAG_SHIFT | (b * self.pages_per_block + p));
@@ -398,17 +457,20 @@ impl Ftl {
         self.l2p[lba as usize] = NONE;
         let b = e >> self.shift;
         let bi = b as usize;
-        self.valid[(e >> 6) as usize] &= !(1u64 << (e & 63));
         let u = self.units_of(lba);
-        self.valid_units[bi] -= u;
-        self.valid_count[bi] -= 1;
+        let bk = &mut self.blk[bi];
+        let before = bk.valid_units;
+        bk.valid_units -= u;
+        bk.valid_count -= 1;
+        let closed = bk.state == CLOSED;
         self.mapped -= 1;
-        if self.policy == GcPolicy::Greedy && self.state[bi] == CLOSED && b < self.n_mlc {
-            let l = self.valid_units[bi] / UNIT;
-            if l != self.blevel[bi] {
-                self.bucket_remove(b);
-                self.bucket_insert(b);
-            }
+        if self.policy == GcPolicy::Greedy
+            && closed
+            && b < self.n_mlc
+            && (before - u) / UNIT != before / UNIT
+        {
+            self.bucket_remove(b);
+            self.bucket_insert(b);
         }
     }
 
@@ -418,6 +480,7 @@ impl Ftl {
     #[inline]
     pub fn write(&mut self, lba: u32, units: u32) {
         debug_assert!(lba < self.user_lbas && units > 0 && units <= UNIT);
+        self.note_units(units);
         self.invalidate(lba);
         self.host_units += units as u64;
         if self.n_mlc < self.n_blocks {
@@ -481,7 +544,9 @@ impl Ftl {
     pub fn prefetch_valid(&self, lba: u32) {
         if let Some(&e) = self.l2p.get(lba as usize) {
             if e != NONE {
-                prefetch(&self.valid[(e >> 6) as usize] as *const u64 as *const i8);
+                if let Some(x) = self.blk.get((e >> self.shift) as usize) {
+                    prefetch(x as *const Blk as *const i8);
+                }
             }
         }
     }
@@ -513,12 +578,12 @@ impl Ftl {
 
     fn pick_victim(&mut self) -> u32 {
         match self.policy {
-            GcPolicy::Greedy => {
-                while self.bucket_head[self.min_level] == NONE {
-                    self.min_level += 1;
+            GcPolicy::Greedy => loop {
+                if let Some(b) = self.bucket_top(self.min_level) {
+                    break b;
                 }
-                self.bucket_head[self.min_level]
-            }
+                self.min_level += 1;
+            },
             GcPolicy::Fifo => self.fifo.pop_front().expect("a closed block for FIFO GC"),
             GcPolicy::Random => {
                 let i = self.rng.random_range(0..self.closed_list.len());
@@ -530,7 +595,7 @@ impl Ftl {
                 let mut best_score = f64::NEG_INFINITY;
                 for _ in 0..16 {
                     let b = self.closed_list[self.rng.random_range(0..self.closed_list.len())];
-                    let u = self.valid_units[b as usize] as f64 / self.block_units as f64;
+                    let u = self.blk[b as usize].valid_units as f64 / self.block_units as f64;
                     let age = (self.nand_units - self.close_seq[b as usize]) as f64 + 1.0;
                     let score = if u == 0.0 {
                         f64::INFINITY
@@ -565,52 +630,78 @@ impl Ftl {
         true
     }
 
+    /// Hints the CPU to fetch the map entry (and size) of the LBA stored at entry `e`.
+    #[inline]
+    fn prefetch_entry(&self, e: u32) {
+        if let Some(&lba) = self.p2l.get(e as usize) {
+            if let Some(x) = self.l2p.get(lba as usize) {
+                prefetch(x as *const u32 as *const i8);
+            }
+            if let Some(x) = self.lba_units.get(lba as usize) {
+                prefetch(x as *const u16 as *const i8);
+            }
+        }
+    }
+
     fn relocate(&mut self, b: u32) -> u32 {
         let bi = b as usize;
-        let moved = self.valid_units[bi];
+        let moved = self.blk[bi].valid_units;
         let n = self.fill_entries[bi];
         let base = b << self.shift;
-        let mut last_page = NONE;
+        // The valid entries, in order: an entry is valid while the map still points at it. The
+        // map entries are prefetched a burst at a time, GC_SCAN entries ahead (misses issued
+        // together overlap); the copies below then find them cached.
+        let mut todo = std::mem::take(&mut self.scratch);
+        todo.clear();
+        let want = self.blk[bi].valid_count as usize;
+        for i in 0..n.min(GC_SCAN) {
+            self.prefetch_entry(base + i);
+        }
         let mut i = 0u32;
-        while i < n && self.valid_count[bi] > 0 {
-            // skip 64 invalid entries at a time
-            let e = base + i;
-            let word = self.valid[(e >> 6) as usize] >> (e & 63);
-            if word == 0 {
-                i = ((e | 63) + 1) - base;
-                continue;
-            }
-            let skip = word.trailing_zeros();
-            i += skip;
-            if i >= n {
-                break;
-            }
-            let e = base + i;
-            // the map entries of copies a few slots ahead: their random stores would stall
-            if let Some(&ahead) = self.p2l.get(e as usize + 16) {
-                if let Some(x) = self.l2p.get(ahead as usize) {
-                    prefetch(x as *const u32 as *const i8);
-                }
-                if let Some(x) = self.lba_units.get(ahead as usize) {
-                    prefetch(x as *const u16 as *const i8);
+        while i < n && todo.len() < want {
+            if i.is_multiple_of(GC_BURST) {
+                for j in i + GC_SCAN..(i + GC_SCAN + GC_BURST).min(n) {
+                    self.prefetch_entry(base + j);
                 }
             }
+            let e = base + i;
+            if self.l2p[self.p2l[e as usize] as usize] == e {
+                todo.push(i);
+            }
+            i += 1;
+        }
+        debug_assert_eq!(todo.len(), want);
+        let mut last_page = NONE;
+        // With compression, entry i sits in page ⌊i·fill_units / (n·page_units)⌋; the page only
+        // changes at entry `next_page_at`, worked out once per page (no division per copy).
+        let fill = self.fill_units[bi] as u64;
+        let mut page = 0u32;
+        let mut next_page_at = 0u32;
+        for &i in &todo {
+            let e = base + i;
             let lba = self.p2l[e as usize];
             let units = self.units_of(lba);
-            let page = if self.compression {
-                ((i as u64 * self.fill_units[bi] as u64 / n as u64) as u32) / self.page_units
+            if self.compression {
+                if i >= next_page_at {
+                    page = self.page_div.quot((i as u64 * fill / n as u64) as u32);
+                    let end = (page as u64 + 1) * n as u64 * self.page_units as u64;
+                    next_page_at = end.div_ceil(fill).min(u32::MAX as u64) as u32;
+                }
             } else {
-                i / self.slots_per_page
-            };
+                page = self.slot_div.quot(i);
+            }
+            debug_assert!(
+                !self.compression
+                    || page == self.page_div.quot((i as u64 * fill / n as u64) as u32)
+            );
             if page != last_page {
                 self.work
                     .push(W_READ << TAG_SHIFT | (b * self.pages_per_block + page));
                 last_page = page;
             }
             // unmap from the victim
-            self.valid[(e >> 6) as usize] &= !(1u64 << (e & 63));
-            self.valid_units[bi] -= units;
-            self.valid_count[bi] -= 1;
+            self.blk[bi].valid_units -= units;
+            self.blk[bi].valid_count -= 1;
             self.mapped -= 1;
             // write to the GC frontier
             if !self.room(self.gc_open, units) {
@@ -623,15 +714,15 @@ impl Ftl {
             }
             self.append(self.gc_open, lba, units, W_GC_PROG);
             self.gc_units += units as u64;
-            i += 1;
         }
+        self.scratch = todo;
         if moved > 0 {
             self.flag(EV_GC_COPY);
         }
-        debug_assert_eq!(self.valid_count[bi], 0);
-        debug_assert_eq!(self.valid_units[bi], 0);
+        debug_assert_eq!(self.blk[bi].valid_count, 0);
+        debug_assert_eq!(self.blk[bi].valid_units, 0);
         // erase
-        self.state[bi] = FREE;
+        self.blk[bi].state = FREE;
         self.fill_entries[bi] = 0;
         self.fill_units[bi] = 0;
         self.erases += 1;
@@ -651,12 +742,12 @@ impl Ftl {
         }
         match self.policy {
             GcPolicy::Greedy => {
-                while self.min_level < self.bucket_head.len()
-                    && self.bucket_head[self.min_level] == NONE
+                while self.min_level < self.buckets.len()
+                    && self.bucket_top(self.min_level).is_none()
                 {
                     self.min_level += 1;
                 }
-                self.min_level < self.bucket_head.len()
+                self.min_level < self.buckets.len()
                     && (self.min_level as u32) < self.block_units / UNIT
             }
             _ => true,
@@ -670,11 +761,11 @@ impl Ftl {
 
     /// Full consistency check (debug builds call it periodically; O(blocks)).
     pub fn check_invariants(&self) {
-        let sum_valid: u64 = self.valid_count.iter().map(|&v| v as u64).sum();
+        let sum_valid: u64 = self.blk.iter().map(|k| k.valid_count as u64).sum();
         assert_eq!(sum_valid, self.mapped, "Σ valid ≠ mapped LBAs");
-        let free = self.state.iter().filter(|&&s| s == FREE).count();
-        let open = self.state.iter().filter(|&&s| s == OPEN).count();
-        let closed = self.state.iter().filter(|&&s| s == CLOSED).count();
+        let free = self.blk.iter().filter(|k| k.state == FREE).count();
+        let open = self.blk.iter().filter(|k| k.state == OPEN).count();
+        let closed = self.blk.iter().filter(|k| k.state == CLOSED).count();
         assert_eq!(free + open + closed, self.n_blocks as usize);
         assert_eq!(
             free,
@@ -692,6 +783,44 @@ impl Ftl {
             self.host_units + self.gc_units,
             "NAND writes ≠ host writes + GC copies"
         );
+    }
+}
+
+/// Division by a run-time constant, a shift when it is a power of two (it always is for the
+/// page sizes and die counts the presets use).
+#[derive(Clone, Copy)]
+pub struct Divisor {
+    d: u32,
+    shift: u32,
+    pow2: bool,
+}
+
+impl Divisor {
+    pub fn new(d: u32) -> Divisor {
+        assert!(d > 0, "division by zero");
+        Divisor {
+            d,
+            shift: d.trailing_zeros(),
+            pow2: d.is_power_of_two(),
+        }
+    }
+
+    #[inline(always)]
+    pub fn quot(self, x: u32) -> u32 {
+        if self.pow2 {
+            x >> self.shift
+        } else {
+            x / self.d
+        }
+    }
+
+    #[inline(always)]
+    pub fn rem_of(self, x: u32) -> u32 {
+        if self.pow2 {
+            x & (self.d - 1)
+        } else {
+            x % self.d
+        }
     }
 }
 

@@ -16,12 +16,12 @@
 //! - Write buffer: a write is acknowledged once the host pages older than the buffer's capacity
 //!   are programmed, plus the fixed firmware latency `lat_write_us`.
 
-use super::ftl::{TAG_SHIFT, W_ERASE, W_GC_PROG, W_HOST_PROG, W_MASK, W_READ};
+use super::ftl::{Divisor, TAG_SHIFT, W_ERASE, W_GC_PROG, W_HOST_PROG, W_MASK, W_READ};
 use super::spec::SimConfig;
 
 pub struct Timing {
-    ndies: u32,
-    nch: u32,
+    ndies: Divisor,
+    nch: Divisor,
     slc_first_page: u32,
     die_free: Vec<u64>,
     ch_free: Vec<u64>,
@@ -62,8 +62,8 @@ impl Timing {
         let buffer_pages = (c.buffer_bytes / c.page_size as u64).max(1);
         let ring_len = (buffer_pages + 2).next_power_of_two();
         Timing {
-            ndies: c.dies(),
-            nch: c.channels,
+            ndies: Divisor::new(c.dies()),
+            nch: Divisor::new(c.channels),
             slc_first_page: n_mlc * c.pages_per_block,
             die_free: vec![0; c.dies() as usize],
             ch_free: vec![0; c.channels as usize],
@@ -128,8 +128,8 @@ impl Timing {
 
     #[inline]
     fn program(&mut self, page: u32, t: u64) -> u64 {
-        let die = (page % self.ndies) as usize;
-        let ch = die % self.nch as usize;
+        let die = self.ndies.rem_of(page) as usize;
+        let ch = self.nch.rem_of(die as u32) as usize;
         let cs = self.ch_free[ch].max(t);
         self.ch_free[ch] = cs + self.xfer_page;
         let tp = if page >= self.slc_first_page {
@@ -146,8 +146,8 @@ impl Timing {
     #[inline]
     pub fn read_page(&mut self, page: u32, t: u64) -> u64 {
         self.nand_ops += 1;
-        let die = (page % self.ndies) as usize;
-        let ch = die % self.nch as usize;
+        let die = self.ndies.rem_of(page) as usize;
+        let ch = self.nch.rem_of(die as u32) as usize;
         let ds = self.die_free[die].max(t);
         self.die_free[die] = ds + self.t_read;
         let cs = self.ch_free[ch].max(ds + self.t_read);
@@ -172,13 +172,13 @@ impl Timing {
                 }
                 W_READ => {
                     // GC read: array read then transfer out over the die's channel
-                    let die = (v % self.ndies) as usize;
+                    let die = self.ndies.rem_of(v) as usize;
                     let ds = self.die_free[die].max(t);
                     self.die_free[die] = ds + self.t_read + self.xfer_page;
                 }
                 W_ERASE => {
                     // erases rotate over the dies by block number (pages are striped)
-                    let die = (v % self.ndies) as usize;
+                    let die = self.ndies.rem_of(v) as usize;
                     let ds = self.die_free[die].max(t);
                     self.die_free[die] = ds + self.t_erase;
                 }
