@@ -162,19 +162,23 @@ def recording_cost(target: str, *, destroy: str | None, time_s: float, reps: int
     off_iops, off_cpu = summarize(off)
     iops_r, iops_lo, iops_hi = paired(on, off, iops_of)
     cpu_r, cpu_lo, cpu_hi = paired(on, off, cpu_us_of)
+    # recording runs in user mode: its cost shows most directly in user CPU per I/O
+    user_r, user_lo, user_hi = paired(on, off, lambda r: r["cpu_user_s"] / max(r["ios"], 1))
     r = {
         "reps": reps, "time_s": time_s,
         "iops_on": on_iops, "iops_off": off_iops, "iops_cost": 1 - iops_r,
         "iops_cost_range": [1 - iops_hi, 1 - iops_lo],
         "cpu_on_us": on_cpu, "cpu_off_us": off_cpu, "cpu_cost": cpu_r - 1,
         "cpu_cost_range": [cpu_lo - 1, cpu_hi - 1],
+        "user_cpu_cost": user_r - 1, "user_cpu_cost_range": [user_lo - 1, user_hi - 1],
     }  # fmt: skip
     print(
         f"recording on vs off (4k randread QD32, {reps} pairs): IOPS {on_iops:.0f} vs "
         f"{off_iops:.0f}: {r['iops_cost'] * 100:+.1f} % lost (pairs "
         f"{(1 - iops_hi) * 100:+.1f} … {(1 - iops_lo) * 100:+.1f} %); CPU/IO {on_cpu:.2f} vs "
         f"{off_cpu:.2f} µs: {r['cpu_cost'] * 100:+.1f} % (pairs {(cpu_lo - 1) * 100:+.1f} … "
-        f"{(cpu_hi - 1) * 100:+.1f} %); {load()}",
+        f"{(cpu_hi - 1) * 100:+.1f} %); user CPU/IO {(user_r - 1) * 100:+.1f} % (pairs "
+        f"{(user_lo - 1) * 100:+.1f} … {(user_hi - 1) * 100:+.1f} %); {load()}",
         flush=True,
     )
     micro = record_microbench()
