@@ -1,6 +1,7 @@
 //! The io_uring engine: one ring per job keeping `iodepth` I/Os in flight, with the target's
 //! descriptor, the I/O buffers and the ring's own descriptor registered with the kernel where
-//! it allows (fewer per-I/O costs than fio's defaults). Submission and completion are timed once per `io_uring_enter`.
+//! it allows (fewer per-I/O costs than fio's defaults). Submission and completion are timed
+//! once per `io_uring_enter`.
 
 use super::buf::SlotBufs;
 use super::job::{wait_until, Job, Next};
