@@ -1,15 +1,23 @@
 """flashback vs fio, side by side on the same loop device and the same file.
 
-For each workload both tools run as child processes, alternately, ``reps`` times; the table
-gives the medians, the IOPS ratio (flashback / fio, ≥ 1 is the target) and the CPU-seconds-
-per-I/O ratio (flashback / fio, ≤ 1 is the target). CPU: fio's from ``wait4`` of its process
-(everything it did), flashback's from ``getrusage`` inside its process around the run (the
-interpreter's start-up is left out; recording and capture writing are in). Then the cost of
-per-interval recording: the same flashback run with recording on and off.
+    .venv/bin/python tests/bench/engine.py [--time-s 2] [--reps 5]
+
+For each workload both tools run as child processes, alternately (ABBA…), ``reps`` times.
+The table gives each tool's median IOPS and CPU µs per I/O, and the ratios flashback / fio
+(IOPS ≥ 1 and CPU per I/O ≤ 1 are the targets) as the median over the reps of each adjacent
+pair's ratio, which cancels most of the drift of other load on the machine; the spread of
+those per-pair ratios (min–max) shows how much noise is left. CPU: fio's from ``wait4`` of its
+process (everything it did), flashback's from ``getrusage`` inside its process around the run
+(the interpreter's start-up is left out; recording and capture writing are in). Then the cost
+of per-interval recording: the same flashback run with recording on and off, paired the same
+way, and the recording microbenchmark's ns per completion. The load average is printed with
+every table: on a busy machine, loop-device IOPS follow the CPU share the loop's kernel
+worker gets, not the tool.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import statistics
@@ -69,11 +77,27 @@ def run_flashback(
     return r
 
 
+def iops_of(r: dict) -> float:
+    return r["ios"] / r["duration_s"]
+
+
+def cpu_us_of(r: dict) -> float:
+    return r["cpu_s"] / max(r["ios"], 1) * 1e6
+
+
 def summarize(runs: list[dict]) -> tuple[float, float]:
     """Median IOPS and median CPU µs per I/O."""
-    iops = statistics.median(r["ios"] / r["duration_s"] for r in runs)
-    cpu = statistics.median(r["cpu_s"] / max(r["ios"], 1) * 1e6 for r in runs)
-    return iops, cpu
+    return statistics.median(map(iops_of, runs)), statistics.median(map(cpu_us_of, runs))
+
+
+def paired(a: list[dict], b: list[dict], of) -> tuple[float, float, float]:
+    """Median, min and max over the reps of ``of(a[i]) / of(b[i])``."""
+    r = [of(x) / of(y) for x, y in zip(a, b, strict=True)]
+    return statistics.median(r), min(r), max(r)
+
+
+def load() -> str:
+    return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def compare(
@@ -82,33 +106,47 @@ def compare(
     rows = []
     for name, fields in WORKLOADS:
         fio_runs, fb_runs = [], []
-        for _ in range(reps):
-            fio_runs.append(run_fio(target, fields, time_s))
-            fb_runs.append(run_flashback(target, fields, time_s, destroy=destroy))
+        for i in range(reps):
+            for tool in ("fio", "fb") if i % 2 == 0 else ("fb", "fio"):
+                if tool == "fio":
+                    fio_runs.append(run_fio(target, fields, time_s))
+                else:
+                    fb_runs.append(run_flashback(target, fields, time_s, destroy=destroy))
         fio_iops, fio_cpu = summarize(fio_runs)
         fb_iops, fb_cpu = summarize(fb_runs)
+        iops_r, iops_lo, iops_hi = paired(fb_runs, fio_runs, iops_of)
+        cpu_r, cpu_lo, cpu_hi = paired(fb_runs, fio_runs, cpu_us_of)
         row = {
-            "target": label, "workload": name,
-            "fio_iops": fio_iops, "fb_iops": fb_iops, "iops_ratio": fb_iops / fio_iops,
-            "fio_cpu_us_per_io": fio_cpu, "fb_cpu_us_per_io": fb_cpu, "cpu_ratio": fb_cpu / fio_cpu,
+            "target": label, "workload": name, "reps": reps, "time_s": time_s,
+            "fio_iops": fio_iops, "fb_iops": fb_iops, "iops_ratio": iops_r,
+            "iops_ratio_min": iops_lo, "iops_ratio_max": iops_hi,
+            "fio_cpu_us_per_io": fio_cpu, "fb_cpu_us_per_io": fb_cpu, "cpu_ratio": cpu_r,
+            "cpu_ratio_min": cpu_lo, "cpu_ratio_max": cpu_hi,
         }  # fmt: skip
         rows.append(row)
         print(
-            f"{label:5} {name:22} fio {fio_iops:9.0f} IOPS {fio_cpu:6.2f} µs/IO | "
-            f"flashback {fb_iops:9.0f} IOPS {fb_cpu:6.2f} µs/IO | "
-            f"IOPS ratio {row['iops_ratio']:.2f}  CPU/IO ratio {row['cpu_ratio']:.2f}",
+            f"{label:5} {name:25} fio {fio_iops:8.0f} IOPS {fio_cpu:6.2f} µs/IO | "
+            f"flashback {fb_iops:8.0f} IOPS {fb_cpu:6.2f} µs/IO | "
+            f"IOPS ratio {iops_r:.2f} ({iops_lo:.2f}–{iops_hi:.2f})  "
+            f"CPU/IO ratio {cpu_r:.2f} ({cpu_lo:.2f}–{cpu_hi:.2f})",
             flush=True,
         )
+    print(f"{label:5} {load()}", flush=True)
     return rows
 
 
-def record_microbench() -> dict | None:
-    """ns per completion of Session.record+tick, recording on and off (native example)."""
-    exe = HERE.parents[1] / "native" / "target" / "release" / "examples" / "record_cost"
+def native_example(name: str) -> dict | None:
+    """The JSON line a native benchmark example prints (built by ``make bench``)."""
+    exe = HERE.parents[1] / "native" / "target" / "release" / "examples" / name
     if not exe.exists():
         return None
     p = subprocess.run([str(exe)], capture_output=True, text=True, check=True)
     return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def record_microbench() -> dict | None:
+    """ns per completion of Session.record+tick, recording on and off."""
+    return native_example("record_cost")
 
 
 def recording_cost(target: str, *, destroy: str | None, time_s: float, reps: int) -> dict:
@@ -122,14 +160,25 @@ def recording_cost(target: str, *, destroy: str | None, time_s: float, reps: int
             (on if recording else off).append(r)
     on_iops, on_cpu = summarize(on)
     off_iops, off_cpu = summarize(off)
+    iops_r, iops_lo, iops_hi = paired(on, off, iops_of)
+    cpu_r, cpu_lo, cpu_hi = paired(on, off, cpu_us_of)
+    # recording runs in user mode: its cost shows most directly in user CPU per I/O
+    user_r, user_lo, user_hi = paired(on, off, lambda r: r["cpu_user_s"] / max(r["ios"], 1))
     r = {
-        "iops_on": on_iops, "iops_off": off_iops, "iops_cost": 1 - on_iops / off_iops,
-        "cpu_on_us": on_cpu, "cpu_off_us": off_cpu, "cpu_cost": on_cpu / off_cpu - 1,
+        "reps": reps, "time_s": time_s,
+        "iops_on": on_iops, "iops_off": off_iops, "iops_cost": 1 - iops_r,
+        "iops_cost_range": [1 - iops_hi, 1 - iops_lo],
+        "cpu_on_us": on_cpu, "cpu_off_us": off_cpu, "cpu_cost": cpu_r - 1,
+        "cpu_cost_range": [cpu_lo - 1, cpu_hi - 1],
+        "user_cpu_cost": user_r - 1, "user_cpu_cost_range": [user_lo - 1, user_hi - 1],
     }  # fmt: skip
     print(
-        f"recording on vs off (4k randread QD32, median of {reps}): IOPS {on_iops:.0f} vs "
-        f"{off_iops:.0f} ({r['iops_cost'] * 100:+.1f} % lost), CPU/IO {on_cpu:.2f} vs "
-        f"{off_cpu:.2f} µs ({r['cpu_cost'] * 100:+.1f} %)",
+        f"recording on vs off (4k randread QD32, {reps} pairs): IOPS {on_iops:.0f} vs "
+        f"{off_iops:.0f}: {r['iops_cost'] * 100:+.1f} % lost (pairs "
+        f"{(1 - iops_hi) * 100:+.1f} … {(1 - iops_lo) * 100:+.1f} %); CPU/IO {on_cpu:.2f} vs "
+        f"{off_cpu:.2f} µs: {r['cpu_cost'] * 100:+.1f} % (pairs {(cpu_lo - 1) * 100:+.1f} … "
+        f"{(cpu_hi - 1) * 100:+.1f} %); user CPU/IO {(user_r - 1) * 100:+.1f} % (pairs "
+        f"{(user_lo - 1) * 100:+.1f} … {(user_hi - 1) * 100:+.1f} %); {load()}",
         flush=True,
     )
     micro = record_microbench()
@@ -144,6 +193,18 @@ def recording_cost(target: str, *, destroy: str | None, time_s: float, reps: int
             flush=True,
         )
     return r
+
+
+def ram_dir() -> str | None:
+    """tmpfs for the loop device's backing file (None: the default temp dir).
+
+    A backing file on disk makes loop-device runs measure the page cache instead of the tool:
+    once memory reclaim (here DAMON's proactive pageout) evicts its pages, the loop worker
+    reads them back from disk one at a time and both tools drop from ~150k to ~5k IOPS at
+    random. tmpfs pages stay in memory.
+    """
+    shm = Path("/dev/shm")
+    return str(shm) if shm.is_dir() and os.access(shm, os.W_OK) else None
 
 
 def make_loop(tmp: Path, size: int) -> str:
@@ -164,13 +225,17 @@ def prefill(target: str, size: int) -> None:
     )  # fmt: skip
 
 
-def main(*, time_s: float = 3.0, reps: int = 2, size: int = 256 * MiB) -> dict:
+def main(*, time_s: float = 2.0, reps: int = 4, size: int = 256 * MiB) -> dict:
     results: dict = {"time_s": time_s, "reps": reps, "rows": []}
-    with tempfile.TemporaryDirectory(prefix="flashback-bench-") as d:
+    print(f"engine: {reps} alternating reps of {time_s} s per tool and workload; {load()}")
+    with (
+        tempfile.TemporaryDirectory(prefix="flashback-bench-") as d,
+        tempfile.TemporaryDirectory(prefix="flashback-bench-", dir=ram_dir()) as ram,
+    ):
         tmp = Path(d)
         dev = None
         if os.geteuid() == 0:
-            dev = make_loop(tmp, size)
+            dev = make_loop(Path(ram), size)
         else:
             print("not root: skipping the loop device (files only)")
         try:
@@ -190,7 +255,23 @@ def main(*, time_s: float = 3.0, reps: int = 2, size: int = 256 * MiB) -> dict:
             results["rows"] += compare(str(f), "file", destroy=None, time_s=time_s, reps=reps)
             t = dev or str(f)
             results["recording"] = recording_cost(t, destroy=dev, time_s=time_s, reps=2 * reps)
+            fill = native_example("fill_cost")
+            if fill:
+                results["fill"] = fill
+                print(
+                    f"random write data (AES, refilled per I/O): {fill['fill_gbps_4k']:.1f} GB/s "
+                    f"in 4 KiB buffers, {fill['fill_gbps_128k']:.1f} GB/s in 128 KiB buffers",
+                    flush=True,
+                )
         finally:
             if dev:
                 subprocess.run(["losetup", "--detach", dev], check=False)
     return results
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--time-s", type=float, default=2.0, help="seconds per run")
+    ap.add_argument("--reps", type=int, default=4, help="runs per tool and workload")
+    a = ap.parse_args()
+    main(time_s=a.time_s, reps=a.reps)

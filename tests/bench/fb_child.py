@@ -31,6 +31,7 @@ def main() -> None:
                 "bytes": tot["read_bytes"] + tot["write_bytes"],
                 "duration_s": meta["duration_s"],
                 "cpu_s": (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime),
+                "cpu_user_s": r1.ru_utime - r0.ru_utime,
                 "engine": meta.get("engine"),
                 "status": meta["status"],
             }

@@ -1,6 +1,7 @@
 //! The io_uring engine: one ring per job keeping `iodepth` I/Os in flight, with the target's
-//! descriptor and the I/O buffers registered with the kernel where it allows (fewer per-I/O
-//! costs than fio's defaults). Submission and completion are timed once per `io_uring_enter`.
+//! descriptor, the I/O buffers and the ring's own descriptor registered with the kernel where
+//! it allows (fewer per-I/O costs than fio's defaults). Submission and completion are timed
+//! once per `io_uring_enter`.
 
 use super::buf::SlotBufs;
 use super::job::{wait_until, Job, Next};
@@ -54,6 +55,10 @@ pub fn run<R: Reporter>(job: &mut Job<'_>, ring: &mut IoUring, rep: &mut R) -> u
     let ext_arg = ring.params().is_feature_ext_arg();
     let ts = types::Timespec::from(WAIT);
     let args = types::SubmitArgs::new().timespec(&ts);
+    // One submitter for the whole run, so the ring's own descriptor can be registered too
+    // (no descriptor lookup per `io_uring_enter`).
+    let (mut submitter, mut sq, mut cq) = ring.split();
+    let ring_fd = submitter.register_ring_fd().is_ok();
 
     let static_data = job.gen.is_static();
     let mut slots = vec![
@@ -155,8 +160,10 @@ pub fn run<R: Reporter>(job: &mut Job<'_>, ring: &mut IoUring, rep: &mut R) -> u
                 };
                 let sqe = sqe.user_data(slot as u64);
                 // SAFETY: the buffer stays valid until the completion is reaped (see above).
-                if unsafe { ring.submission().push(&sqe) }.is_err() {
-                    break; // queue full; cannot happen with depth ≤ sq_entries
+                if unsafe { sq.push(&sqe) }.is_err() {
+                    // queue full (cannot happen with depth ≤ sq_entries): issue it next round
+                    job.held = Some((op, 0));
+                    break;
                 }
                 free.pop();
                 queued.push(slot);
@@ -179,10 +186,11 @@ pub fn run<R: Reporter>(job: &mut Job<'_>, ring: &mut IoUring, rep: &mut R) -> u
         for &q in &queued {
             slots[q as usize].submit_ns = s;
         }
+        sq.sync();
         let r = if ext_arg {
-            ring.submitter().submit_with_args(1, &args)
+            submitter.submit_with_args(1, &args)
         } else {
-            ring.submitter().submit_and_wait(1)
+            submitter.submit_and_wait(1)
         };
         if let Err(e) = r {
             match e.raw_os_error() {
@@ -199,7 +207,10 @@ pub fn run<R: Reporter>(job: &mut Job<'_>, ring: &mut IoUring, rep: &mut R) -> u
         }
         t = job.now();
         let tc = job.ctl.clamp(t);
-        for cqe in ring.completion() {
+        // see what the kernel took from the submission queue and put in the completion queue
+        sq.sync();
+        cq.sync();
+        for cqe in cq.by_ref() {
             let i = cqe.user_data() as usize;
             let st = slots[i];
             free.push(i as u32);
@@ -220,6 +231,11 @@ pub fn run<R: Reporter>(job: &mut Job<'_>, ring: &mut IoUring, rep: &mut R) -> u
         }
         rep.heartbeat(t);
     }
+    cq.sync();
+    if ring_fd {
+        let _ = submitter.unregister_ring_fd();
+    }
+    drop((submitter, sq, cq));
     if broken && inflight > 0 {
         // The kernel may still write into these buffers; never hand them back to the allocator.
         std::mem::forget(bufs);
