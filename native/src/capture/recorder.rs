@@ -18,6 +18,9 @@ pub struct Recorder {
     lat_sum_ns: [u128; 2],
     lat_max_ns: [u64; 2],
     hist: [Histogram<u64>; 2],
+    /// A run of equal latencies not yet in `hist`: (kind, latency, count); recorded with one
+    /// histogram call when the run ends or the interval closes.
+    run: (usize, u64, u64),
     host_written: u64,
     step: String,
     last_truth: Option<SimTruth>,
@@ -45,6 +48,7 @@ impl Recorder {
             lat_sum_ns: [0; 2],
             lat_max_ns: [0; 2],
             hist: [new_hist(), new_hist()],
+            run: (0, 0, 0),
             host_written: host_written_start,
             step: step.to_string(),
             last_truth: None,
@@ -82,7 +86,23 @@ impl Recorder {
         if k < 2 {
             self.lat_sum_ns[k] += latency_ns as u128;
             self.lat_max_ns[k] = self.lat_max_ns[k].max(latency_ns);
-            let _ = self.hist[k].record(latency_ns.max(1));
+            let lat = latency_ns.max(1);
+            if self.run.2 > 0 && self.run.0 == k && self.run.1 == lat {
+                self.run.2 += 1;
+            } else {
+                self.flush_run();
+                self.run = (k, lat, 1);
+            }
+        }
+    }
+
+    /// Records the pending run of equal latencies in its histogram.
+    #[inline]
+    fn flush_run(&mut self) {
+        let (k, lat, n) = self.run;
+        if n > 0 {
+            let _ = self.hist[k].record_n(lat, n);
+            self.run.2 = 0;
         }
     }
 
@@ -104,6 +124,7 @@ impl Recorder {
     }
 
     fn close(&mut self, end_ns: u64) -> IntervalRow {
+        self.flush_run();
         let lat = std::array::from_fn(|k| {
             let n = self.ios[k];
             (n > 0).then(|| {

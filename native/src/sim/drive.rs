@@ -182,12 +182,19 @@ impl Pending {
                 if q.back().is_none_or(|&b| b < k) {
                     q.push_back(k);
                 } else {
-                    let i = q.partition_point(|&x| x < k);
-                    q.insert(i, k);
+                    Self::insert_sorted(q, k);
                 }
             }
             Pending::Heap(h) => h.push(Reverse(k)),
         }
+    }
+
+    /// A completion earlier than the latest pending one (rare for writes).
+    #[cold]
+    #[inline(never)]
+    fn insert_sorted(q: &mut VecDeque<(u64, u32)>, k: (u64, u32)) {
+        let i = q.partition_point(|&x| x < k);
+        q.insert(i, k);
     }
 
     #[inline]

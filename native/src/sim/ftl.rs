@@ -671,49 +671,39 @@ impl Ftl {
             i += 1;
         }
         debug_assert_eq!(todo.len(), want);
-        let mut last_page = NONE;
         // With compression, entry i sits in page ⌊i·fill_units / (n·page_units)⌋; the page only
         // changes at entry `next_page_at`, worked out once per page (no division per copy).
-        let fill = self.fill_units[bi] as u64;
-        let mut page = 0u32;
-        let mut next_page_at = 0u32;
-        for &i in &todo {
-            let e = base + i;
-            let lba = self.p2l[e as usize];
-            let units = self.units_of(lba);
-            if self.compression {
-                if i >= next_page_at {
-                    page = self.page_div.quot((i as u64 * fill / n as u64) as u32);
-                    let end = (page as u64 + 1) * n as u64 * self.page_units as u64;
-                    next_page_at = end.div_ceil(fill).min(u32::MAX as u64) as u32;
+        let mut pages = VictimPages {
+            compression: self.compression,
+            fill: self.fill_units[bi] as u64,
+            n: n as u64,
+            page_units: self.page_units as u64,
+            page_div: self.page_div,
+            slot_div: self.slot_div,
+            page: 0,
+            next_page_at: 0,
+            last_page: NONE,
+            first_page: b * self.pages_per_block,
+        };
+        if self.lba_units.is_empty() {
+            self.copy_uniform(bi, base, &todo, &mut pages);
+        } else {
+            for &i in &todo {
+                let e = base + i;
+                let lba = self.p2l[e as usize];
+                let units = self.units_of(lba);
+                pages.read(i, &mut self.work);
+                // unmap from the victim
+                self.blk[bi].valid_units -= units;
+                self.blk[bi].valid_count -= 1;
+                self.mapped -= 1;
+                // write to the GC frontier
+                if !self.room(self.gc_open, units) {
+                    self.new_gc_frontier();
                 }
-            } else {
-                page = self.slot_div.quot(i);
+                self.append(self.gc_open, lba, units, W_GC_PROG);
+                self.gc_units += units as u64;
             }
-            debug_assert!(
-                !self.compression
-                    || page == self.page_div.quot((i as u64 * fill / n as u64) as u32)
-            );
-            if page != last_page {
-                self.work
-                    .push(W_READ << TAG_SHIFT | (b * self.pages_per_block + page));
-                last_page = page;
-            }
-            // unmap from the victim
-            self.blk[bi].valid_units -= units;
-            self.blk[bi].valid_count -= 1;
-            self.mapped -= 1;
-            // write to the GC frontier
-            if !self.room(self.gc_open, units) {
-                if self.gc_open != NONE {
-                    self.close(self.gc_open);
-                }
-                let nb = self.free.pop().expect("GC frontier needs a free block");
-                self.open(nb);
-                self.gc_open = nb;
-            }
-            self.append(self.gc_open, lba, units, W_GC_PROG);
-            self.gc_units += units as u64;
         }
         self.scratch = todo;
         if moved > 0 {
@@ -733,6 +723,63 @@ impl Ftl {
             self.free.push(b);
         }
         moved
+    }
+
+    /// Closes the GC frontier (if any) and opens a free block in its place.
+    fn new_gc_frontier(&mut self) {
+        if self.gc_open != NONE {
+            self.close(self.gc_open);
+        }
+        let nb = self.free.pop().expect("GC frontier needs a free block");
+        self.open(nb);
+        self.gc_open = nb;
+    }
+
+    /// GC copies when every mapped LBA holds `uniform_units`: the entries `todo` of victim
+    /// `bi` (entry base `base`) go to the GC frontier a run at a time, as many as fit in it,
+    /// with its fill counters in registers; the NAND work is the same, in the same order, as
+    /// copying them one by one with [`Ftl::append`].
+    fn copy_uniform(&mut self, bi: usize, base: u32, todo: &[u32], pages: &mut VictimPages) {
+        let u = self.uniform_units;
+        let stride = 1u32 << self.shift;
+        let mut k = 0;
+        while k < todo.len() {
+            if !self.room(self.gc_open, u) {
+                self.new_gc_frontier();
+            }
+            let g = self.gc_open;
+            let gi = g as usize;
+            let (f_units, f_entries) = (self.fill_units[gi], self.fill_entries[gi]);
+            let fit = ((self.block_cap(g) - f_units) / u).min(stride - f_entries) as usize;
+            let end = (k + fit).min(todo.len());
+            let (mut fu, mut fe) = (f_units, f_entries);
+            let gbase = g << self.shift;
+            let gpage = g * self.pages_per_block;
+            let tag = W_GC_PROG << TAG_SHIFT;
+            for &i in &todo[k..end] {
+                let lba = self.p2l[(base + i) as usize];
+                pages.read(i, &mut self.work);
+                let e = gbase | fe;
+                self.p2l[e as usize] = lba;
+                self.l2p[lba as usize] = e;
+                fe += 1;
+                let f0 = fu;
+                fu += u;
+                for p in self.page_div.quot(f0)..self.page_div.quot(fu) {
+                    self.work.push(tag | (gpage + p));
+                }
+            }
+            let m = (end - k) as u32;
+            self.fill_units[gi] = fu;
+            self.fill_entries[gi] = fe;
+            self.blk[gi].valid_units += m * u;
+            self.blk[gi].valid_count += m;
+            self.blk[bi].valid_units -= m * u;
+            self.blk[bi].valid_count -= m;
+            self.nand_units += (m * u) as u64;
+            self.gc_units += (m * u) as u64;
+            k = end;
+        }
     }
 
     /// Whether background GC has something worth collecting (a closed MLC block with invalid data).
@@ -783,6 +830,44 @@ impl Ftl {
             self.host_units + self.gc_units,
             "NAND writes ≠ host writes + GC copies"
         );
+    }
+}
+
+/// Which page of a GC victim each entry sits in, and the page reads that copying them takes.
+struct VictimPages {
+    compression: bool,
+    fill: u64,
+    n: u64,
+    page_units: u64,
+    page_div: Divisor,
+    slot_div: Divisor,
+    page: u32,
+    next_page_at: u32,
+    last_page: u32,
+    first_page: u32,
+}
+
+impl VictimPages {
+    /// Queues the read of entry `i`'s page unless it was the last page read.
+    #[inline(always)]
+    fn read(&mut self, i: u32, work: &mut Vec<u32>) {
+        if self.compression {
+            if i >= self.next_page_at {
+                self.page = self.page_div.quot((i as u64 * self.fill / self.n) as u32);
+                let end = (self.page as u64 + 1) * self.n * self.page_units;
+                self.next_page_at = end.div_ceil(self.fill).min(u32::MAX as u64) as u32;
+            }
+        } else {
+            self.page = self.slot_div.quot(i);
+        }
+        debug_assert!(
+            !self.compression
+                || self.page == self.page_div.quot((i as u64 * self.fill / self.n) as u32)
+        );
+        if self.page != self.last_page {
+            work.push(W_READ << TAG_SHIFT | (self.first_page + self.page));
+            self.last_page = self.page;
+        }
     }
 }
 
@@ -844,12 +929,14 @@ fn huge_vec<T: Copy>(n: usize, v: T) -> Vec<T> {
     out
 }
 
+/// Prefetches into L2 (T1): the maps' misses are issued a burst at a time, tens ahead, and a
+/// burst sized for the L2's miss buffers would stall on the L1's fewer ones with T0.
 #[inline(always)]
 fn prefetch(p: *const i8) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: prefetch is a hint; it never faults, even for invalid addresses.
     unsafe {
-        std::arch::x86_64::_mm_prefetch(p, std::arch::x86_64::_MM_HINT_T0);
+        std::arch::x86_64::_mm_prefetch(p, std::arch::x86_64::_MM_HINT_T1);
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = p;
