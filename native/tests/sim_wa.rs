@@ -479,3 +479,39 @@ fn steady_state_event_reports_the_steady_wa() {
     assert!(ev.host_written_bytes > onset.host_written_bytes);
     assert!(ev.t_ns > onset.t_ns);
 }
+
+#[test]
+fn idle_folding_with_the_pool_at_its_reserve_makes_room_first() {
+    // Random writes leave the MLC pool at its reserve; folding the SLC cache while idle must
+    // collect garbage first instead of running out of blocks for its frontier.
+    let mut d = SimDrive::from_spec("generic?capacity=2g&slc_cache=128m").unwrap();
+    run(
+        &mut d,
+        &[
+            ("rw", "randwrite"),
+            ("bs", "4k"),
+            ("iodepth", "32"),
+            ("written", "5g"),
+        ],
+    );
+    d.idle(10.0, &mut Quiet).unwrap();
+    run(
+        &mut d,
+        &[
+            ("rw", "randwrite"),
+            ("bs", "64k"),
+            ("iodepth", "4"),
+            ("time", "3s"),
+        ],
+    );
+    d.idle(20.0, &mut Quiet).unwrap();
+    run(
+        &mut d,
+        &[
+            ("rw", "randwrite"),
+            ("bs", "4k"),
+            ("iodepth", "32"),
+            ("time", "1s"),
+        ],
+    );
+}

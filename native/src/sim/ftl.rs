@@ -622,6 +622,12 @@ impl Ftl {
 
     /// Folds the oldest closed SLC block into MLC. Returns false if there is none.
     pub fn fold_one(&mut self) -> bool {
+        if self.slc_closed.is_empty() {
+            return false;
+        }
+        // Folding writes MLC blocks through the GC frontier: make room first, as a host write
+        // would (a no-op unless the pool is down to the reserve).
+        self.foreground_gc();
         let Some(b) = self.slc_closed.pop_front() else {
             return false;
         };
