@@ -93,24 +93,26 @@ def make_progress(
     label: str,
 ) -> Any:
     """``True`` → a bar; a callable → itself; ``None``/``False`` → no callback."""
-    if progress is None or progress is False:
-        return None
-    if callable(progress) and progress is not True:
-        return progress
-    if not (sys.stderr.isatty() or _in_notebook()):
-        return None
-    total, unit = _total(workload, target_bytes)
-    return Bar(total, unit, label)
+    return _bar_or_callback(progress, lambda: _total(workload, target_bytes), label)
 
 
 def make_bar(
     progress: bool | Callable[[dict], None] | None, *, total_gb: float | None, label: str
 ) -> Any:
     """Like :func:`make_progress` for a multi-step replay: one bar in GB written."""
+    return _bar_or_callback(progress, lambda: (total_gb, "GB"), label)
+
+
+def _bar_or_callback(
+    progress: bool | Callable[[dict], None] | None,
+    totals: Callable[[], tuple[float | None, str]],
+    label: str,
+) -> Any:
+    """The rule both share; ``totals()`` (bar length, unit) is asked only when a bar is made."""
     if progress is None or progress is False:
         return None
     if callable(progress) and progress is not True:
         return progress
     if not (sys.stderr.isatty() or _in_notebook()):
         return None
-    return Bar(total_gb, "GB", label)
+    return Bar(*totals(), label)

@@ -230,23 +230,24 @@ def calibrate(
     span = hi - lo
     w = np.array([o.weight for o in observations])
     z0 = np.array([(p.x0 - p.lo) / (p.hi - p.lo) for p in params])
-    start = {p.key: p.x0 for p in params}
-    _, pub = _simulate(preset, observations, start, scale=scale)
-    published = np.array(pub)
+    published: np.ndarray | None = None  # the same at every evaluation; kept from the first
     n = 0
 
     def resid(z: np.ndarray) -> np.ndarray:
-        nonlocal n
+        nonlocal n, published
         n += 1
         vals = {p.key: float(lo[i] + z[i] * span[i]) for i, p in enumerate(params)}
-        sim = np.array(evaluate(preset, observations, vals, scale=scale))
-        return w * (sim - published) / published
+        sim, pub = _simulate(preset, observations, vals, scale=scale)
+        if published is None:
+            published = np.array(pub)
+        return w * (np.array(sim) - published) / published
 
     fit = least_squares(
         resid, z0, bounds=(0.0, 1.0), diff_step=0.02, max_nfev=max_evals, x_scale=1.0
     )
     values = {p.key: float(lo[i] + fit.x[i] * span[i]) for i, p in enumerate(params)}
     sim = evaluate(preset, observations, values, scale=scale)
+    pub = [float(v) for v in published]
     return Calibration(
         preset=preset,
         values=values,
@@ -289,7 +290,7 @@ TARGETS: dict[str, dict[str, Any]] = {
         # Fitted through the replay itself, so the fit is judged by the very procedure the
         # fidelity check runs (AS-SSD's 1 GiB file after a secure erase). At 1/8 of the drive
         # the replayed AS-SSD numbers no longer move with the scale (1/8, 1/4 and 1/2 agree
-        # within 5 %); at 1/64 they did not. trim_efficacy is not fitted: the replayed
+        # within 6 %); at 1/64 they did not. trim_efficacy is not fitted: the replayed
         # after-TRIM speed hardly depends on it (266-272 MB/s for 0.05-0.35), because the
         # second AS-SSD pass overwrites the first pass's own sequential blocks, which GC then
         # reclaims for free, TRIM or not. The review's 193 MB/s is a documented gap.
