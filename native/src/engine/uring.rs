@@ -15,6 +15,25 @@ use std::time::Duration;
 /// Longest wait for a completion before the worker checks its flags again.
 const WAIT: Duration = Duration::from_millis(20);
 
+/// Most new I/Os held back before they are handed to the kernel while the free slots are being
+/// refilled. The kernel issues a batch of submissions in full (under one block plug, and an
+/// O_DIRECT write on a filesystem is issued inline, several µs each) before the device sees any
+/// of it, so refilling all the slots a burst of completions freed and submitting them at once
+/// leaves the device idle meanwhile. Measured in one interleaved run on this project's 2-core
+/// VM against fio (which submits every I/O on its own): 4 KiB randwrite QD32 on an ext4 file
+/// went from 0.77 to 0.98 of fio's IOPS, on a loop device from 0.89 to 0.99, randread on a
+/// loop device from 0.88 to 1.03; CPU per I/O stayed 20–35 % under fio's.
+const SUBMIT_BATCH: usize = 4;
+
+/// Errors of `io_uring_enter` after which the ring still works (timeout, signal, a full
+/// completion queue or a lack of kernel memory: the submissions stay queued for the next try).
+fn transient(e: &io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::ETIME) | Some(libc::EINTR) | Some(libc::EBUSY) | Some(libc::EAGAIN)
+    )
+}
+
 /// Creates a ring with `entries` submission slots, with the cheapest completion mode the kernel
 /// offers (single issuer + deferred task work, else cooperative task work, else plain).
 pub fn build_ring(entries: u32) -> io::Result<IoUring> {
@@ -80,6 +99,8 @@ pub fn run<R: Reporter>(job: &mut Job<'_>, ring: &mut IoUring, rep: &mut R) -> u
 
     loop {
         queued.clear();
+        // `queued[..handed]` went to the kernel already
+        let mut handed = 0;
         let mut not_before = None;
         if !exhausted && !job.ctl.halted() && !job.ctl.time_up(t) {
             while let Some(&slot) = free.last() {
@@ -168,7 +189,28 @@ pub fn run<R: Reporter>(job: &mut Job<'_>, ring: &mut IoUring, rep: &mut R) -> u
                 free.pop();
                 queued.push(slot);
                 inflight += 1;
+                if queued.len() - handed == SUBMIT_BATCH {
+                    let s = job.now();
+                    for &q in &queued[handed..] {
+                        slots[q as usize].submit_ns = s;
+                    }
+                    handed = queued.len();
+                    sq.sync();
+                    if let Err(e) = submitter.submit() {
+                        if !transient(&e) {
+                            job.ctl.fail(format!(
+                                "io_uring submission on {} failed: {e}",
+                                job.path.display()
+                            ));
+                            broken = true;
+                            break;
+                        }
+                    }
+                }
             }
+        }
+        if broken {
+            break;
         }
         if inflight == 0 {
             match not_before {
@@ -183,7 +225,7 @@ pub fn run<R: Reporter>(job: &mut Job<'_>, ring: &mut IoUring, rep: &mut R) -> u
             }
         }
         let s = job.now();
-        for &q in &queued {
+        for &q in &queued[handed..] {
             slots[q as usize].submit_ns = s;
         }
         sq.sync();
@@ -193,16 +235,13 @@ pub fn run<R: Reporter>(job: &mut Job<'_>, ring: &mut IoUring, rep: &mut R) -> u
             submitter.submit_and_wait(1)
         };
         if let Err(e) = r {
-            match e.raw_os_error() {
-                Some(libc::ETIME) | Some(libc::EINTR) | Some(libc::EBUSY) | Some(libc::EAGAIN) => {}
-                _ => {
-                    job.ctl.fail(format!(
-                        "io_uring submission on {} failed: {e}",
-                        job.path.display()
-                    ));
-                    broken = true;
-                    break;
-                }
+            if !transient(&e) {
+                job.ctl.fail(format!(
+                    "io_uring submission on {} failed: {e}",
+                    job.path.display()
+                ));
+                broken = true;
+                break;
             }
         }
         t = job.now();
