@@ -53,7 +53,12 @@ fb.protocols().select("name", "title", "default_target")
 
 # %%
 w = fb.Workload(
-    rw="randwrite", bs="4k", iodepth=32, size=size, written=written, data="random",
+    rw="randwrite",
+    bs="4k",
+    iodepth=32,
+    size=size,
+    written=written,
+    data="random",
     interval=interval,
 )
 cap = fb.run(target or f"sim:generic?scale={scale}", w)

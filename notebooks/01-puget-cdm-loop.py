@@ -98,7 +98,8 @@ seq = curves.filter(pl.col("test") == "seq_write").select(
     "data", write_mbps="mbps", host_written_bytes=pl.col("gb_written_full") * 1e9
 )
 fb.figures.published_overlay(
-    seq, fb.published(source=runs["incompressible"].meta["source"], test="cdm_seq_write"),
+    seq,
+    fb.published(source=runs["incompressible"].meta["source"], test="cdm_seq_write"),
     series="data",
 )
 

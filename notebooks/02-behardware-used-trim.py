@@ -63,8 +63,11 @@ res.steps.filter(pl.col("kind") != "erase").select(
 
 # %%
 runs = res.intervals.filter(~pl.col("step").str.ends_with("fill"))
-fb.figures.step_series(runs.with_columns(pattern=pl.col("step").str.extract(r"^(random|seq)")),
-                       y="write_mbps", facet="pattern")
+fb.figures.step_series(
+    runs.with_columns(pattern=pl.col("step").str.extract(r"^(random|seq)")),
+    y="write_mbps",
+    facet="pattern",
+)
 
 # %% [markdown]
 # ## New / used / TRIM, as bars
@@ -73,7 +76,8 @@ fb.figures.step_series(runs.with_columns(pattern=pl.col("step").str.extract(r"^(
 
 # %%
 bars = res.steps.filter(pl.col("kind") == "run", pl.col("condition") != "fill").select(
-    pattern=pl.col("step").str.extract(r"^(random|seq)"), condition="condition",
+    pattern=pl.col("step").str.extract(r"^(random|seq)"),
+    condition="condition",
     value="write_mbps",
 )
 fb.figures.condition_bars(bars, group="pattern", published=fb.published(source=res.meta["source"]))

@@ -62,8 +62,10 @@ writes = pl.concat(
     [r.step("random_write").with_columns(variant=pl.lit(k)) for k, r in runs.items()]
 )
 pl.DataFrame(
-    [{"variant": k, **fb.consistency(r.capture(), step="random_write", last_s=r.scale * 600)}
-     for k, r in runs.items()]
+    [
+        {"variant": k, **fb.consistency(r.capture(), step="random_write", last_s=r.scale * 600)}
+        for k, r in runs.items()
+    ]
 )
 
 # %% [markdown]

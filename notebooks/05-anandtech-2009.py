@@ -43,7 +43,9 @@ from flashback.notebook import setup
 
 setup()
 res = fb.replay(
-    "anand2009-new-vs-used", target=target or f"sim:intel-x25m-80g?scale={scale}", scale=scale,
+    "anand2009-new-vs-used",
+    target=target or f"sim:intel-x25m-80g?scale={scale}",
+    scale=scale,
     used_fills=used_fills,
 )
 res.steps.select("step", "condition", "read_mbps", "read_iops", "read_lat_mean_us")

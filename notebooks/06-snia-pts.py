@@ -60,11 +60,12 @@ res.steps.filter(pl.col("kind") == "run").select("step", "write_iops", "read_iop
 # the bands are the PTS limits around its mean, the line its least-squares fit.
 
 # %%
-rounds = (
-    res.steps.filter(pl.col("test") == "iops", pl.col("condition") == "round",
-                     pl.col("bs") == "4k", pl.col("rwmix_read") == 0)
-    .select(pl.col("round").cast(pl.Int64), "write_iops")
-)
+rounds = res.steps.filter(
+    pl.col("test") == "iops",
+    pl.col("condition") == "round",
+    pl.col("bs") == "4k",
+    pl.col("rwmix_read") == 0,
+).select(pl.col("round").cast(pl.Int64), "write_iops")
 ss = fb.steady_state(rounds, y="write_iops")
 print("steady state reached:", ss.reached, "window:", ss.window)
 fb.figures.steady_state_window(rounds, window=ss.window if ss.reached else None)

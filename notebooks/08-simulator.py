@@ -48,8 +48,14 @@ base = f"sim:{preset}?scale={scale}"
 def torture(spec: str, data: str = "random") -> pl.DataFrame:
     """4 KiB uniform random writes for `fills` capacities on a freshly opened sim drive."""
     t = fb.Target(spec)
-    w = fb.Workload(rw="randwrite", bs="4k", iodepth=32, written=int(fills * t.size_bytes),
-                    data=data, random="uniform")
+    w = fb.Workload(
+        rw="randwrite",
+        bs="4k",
+        iodepth=32,
+        written=int(fills * t.size_bytes),
+        data=data,
+        random="uniform",
+    )
     return t.run(w).intervals.with_columns(fills=pl.col("host_written_bytes") / t.size_bytes)
 
 
@@ -88,9 +94,7 @@ fb.figures.wa_free_blocks(op_runs.filter(pl.col("op") == f"OP {ops[0]:.0%}"))
 # ## Garbage-collection policy
 
 # %%
-gc_runs = pl.concat(
-    [torture(f"{base}&gc={g}").with_columns(gc=pl.lit(g)) for g in policies]
-)
+gc_runs = pl.concat([torture(f"{base}&gc={g}").with_columns(gc=pl.lit(g)) for g in policies])
 fb.figures.performance_vs_written(gc_runs, y="wa", test=None, data="gc")
 
 # %% [markdown]
@@ -119,7 +123,9 @@ first = drive.run(fb.Workload(rw="randwrite", bs="4k", iodepth=32, written=2 * d
 drive.discard(offset=0, size=half)
 second = drive.run(fb.Workload(rw="randwrite", bs="4k", iodepth=32, written=drive.size_bytes))
 trim = pl.concat(
-    [first.intervals.with_columns(run=pl.lit("before TRIM")),
-     second.intervals.with_columns(run=pl.lit("after TRIM of half"))]
+    [
+        first.intervals.with_columns(run=pl.lit("before TRIM")),
+        second.intervals.with_columns(run=pl.lit("after TRIM of half")),
+    ]
 )
 fb.figures.performance_vs_written(trim, y="wa", test=None, data="run")

@@ -75,8 +75,21 @@ def test_frame_columns_levels_and_fills():
     cap = fb.Capture(_frame(y), {"target": {"size_bytes": 50e9}})
     seg = fb.changepoints(cap)
     f = seg.to_frame()
-    for c in ("x_start", "x_end", "t_start_s", "t_end_s", "gb_start", "gb_end", "fills_start",
-              "fills_end", "level", "level_lo", "level_hi", "slope", "n"):
+    for c in (
+        "x_start",
+        "x_end",
+        "t_start_s",
+        "t_end_s",
+        "gb_start",
+        "gb_end",
+        "fills_start",
+        "fills_end",
+        "level",
+        "level_lo",
+        "level_hi",
+        "slope",
+        "n",
+    ):
         assert c in f.columns
     assert f.height == 2
     for i, true in enumerate((500, 250)):
@@ -109,7 +122,11 @@ def test_by_segments_each_group():
     assert f.filter(pl.col("group") == "seq").height == 2
     assert f.filter(pl.col("group") == "rnd").height == 1
     # CrystalDiskMark-style steps: one test across loops, grouped by an expression
-    loops = df.with_columns(pl.Series("step", [f"cdm_pass_{i // 100}/{'seq' if i < 300 else 'rnd'}" for i in range(600)]))
+    loops = df.with_columns(
+        pl.Series(
+            "step", [f"cdm_pass_{i // 100}/{'seq' if i < 300 else 'rnd'}" for i in range(600)]
+        )
+    )
     seg2 = fb.changepoints(loops, x="t_s", by=pl.col("step").str.split("/").list.last(), min_size=5)
     assert seg2.to_frame()["group"].unique(maintain_order=True).to_list() == ["seq", "rnd"]
     assert seg2.breakpoints == seg.breakpoints

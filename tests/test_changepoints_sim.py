@@ -26,12 +26,21 @@ def test_breakpoints_match_simulator_events():
     drive = _run_or_skip(lambda: fb.Target(SIM))
     fill = fb.Workload(rw="write", bs="128k", iodepth=32, loops=1, data="random")
     _run_or_skip(lambda: drive.run(fill, step="fill"))
-    torture = fb.Workload(rw="randwrite", random="uniform", bs="4k", iodepth=32, data="random",
-                          written=3 * drive.size_bytes, seed=1)
+    torture = fb.Workload(
+        rw="randwrite",
+        random="uniform",
+        bs="4k",
+        iodepth=32,
+        data="random",
+        written=3 * drive.size_bytes,
+        seed=1,
+    )
     cap = _run_or_skip(lambda: drive.run(torture, step="torture"))
     events = {e.get("event", e.get("name")): e for e in cap.meta.get("events", [])}
     events.setdefault("steady_state", events.get("steady_state_wa"))
-    assert {"free_pool_exhausted", "steady_state"} <= {k for k, v in events.items() if v}, cap.meta.get("events")
+    assert {"free_pool_exhausted", "steady_state"} <= {k for k, v in events.items() if v}, (
+        cap.meta.get("events")
+    )
     seg = fb.changepoints(cap, x="host_written_bytes", y="write_mbps", transform="log")
     assert seg.breakpoints, seg.describe()
     # The write cliff: a change point within 5 % (in bytes) of the moment the free pool ran out.

@@ -12,8 +12,16 @@ def test_analyze_prints_segments_and_verdict(tmp_path, capsys):
     n = 900
     y = np.r_[np.full(300, 500.0), np.full(600, 200.0)] * (1 + 0.03 * rng.standard_normal(n))
     wb = (y * 1e6).astype(np.uint64)
-    df = pl.DataFrame({"t_s": np.arange(1.0, n + 1), "interval_s": np.ones(n), "write_mbps": y,
-                       "write_bytes": wb, "host_written_bytes": np.cumsum(wb), "step": ["x"] * n})
+    df = pl.DataFrame(
+        {
+            "t_s": np.arange(1.0, n + 1),
+            "interval_s": np.ones(n),
+            "write_mbps": y,
+            "write_bytes": wb,
+            "host_written_bytes": np.cumsum(wb),
+            "step": ["x"] * n,
+        }
+    )
     path = tmp_path / "c.parquet"
     fb.Capture(df, {"target": {"size_bytes": 100e9}, "status": "complete"}).save(path)
     assert main(["analyze", str(path)]) == 0
@@ -29,4 +37,9 @@ def test_analyze_reports_errors_in_one_line(tmp_path, capsys):
     fb.Capture(df, {"status": "complete"}).save(path)
     assert main(["analyze", str(path), "--x", "t_s", "--y", "write_mbs"]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.startswith("flashback: ") and "\n" not in err and "write_mbs" in err and "write_mbps?" in err
+    assert (
+        err.startswith("flashback: ")
+        and "\n" not in err
+        and "write_mbs" in err
+        and "write_mbps?" in err
+    )

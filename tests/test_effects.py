@@ -25,17 +25,28 @@ def test_block_bootstrap_covers_true_ratio_on_ar09_and_iid_undercovers():
         b = 450 + _ar1(rng, 1200, 0.9, 40)
         _, lo, hi, L, _ = ratio_ci(a, b, n_resamples=499, seed=k)
         cover += lo <= 0.9 <= hi
-        _, lo1, hi1, _, _ = ratio_ci(a, b, block_len=1, n_resamples=499, seed=k, method="percentile")
+        _, lo1, hi1, _, _ = ratio_ci(
+            a, b, block_len=1, n_resamples=499, seed=k, method="percentile"
+        )
         cover_iid += lo1 <= 0.9 <= hi1
-    print(f"block bootstrap coverage {cover / trials:.3f}, i.i.d. bootstrap {cover_iid / trials:.3f}")
+    print(
+        f"block bootstrap coverage {cover / trials:.3f}, i.i.d. bootstrap {cover_iid / trials:.3f}"
+    )
     assert cover / trials >= 0.90, cover
     assert cover_iid / trials < 0.75, cover_iid
 
 
 def _cap(y, step="x"):
     n = len(y)
-    return pl.DataFrame({"t_s": np.arange(1.0, n + 1), "interval_s": np.ones(n), "write_mbps": y,
-                         "write_iops": np.asarray(y) * 250, "step": [step] * n})
+    return pl.DataFrame(
+        {
+            "t_s": np.arange(1.0, n + 1),
+            "interval_s": np.ones(n),
+            "write_mbps": y,
+            "write_iops": np.asarray(y) * 250,
+            "step": [step] * n,
+        }
+    )
 
 
 def test_effect_functions():

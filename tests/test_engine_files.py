@@ -178,7 +178,9 @@ def test_randrw_mix_and_meta(tmp_path):
 
 def test_timed_trim_workload_stops_on_time(tmp_path):
     path = tmp_path / "tt.bin"
-    cap = fb.run(path, fb.Workload(rw="randtrim", bs="64k", size="4m", time="0.5s", interval="0.1s"))
+    cap = fb.run(
+        path, fb.Workload(rw="randtrim", bs="64k", size="4m", time="0.5s", interval="0.1s")
+    )
     assert cap.status == "complete"
     assert cap.meta["duration_s"] == pytest.approx(0.5)
     assert len(cap.intervals) == 5

@@ -15,9 +15,19 @@ pytestmark = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not 
 
 
 def _fio(tmp, *args):
-    cmd = ["fio", "--name=j", f"--filename={tmp / 'f.bin'}", "--size=8m", "--bs=4k",
-           "--ioengine=psync", "--time_based", "--runtime=2", *args,
-           "--output-format=json+", f"--output={tmp / 'out.json'}"]
+    cmd = [
+        "fio",
+        "--name=j",
+        f"--filename={tmp / 'f.bin'}",
+        "--size=8m",
+        "--bs=4k",
+        "--ioengine=psync",
+        "--time_based",
+        "--runtime=2",
+        *args,
+        "--output-format=json+",
+        f"--output={tmp / 'out.json'}",
+    ]
     subprocess.run(cmd, check=True, cwd=tmp, capture_output=True, timeout=60)
     return json.loads((tmp / "out.json").read_text())
 
@@ -25,9 +35,18 @@ def _fio(tmp, *args):
 @pytest.fixture(scope="module")
 def averaged(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("fio_avg")
-    doc = _fio(tmp, "--rw=randrw", "--numjobs=2", "--runtime=3", f"--write_bw_log={tmp}/lg", f"--write_iops_log={tmp}/lg",
-               f"--write_lat_log={tmp}/lg", "--log_avg_msec=250", f"--write_hist_log={tmp}/lg",
-               "--log_hist_msec=250")
+    doc = _fio(
+        tmp,
+        "--rw=randrw",
+        "--numjobs=2",
+        "--runtime=3",
+        f"--write_bw_log={tmp}/lg",
+        f"--write_iops_log={tmp}/lg",
+        f"--write_lat_log={tmp}/lg",
+        "--log_avg_msec=250",
+        f"--write_hist_log={tmp}/lg",
+        "--log_hist_msec=250",
+    )
     return tmp, doc
 
 
@@ -45,8 +64,16 @@ def test_averaged_logs_become_a_capture(averaged):
     cap = fb.read_fio(tmp / "lg")
     df = cap.intervals
     assert df["t_s"].to_list()[:2] == [1.0, 2.0]
-    for c in ("read_ios", "write_ios", "read_mbps", "write_mbps", "write_iops", "write_lat_p99_us",
-              "host_written_bytes", "trim_ios"):
+    for c in (
+        "read_ios",
+        "write_ios",
+        "read_mbps",
+        "write_mbps",
+        "write_iops",
+        "write_lat_p99_us",
+        "host_written_bytes",
+        "trim_ios",
+    ):
         assert c in df.columns
     # Jobs merged and units converted: totals equal the logs' own integrals (KiB/s → bytes).
     for d, name in ((0, "read"), (1, "write")):
@@ -69,15 +96,22 @@ def test_json_plus_output(averaged):
     assert df.height == len(doc["jobs"])
     assert df["write_ios"].sum() == sum(j["write"]["total_ios"] for j in doc["jobs"])
     j = doc["jobs"][0]["write"]
-    assert df["write_mbps"][0] == pytest.approx(j["io_bytes"] / (doc["jobs"][0]["job_runtime"] / 1000) / 1e6)
+    assert df["write_mbps"][0] == pytest.approx(
+        j["io_bytes"] / (doc["jobs"][0]["job_runtime"] / 1000) / 1e6
+    )
     assert df["write_lat_max_us"][0] == pytest.approx(j["clat_ns"]["max"] / 1000)
     p99 = j["clat_ns"]["percentile"]["99.000000"] / 1000
     assert df["write_lat_p99_us"][0] == pytest.approx(p99, rel=0.05)
 
 
 def test_per_io_logs_count_every_io(tmp_path):
-    doc = _fio(tmp_path, "--rw=randwrite", "--runtime=1", f"--write_lat_log={tmp_path}/pio",
-               "--log_offset=1")
+    doc = _fio(
+        tmp_path,
+        "--rw=randwrite",
+        "--runtime=1",
+        f"--write_lat_log={tmp_path}/pio",
+        "--log_offset=1",
+    )
     cap = fb.read_fio(tmp_path / "pio")
     w = doc["jobs"][0]["write"]
     assert cap.intervals["write_ios"].sum() == w["total_ios"]
@@ -87,7 +121,11 @@ def test_per_io_logs_count_every_io(tmp_path):
 def test_window_value_both_and_issue_time_layouts(tmp_path):
     # Newer fio layouts, written by hand: time, mean, max, ddir, bs, offset, prio, issue_time.
     p = tmp_path / "new_clat.1.log"
-    p.write_text("".join(f"{t}, {1000 + t}, {5000 + t}, 1, 0, 0, 0, {t * 1000}\n" for t in range(500, 3001, 500)))
+    p.write_text(
+        "".join(
+            f"{t}, {1000 + t}, {5000 + t}, 1, 0, 0, 0, {t * 1000}\n" for t in range(500, 3001, 500)
+        )
+    )
     cap = fb.read_fio(p, window_value="both")
     df = cap.intervals
     assert df.height == 3
@@ -120,8 +158,24 @@ def test_malformed_line_names_file_and_line(tmp_path):
 
 def test_cli_analyze_on_fio_output(averaged, capsys):
     tmp, _ = averaged
-    assert cli_main(["analyze", str(tmp / "lg"), "--fio", "--x", "t_s", "--y", "write_iops", "--round", "1s",
-                     "--min-size", "1"]) == 0
+    assert (
+        cli_main(
+            [
+                "analyze",
+                str(tmp / "lg"),
+                "--fio",
+                "--x",
+                "t_s",
+                "--y",
+                "write_iops",
+                "--round",
+                "1s",
+                "--min-size",
+                "1",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "segment(s) of write_iops" in out and "steady state" in out
 
@@ -136,5 +190,3 @@ def test_clat_hist_logs_alone(averaged):
     assert (df["write_lat_p99_us"] <= df["write_lat_max_us"]).all()
     p50 = doc["jobs"][0]["write"]["clat_ns"]["percentile"]["50.000000"] / 1000
     assert 0.5 * p50 <= df["write_lat_p50_us"].median() <= 2 * p50
-
-

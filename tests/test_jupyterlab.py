@@ -20,7 +20,9 @@ import pytest
 
 from support.chromium import Chromium, chromium_binary
 
-pytestmark = pytest.mark.skipif(chromium_binary() is None, reason="chromium is not installed (make test installs it)")
+pytestmark = pytest.mark.skipif(
+    chromium_binary() is None, reason="chromium is not installed (make test installs it)"
+)
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -41,15 +43,29 @@ def _notebook(path: Path) -> None:
 def lab(tmp_path: Path):
     _notebook(tmp_path / "quickstart.ipynb")
     port, token = _free_port(), secrets.token_hex(16)
-    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(tmp_path / "cfg"), JUPYTER_RUNTIME_DIR=str(tmp_path / "rt"))
+    env = dict(
+        os.environ,
+        JUPYTER_CONFIG_DIR=str(tmp_path / "cfg"),
+        JUPYTER_RUNTIME_DIR=str(tmp_path / "rt"),
+    )
     proc = subprocess.Popen(
         [
-            sys.executable, "-m", "jupyterlab", "--no-browser",
-            "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
-            f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={tmp_path}",
-            "--ServerApp.allow_root=True", "--LabApp.expose_app_in_browser=True", "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+            sys.executable,
+            "-m",
+            "jupyterlab",
+            "--no-browser",
+            "--ServerApp.ip=127.0.0.1",
+            f"--ServerApp.port={port}",
+            f"--IdentityProvider.token={token}",
+            f"--ServerApp.root_dir={tmp_path}",
+            "--ServerApp.allow_root=True",
+            "--LabApp.expose_app_in_browser=True",
+            "--LabApp.news_url=",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
         ],
-        env=env, stdout=subprocess.DEVNULL, stderr=open(tmp_path / "lab.log", "wb"),
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=open(tmp_path / "lab.log", "wb"),
     )
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
@@ -60,7 +76,9 @@ def lab(tmp_path: Path):
         except OSError:
             if time.monotonic() > deadline or proc.poll() is not None:
                 proc.kill()
-                pytest.fail("JupyterLab did not start: " + (tmp_path / "lab.log").read_text()[-2000:])
+                pytest.fail(
+                    "JupyterLab did not start: " + (tmp_path / "lab.log").read_text()[-2000:]
+                )
             time.sleep(0.3)
     yield base, token
     proc.terminate()
@@ -91,11 +109,20 @@ def test_chart_renders_in_jupyterlab_offline(lab):
         )
         assert found, "no rendered chart (.vega-embed svg/canvas) in the notebook output"
         b.wait_for(
-            "document.querySelectorAll('.jp-OutputArea-output .vega-embed').length >= 2", timeout_s=120
+            "document.querySelectorAll('.jp-OutputArea-output .vega-embed').length >= 2",
+            timeout_s=120,
         )
-        text = b.evaluate("[...document.querySelectorAll('.jp-OutputArea-output .vega-embed')].map(e => e.innerText).join(' ')")
+        text = b.evaluate(
+            "[...document.querySelectorAll('.jp-OutputArea-output .vega-embed')].map(e => e.innerText).join(' ')"
+        )
         assert "MB/s" in text or "IOPS" in text  # axis titles of flashback's charts, drawn
-        errors = b.evaluate("[...document.querySelectorAll('.jp-OutputArea-output[data-mime-type=\"application/vnd.jupyter.stderr\"], .jp-RenderedText[data-mime-type=\"application/vnd.jupyter.error\"]')].map(e => e.innerText).filter(t => /Error|Traceback/.test(t))")
+        errors = b.evaluate(
+            '[...document.querySelectorAll(\'.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"], .jp-RenderedText[data-mime-type="application/vnd.jupyter.error"]\')].map(e => e.innerText).filter(t => /Error|Traceback/.test(t))'
+        )
         assert errors == [], errors
-        foreign = [u for u in b.requests if not u.startswith((base, "data:", "blob:", "about:", "ws://127.0.0.1"))]
+        foreign = [
+            u
+            for u in b.requests
+            if not u.startswith((base, "data:", "blob:", "about:", "ws://127.0.0.1"))
+        ]
         assert foreign == [], f"requests left the machine: {foreign[:5]}"

@@ -125,6 +125,9 @@ def test_prose_is_not_copied_from_the_reviews() -> None:
             if cell.cell_type != "markdown":
                 continue
             w = words(cell.source)
-            copied += [(name, " ".join(w[i : i + 7])) for i in range(len(w) - 6)
-                       if " ".join(w[i : i + 7]) in text]
+            copied += [
+                (name, " ".join(w[i : i + 7]))
+                for i in range(len(w) - 6)
+                if " ".join(w[i : i + 7]) in text
+            ]
     assert not copied, copied

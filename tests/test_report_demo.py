@@ -10,7 +10,9 @@ import pytest
 
 from support.chromium import Chromium, chromium_binary
 
-pytestmark = pytest.mark.skipif(chromium_binary() is None, reason="chromium is not installed (make test installs it)")
+pytestmark = pytest.mark.skipif(
+    chromium_binary() is None, reason="chromium is not installed (make test installs it)"
+)
 
 
 @pytest.fixture(scope="module")
@@ -18,7 +20,9 @@ def report(tmp_path_factory) -> tuple[Path, str]:
     out = tmp_path_factory.mktemp("report")
     proc = subprocess.run(
         [sys.executable, "-m", "flashback", "report", "--quick", "--no-progress", "-o", str(out)],
-        capture_output=True, text=True, timeout=900,
+        capture_output=True,
+        text=True,
+        timeout=900,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return out / "report.html", proc.stdout
@@ -27,7 +31,15 @@ def report(tmp_path_factory) -> tuple[Path, str]:
 def test_summary_and_files(report):
     path, stdout = report
     assert "report written to" in stdout and str(path.resolve()) in stdout
-    for review in ("puget", "behardware", "xbit", "anandtech-consistency", "anandtech-trim", "anand2009", "snia-pts"):
+    for review in (
+        "puget",
+        "behardware",
+        "xbit",
+        "anandtech-consistency",
+        "anandtech-trim",
+        "anand2009",
+        "snia-pts",
+    ):
         assert review in stdout
     html = path.read_text()
     ids = re.findall(r"<div class='chart' id='chart-([^']+)'", html)

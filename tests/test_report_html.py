@@ -9,23 +9,36 @@ import pytest
 from flashback.report import Section, write_report
 from support.chromium import Chromium, chromium_binary
 
-pytestmark = pytest.mark.skipif(chromium_binary() is None, reason="chromium is not installed (make test installs it)")
+pytestmark = pytest.mark.skipif(
+    chromium_binary() is None, reason="chromium is not installed (make test installs it)"
+)
 
 
 def _charts():
     df = pl.DataFrame({"gb": [0.0, 10, 20, 40, 80], "mbps": [190.0, 185, 120, 70, 60]})
-    line = alt.Chart(df).mark_line().encode(x=alt.X("gb:Q", title="GB written"), y=alt.Y("mbps:Q", title="MB/s"))
+    line = (
+        alt.Chart(df)
+        .mark_line()
+        .encode(x=alt.X("gb:Q", title="GB written"), y=alt.Y("mbps:Q", title="MB/s"))
+    )
     bars = alt.Chart(df).mark_bar().encode(x="gb:O", y="mbps:Q")
     return [("line", line), ("bars", bars)]
 
 
 def test_report_renders_all_charts_without_network(tmp_path: Path):
     sections = [
-        Section("First review", ["Two charts."], _charts(), [("numbers", pl.DataFrame({"a": [1.5], "b": ["x"]}))]),
+        Section(
+            "First review",
+            ["Two charts."],
+            _charts(),
+            [("numbers", pl.DataFrame({"a": [1.5], "b": ["x"]}))],
+        ),
         Section("Second review", [], _charts()[:1]),
     ]
     path = write_report(sections, tmp_path / "out", title="t")
-    assert (tmp_path / "out" / "figures" / "first-review-line.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (tmp_path / "out" / "figures" / "first-review-line.png").read_bytes()[
+        :8
+    ] == b"\x89PNG\r\n\x1a\n"
     assert "<svg" in (tmp_path / "out" / "figures" / "second-review-line.svg").read_text()[:500]
     with Chromium() as b:
         b.navigate(path.as_uri())

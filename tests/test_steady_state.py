@@ -35,7 +35,9 @@ def test_window_check_matches_reference(v, rule):
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.floats(min_value=0.85, max_value=1.15), min_size=5, max_size=5), st.floats(1, 1e5))
+@given(
+    st.lists(st.floats(min_value=0.85, max_value=1.15), min_size=5, max_size=5), st.floats(1, 1e5)
+)
 def test_near_flat_windows_around_the_limits(v, scale):
     # Windows close to the 20 % / 10 % limits, where a wrong convention would show.
     w = [x * scale for x in v]
@@ -46,11 +48,21 @@ def test_near_flat_windows_around_the_limits(v, scale):
 
 def _capture(levels_per_min, seconds_per_round=60, noise=0.02, seed=0, capacity=10e9):
     rng = np.random.default_rng(seed)
-    y = np.repeat(levels_per_min, seconds_per_round) * (1 + noise * rng.standard_normal(len(levels_per_min) * seconds_per_round))
+    y = np.repeat(levels_per_min, seconds_per_round) * (
+        1 + noise * rng.standard_normal(len(levels_per_min) * seconds_per_round)
+    )
     n = y.size
     wb = (y * 4096).astype(np.uint64)
-    df = pl.DataFrame({"t_s": np.arange(1.0, n + 1), "interval_s": np.ones(n), "write_iops": y,
-                       "write_bytes": wb, "host_written_bytes": np.cumsum(wb), "step": ["x"] * n})
+    df = pl.DataFrame(
+        {
+            "t_s": np.arange(1.0, n + 1),
+            "interval_s": np.ones(n),
+            "write_iops": y,
+            "write_bytes": wb,
+            "host_written_bytes": np.cumsum(wb),
+            "step": ["x"] * n,
+        }
+    )
     return fb.Capture(df, {"target": {"size_bytes": capacity}})
 
 
@@ -65,7 +77,7 @@ def test_snia_rule_finds_the_first_steady_window():
     assert reference.pts_window(w)
     # no earlier window passes the reference
     for end in range(5, last):
-        assert not reference.pts_window(levels[end - 5:end])
+        assert not reference.pts_window(levels[end - 5 : end])
     assert ss.onset["seconds"] == pytest.approx(60 * (first - 1))
     assert ss.onset["fills"] == pytest.approx(ss.onset["bytes"] / 10e9)
     assert ss.to_frame().height >= 1 and "steady state reached" in ss.describe()
@@ -77,7 +89,9 @@ def test_never_steady_and_variants():
         assert not fb.steady_state(cap, y="write_iops", rule=rule).reached
     flat = _capture([10000] * 8, noise=0.01)
     assert fb.steady_state(flat, y="write_iops", rule="fio_iops", ss_dur=60, limit=10).reached
-    assert fb.steady_state(flat, y="write_iops", rule="fio_iops_slope", ss_dur=120, limit=0.5).reached
+    assert fb.steady_state(
+        flat, y="write_iops", rule="fio_iops_slope", ss_dur=120, limit=0.5
+    ).reached
     assert not fb.steady_state(flat, y="write_iops", rule="fio_iops", ss_dur=60, limit=0.5).reached
 
 
@@ -95,7 +109,9 @@ def test_rounds_by_time_bytes_and_fills():
 
 def test_multi_variable_tracking_needs_all():
     cap = _capture([10000] * 8)
-    df = cap.intervals.with_columns((pl.col("write_iops") * (1 + pl.col("t_s") / 100)).alias("write_lat_mean_us"))
+    df = cap.intervals.with_columns(
+        (pl.col("write_iops") * (1 + pl.col("t_s") / 100)).alias("write_lat_mean_us")
+    )
     one = fb.steady_state(df, y="write_iops")
     both = fb.steady_state(df, y=["write_iops", "write_lat_mean_us"])
     assert one.reached and both.window != one.window or not both.reached

@@ -21,9 +21,21 @@ def fio_iolog(tmp_path: Path) -> Path:
     data = tmp_path / "fio.dat"
     log = tmp_path / "trace.iolog"
     subprocess.run(
-        [FIO, "--name=t", f"--filename={data}", "--size=8m", "--rw=randrw", "--bs=4k",
-         "--ioengine=psync", "--io_size=2m", "--randseed=7", f"--write_iolog={log}", "--output=/dev/null"],
-        check=True, timeout=120,
+        [
+            FIO,
+            "--name=t",
+            f"--filename={data}",
+            "--size=8m",
+            "--rw=randrw",
+            "--bs=4k",
+            "--ioengine=psync",
+            "--io_size=2m",
+            "--randseed=7",
+            f"--write_iolog={log}",
+            "--output=/dev/null",
+        ],
+        check=True,
+        timeout=120,
     )
     return log
 
@@ -90,7 +102,11 @@ def test_blkparse_text(tmp_path: Path):
     p.write_text(text)
     cap = fb.replay_trace(p, target="sim:generic?scale=1/256", align_bytes=512)
     iv = cap.intervals
-    assert (iv["write_bytes"].sum(), iv["read_bytes"].sum(), iv["trim_bytes"].sum()) == (4096, 8192, 1 << 20)
+    assert (iv["write_bytes"].sum(), iv["read_bytes"].sum(), iv["trim_bytes"].sum()) == (
+        4096,
+        8192,
+        1 << 20,
+    )
 
 
 def test_malformed_line_names_file_and_line(tmp_path: Path):

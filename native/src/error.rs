@@ -29,11 +29,19 @@ pub enum Error {
         #[source]
         source: io::Error,
     },
+    /// A bug: flashback's own code hit a state it assumes cannot happen (a caught panic).
+    #[error("flashback hit an internal error, which is a bug in flashback; please report it with the call that raised it ({0})")]
+    Internal(String),
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
 
 impl Error {
+    /// The error for a caught panic, with the panic's message.
+    pub fn from_panic(payload: &(dyn std::any::Any + Send)) -> Self {
+        Error::Internal(panic_message(payload))
+    }
+
     /// Wraps an `io::Error` with a sentence fragment saying what was being done.
     pub fn io(context: impl Into<String>, source: io::Error) -> Self {
         Error::Io {
@@ -46,5 +54,16 @@ impl Error {
 impl From<arrow_schema::ArrowError> for Error {
     fn from(e: arrow_schema::ArrowError) -> Self {
         Error::Format(format!("Arrow error: {e}"))
+    }
+}
+
+/// The message a panic was raised with (`panic!("...")` payloads are `&str` or `String`).
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic without a message".to_string()
     }
 }

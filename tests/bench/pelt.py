@@ -24,7 +24,7 @@ def signal(n: int, seed: int = 0) -> np.ndarray:
     i = 0
     while i < n:
         k = int(rng.integers(500, 3000))
-        y[i:i + k] = rng.uniform(100, 600)
+        y[i : i + k] = rng.uniform(100, 600)
         i += k
     y *= 1 + 0.04 * rng.standard_normal(n)
     hit = rng.random(n) < 0.02
@@ -35,7 +35,9 @@ def signal(n: int, seed: int = 0) -> np.ndarray:
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--no-ruptures", action="store_true")
-    ap.add_argument("--ruptures-n", type=int, default=20_000, help="series length ruptures is timed on")
+    ap.add_argument(
+        "--ruptures-n", type=int, default=20_000, help="series length ruptures is timed on"
+    )
     args = ap.parse_args(argv)
     for n in sorted({args.ruptures_n, 200_000}):
         x = signal(n)
@@ -56,7 +58,9 @@ def main(argv: list[str] | None = None) -> None:
     x = np.random.default_rng(1).standard_normal(50_000)
     t = time.perf_counter()
     _native.pelt_search(x, 3 * math.log(x.size), 5)
-    print(f"n=  50000 without any change (PELT's worst case): native {time.perf_counter() - t:.3f} s")
+    print(
+        f"n=  50000 without any change (PELT's worst case): native {time.perf_counter() - t:.3f} s"
+    )
 
 
 if __name__ == "__main__":

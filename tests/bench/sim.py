@@ -22,8 +22,16 @@ BENCH_BIN = ROOT / "native" / "target" / "release" / "examples" / "sim_bench"
 def _bench_bin() -> Path:
     if not BENCH_BIN.exists():
         subprocess.run(
-            ["cargo", "build", "--release", "--example", "sim_bench", "--quiet",
-             "--manifest-path", str(ROOT / "native" / "Cargo.toml")],
+            [
+                "cargo",
+                "build",
+                "--release",
+                "--example",
+                "sim_bench",
+                "--quiet",
+                "--manifest-path",
+                str(ROOT / "native" / "Cargo.toml"),
+            ],
             check=True,
         )
     return BENCH_BIN
@@ -46,22 +54,33 @@ def page_ops_per_s() -> dict:
     """Steady-state GC on a 4 KiB-page, 7 % OP drive: every host write costs ~15 page ops."""
     spec = "generic?scale=1/16&page_size=4k&pages_per_block=128&idle_gc=off"
     r, cpu, _ = _child([spec, "60g", "32", "4k"])
-    return {"figure": "nand_page_ops_per_s", "value": r["nand_ops"] / cpu,
-            "wall_value": r["nand_ops_per_s"], "target": ">= 30e6", "wa": r["wa"], "cpu_s": cpu}
+    return {
+        "figure": "nand_page_ops_per_s",
+        "value": r["nand_ops"] / cpu,
+        "wall_value": r["nand_ops_per_s"],
+        "target": ">= 30e6",
+        "wa": r["wa"],
+        "cpu_s": cpu,
+    }
 
 
 def random_18t() -> dict:
     """1.8 TB of uniform random 4 KiB QD32 writes on the full-size Intel 520 120GB."""
     r, cpu, rss = _child(["intel-520-120g", "1800g", "32", "4k"])
-    return {"figure": "random_4k_1.8TB_full_scale_s", "value": r["wall_s"], "cpu_s": cpu,
-            "target": "< 90", "wa": r["wa"], "max_rss_mib": rss}
+    return {
+        "figure": "random_4k_1.8TB_full_scale_s",
+        "value": r["wall_s"],
+        "cpu_s": cpu,
+        "target": "< 90",
+        "wa": r["wa"],
+        "max_rss_mib": rss,
+    }
 
 
 def memory_256g() -> dict:
     """Peak memory of a 256 GB drive driven into GC."""
     r, cpu, rss = _child(["generic?capacity=256g", "300g", "32", "4k"])
-    return {"figure": "max_rss_256GB_drive_mib", "value": rss, "target": "<= 1024",
-            "cpu_s": cpu}
+    return {"figure": "max_rss_256GB_drive_mib", "value": rss, "target": "<= 1024", "cpu_s": cpu}
 
 
 PUGET_CHILD = r"""
@@ -99,17 +118,30 @@ print(json.dumps({"wall_s": time.perf_counter() - t0, "cpu_s": (c1.user - c0.use
 
 def puget_campaign(total_bytes: int = 1_800_000_000_000, data: str = "random") -> dict:
     """The Puget CDM loop (≈ 9.2 GB written per pass) until 1.8 TB, on the full-size drive."""
-    out = subprocess.run([sys.executable, "-c", PUGET_CHILD, str(total_bytes), data],
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", PUGET_CHILD, str(total_bytes), data],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     r = json.loads(out.stdout)
-    return {"figure": "puget_cdm_1.8TB_full_scale_s", "value": r["wall_s"], "cpu_s": r["cpu_s"],
-            "target": "< 60", "loops": r["loops"],
-            "gb_per_loop": r["host_written_bytes"] / r["loops"] / 1e9}
+    return {
+        "figure": "puget_cdm_1.8TB_full_scale_s",
+        "value": r["wall_s"],
+        "cpu_s": r["cpu_s"],
+        "target": "< 60",
+        "loops": r["loops"],
+        "gb_per_loop": r["host_written_bytes"] / r["loops"] / 1e9,
+    }
 
 
 def run(which: list[str] | None = None) -> list[dict]:
-    benches = {"page_ops": page_ops_per_s, "puget": puget_campaign, "random": random_18t,
-               "memory": memory_256g}
+    benches = {
+        "page_ops": page_ops_per_s,
+        "puget": puget_campaign,
+        "random": random_18t,
+        "memory": memory_256g,
+    }
     results = []
     for name, fn in benches.items():
         if which and name not in which:
@@ -118,10 +150,15 @@ def run(which: list[str] | None = None) -> list[dict]:
         r = fn()
         r["bench_wall_s"] = round(time.perf_counter() - t, 2)
         r["load_avg_1m"] = os.getloadavg()[0]
-        print(f"sim {r['figure']}: {r['value']:.4g} (target {r['target']}) "
-              + " ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
-                         for k, v in r.items() if k not in ("figure", "value", "target")),
-              flush=True)
+        print(
+            f"sim {r['figure']}: {r['value']:.4g} (target {r['target']}) "
+            + " ".join(
+                f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
+                for k, v in r.items()
+                if k not in ("figure", "value", "target")
+            ),
+            flush=True,
+        )
         results.append(r)
     return results
 

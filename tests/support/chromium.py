@@ -70,7 +70,9 @@ class Chromium:
 
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=10) as r:
             pages = [t for t in json.load(r) if t["type"] == "page"]
-        self._ws = websocket.create_connection(pages[0]["webSocketDebuggerUrl"], timeout=self.timeout_s)
+        self._ws = websocket.create_connection(
+            pages[0]["webSocketDebuggerUrl"], timeout=self.timeout_s
+        )
         for domain in ("Page", "Runtime", "Network", "Log"):
             self.send(f"{domain}.enable")
         return self
@@ -88,7 +90,9 @@ class Chromium:
     def _on_event(self, msg: dict) -> None:
         m, p = msg.get("method"), msg.get("params", {})
         if m == "Runtime.consoleAPICalled" and p.get("type") in ("error", "assert"):
-            self.console_errors.append(" ".join(str(a.get("value", a.get("description", ""))) for a in p["args"]))
+            self.console_errors.append(
+                " ".join(str(a.get("value", a.get("description", ""))) for a in p["args"])
+            )
         elif m == "Runtime.exceptionThrown":
             d = p["exceptionDetails"]
             self.exceptions.append(d.get("exception", {}).get("description") or d.get("text", ""))
@@ -129,7 +133,9 @@ class Chromium:
         self.send("Page.navigate", url=url)
 
     def evaluate(self, expression: str) -> Any:
-        r = self.send("Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True)
+        r = self.send(
+            "Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True
+        )
         if "exceptionDetails" in r:
             raise RuntimeError(f"evaluation failed: {r['exceptionDetails'].get('text')}")
         return r["result"].get("value")

@@ -13,6 +13,7 @@ from flashback.errors import (
     DeviceError,
     FlashbackError,
     ImportFormatError,
+    InternalError,
     ParameterError,
     ReplayError,
     SafetyError,
@@ -51,6 +52,7 @@ def __getattr__(name: str):
         return importlib.import_module("flashback.figures")
     raise AttributeError(f"module 'flashback' has no attribute {name!r}")
 
+
 __all__ = [
     "Capture",
     "Replay",
@@ -70,6 +72,7 @@ __all__ = [
     "SafetyError",
     "CaptureFileError",
     "ImportFormatError",
+    "InternalError",
     "DeviceError",
     "AnalysisError",
     "ReplayError",

@@ -80,17 +80,14 @@ def summarize(intervals: pl.DataFrame) -> pl.DataFrame:
     """Per-step totals of an interval frame, in the order steps first appear."""
     if intervals.is_empty():
         return pl.DataFrame()
-    return (
-        intervals.group_by("step", maintain_order=True)
-        .agg(
-            pl.col("interval_s").sum().alias("seconds"),
-            (pl.col("write_bytes").sum() / 1e9).alias("written_gb"),
-            (pl.col("read_bytes").sum() / 1e9).alias("read_gb"),
-            (pl.col("write_bytes").sum() / pl.col("interval_s").sum() / 1e6).alias("write_mbps"),
-            (pl.col("read_bytes").sum() / pl.col("interval_s").sum() / 1e6).alias("read_mbps"),
-            (pl.col("write_ios").sum() / pl.col("interval_s").sum()).alias("write_iops"),
-            (pl.col("read_ios").sum() / pl.col("interval_s").sum()).alias("read_iops"),
-        )
+    return intervals.group_by("step", maintain_order=True).agg(
+        pl.col("interval_s").sum().alias("seconds"),
+        (pl.col("write_bytes").sum() / 1e9).alias("written_gb"),
+        (pl.col("read_bytes").sum() / 1e9).alias("read_gb"),
+        (pl.col("write_bytes").sum() / pl.col("interval_s").sum() / 1e6).alias("write_mbps"),
+        (pl.col("read_bytes").sum() / pl.col("interval_s").sum() / 1e6).alias("read_mbps"),
+        (pl.col("write_ios").sum() / pl.col("interval_s").sum()).alias("write_iops"),
+        (pl.col("read_ios").sum() / pl.col("interval_s").sum()).alias("read_iops"),
     )
 
 

@@ -44,6 +44,10 @@ class ReplayError(FlashbackError):
     """A replay protocol cannot run as asked (unknown name, target too small...)."""
 
 
+class InternalError(FlashbackError, RuntimeError):
+    """flashback's own code reached a state it assumes impossible (a bug; please report it)."""
+
+
 __all__ = [
     "FlashbackError",
     "ParameterError",
@@ -54,4 +58,5 @@ __all__ = [
     "DeviceError",
     "AnalysisError",
     "ReplayError",
+    "InternalError",
 ]

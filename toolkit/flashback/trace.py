@@ -48,19 +48,33 @@ def replay_trace(
         ParameterError: the trace does not fit the target after remapping, or a bad factor.
     """
     if not os.path.exists(path):
-        raise ImportFormatError(f"{path} does not exist; give the path of a fio iolog or blkparse output")
+        raise ImportFormatError(
+            f"{path} does not exist; give the path of a fio iolog or blkparse output"
+        )
     fields = Workload(
-        rw="randrw", iodepth=iodepth, jobs=jobs, data=data, direct=direct, loops=loops,
-        interval=interval, seed=seed,
+        rw="randrw",
+        iodepth=iodepth,
+        jobs=jobs,
+        data=data,
+        direct=direct,
+        loops=loops,
+        interval=interval,
+        seed=seed,
     ).fields()
     fields.pop("rw")
     t = open_target(target, destroy=destroy)
     bar = make_progress(progress, Workload(rw="randrw", time=None), t.size_bytes, label=step)
     try:
         table, meta_json = t._t.run_trace(
-            os.fspath(path), fields, time_scale=time_scale, offset_scale=offset_scale,
-            offset_shift=offset_shift_bytes, align=align_bytes, step=step,
-            capture_path=None if capture_path is None else os.fspath(capture_path), progress=bar,
+            os.fspath(path),
+            fields,
+            time_scale=time_scale,
+            offset_scale=offset_scale,
+            offset_shift=offset_shift_bytes,
+            align=align_bytes,
+            step=step,
+            capture_path=None if capture_path is None else os.fspath(capture_path),
+            progress=bar,
         )
     finally:
         if hasattr(bar, "close"):

@@ -25,4 +25,3 @@ def parse_duration(text: float | str, *, field: str = "time") -> float:
     if isinstance(text, (int, float)) and not isinstance(text, bool):
         return float(text)
     return _native.parse_duration(field, str(text))
-

@@ -8,6 +8,7 @@ from typing import Any
 
 from flashback import _native
 
+
 @dataclasses.dataclass(frozen=True)
 class Workload:
     """What to run, in fio's words.

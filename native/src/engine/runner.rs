@@ -14,6 +14,7 @@ use crate::run::{Observer, RunOptions, RunOutput, Session, Status};
 use crate::workload::{job_slices, DataGen, EngineKind, OpStream, Rw, Workload};
 use serde_json::json;
 use std::os::unix::io::AsRawFd;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::mpsc::sync_channel;
 use std::sync::{Barrier, OnceLock};
 use std::time::Instant;
@@ -275,10 +276,19 @@ pub fn run(
                         .expect("start time set before the second barrier");
                     let mut job = make_job(t, w, slice, j, depth, ctl, t0);
                     let mut rep = Batcher::new(j, w.interval_s, tx, spare);
-                    let end = match ring.as_mut() {
-                        _ if ctl.halted() => 0,
-                        Some(r) => uring::run(&mut job, r, &mut rep),
-                        None => psync::run(&mut job, &mut rep),
+                    // A bug in a job fails the run (the capture keeps what was recorded)
+                    // instead of silently dropping the job's share of the I/O.
+                    let end = if ctl.halted() {
+                        0
+                    } else {
+                        catch_unwind(AssertUnwindSafe(|| match ring.as_mut() {
+                            Some(r) => uring::run(&mut job, r, &mut rep),
+                            None => psync::run(&mut job, &mut rep),
+                        }))
+                        .unwrap_or_else(|p| {
+                            ctl.fail(format!("job {j}: {}", Error::from_panic(p.as_ref())));
+                            0
+                        })
                     };
                     rep.done();
                     end

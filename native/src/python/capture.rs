@@ -2,6 +2,7 @@
 //! pyarrow): `pl.DataFrame(ArrowTable)` imports them.
 
 use super::errors::IntoPy;
+use super::util::detached;
 use crate::capture::ipc;
 use crate::capture::IntervalRow;
 use crate::error::Error;
@@ -63,7 +64,7 @@ fn read_capture(
     path: PathBuf,
     salvage: bool,
 ) -> PyResult<(ArrowTable, String, bool)> {
-    let rc = py.detach(|| ipc::read_capture(&path, salvage)).py_err()?;
+    let rc = detached(py, || ipc::read_capture(&path, salvage))?;
     Ok((
         ArrowTable {
             schema: rc.schema,
@@ -110,8 +111,7 @@ fn write_capture(
         .map(|b| RecordBatch::try_new(schema.clone(), b.columns().to_vec()))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| super::errors::to_py(Error::from(e)))?;
-    py.detach(|| ipc::write_batches(&path, &schema, &batches))
-        .py_err()
+    detached(py, || ipc::write_batches(&path, &schema, &batches))
 }
 
 /// Measured compressed/raw ratio of a data pattern (zstd level 3).

@@ -13,6 +13,7 @@ fn class_name(e: &Error) -> &'static str {
         Error::Format(_) => "CaptureFileError",
         Error::Parse(_) => "ImportFormatError",
         Error::Io { .. } => "DeviceError",
+        Error::Internal(_) => "InternalError",
     }
 }
 

@@ -10,9 +10,19 @@ mod sim;
 mod target;
 mod util;
 
+/// Panics inside the core on purpose, through the same wrapper as every long call: the test
+/// suite uses it to prove a panic reaches Python as `flashback.errors.InternalError`.
+#[pyfunction]
+fn _panic_for_tests(py: Python<'_>) -> PyResult<()> {
+    util::detached(py, || -> crate::Result<()> {
+        panic!("deliberate panic from _panic_for_tests")
+    })
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     capture::register(m)?;
     target::register(m)?;
     sim::register(m)?;

@@ -1,6 +1,7 @@
 //! PELT bindings: a float64 buffer (numpy array, array.array) or sequence in, a list of
 //! segment end indices out. The search runs with the GIL released.
 use super::errors::IntoPy;
+use super::util::detached;
 use crate::pelt::{pelt, Cost};
 use pyo3::buffer::PyBuffer;
 use pyo3::prelude::*;
@@ -25,7 +26,7 @@ fn pelt_search(
 ) -> PyResult<Vec<usize>> {
     let x = to_vec(py, signal)?;
     let model = Cost::parse(cost).py_err()?;
-    py.detach(|| pelt(&x, pen, min_size, model)).py_err()
+    detached(py, || pelt(&x, pen, min_size, model))
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

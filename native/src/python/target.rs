@@ -2,7 +2,7 @@
 
 use super::capture::ArrowTable;
 use super::errors::IntoPy;
-use super::util::{run_detached, PyObserver};
+use super::util::{detached, run_detached, PyObserver};
 use crate::run::RunOptions;
 use crate::target::{OpenOptions, Target};
 use crate::workload::Workload;
@@ -41,7 +41,7 @@ impl NativeTarget {
             overwrite,
             create_size,
         };
-        let t = py.detach(|| Target::open(&spec, &opts)).py_err()?;
+        let t = detached(py, || Target::open(&spec, &opts))?;
         Ok(NativeTarget {
             inner: Mutex::new(t),
             spec,
@@ -125,7 +125,7 @@ impl NativeTarget {
                 ))));
             }
         }
-        let trace = py.detach(|| crate::trace::read_trace(&path)).py_err()?;
+        let trace = detached(py, || crate::trace::read_trace(&path))?;
         let size = self.inner.lock().unwrap().size_bytes();
         let remap = crate::trace::Remap {
             offset_scale,
@@ -163,8 +163,7 @@ impl NativeTarget {
     /// Discards `[offset, offset + size)` bytes (`size=None`: to the end).
     #[pyo3(signature = (offset=0, size=None))]
     fn discard(&self, py: Python<'_>, offset: u64, size: Option<u64>) -> PyResult<()> {
-        py.detach(|| self.inner.lock().unwrap().discard(offset, size))
-            .py_err()
+        detached(py, || self.inner.lock().unwrap().discard(offset, size))
     }
 
     /// Idles for `seconds` (virtual time on a simulated drive). Returns False if interrupted.
@@ -178,7 +177,7 @@ impl NativeTarget {
 
     /// Secure erase (simulated drive) or whole-span discard (real target).
     fn sanitize(&self, py: Python<'_>) -> PyResult<()> {
-        py.detach(|| self.inner.lock().unwrap().sanitize()).py_err()
+        detached(py, || self.inner.lock().unwrap().sanitize())
     }
 }
 

@@ -79,15 +79,29 @@ impl Observer for PyObserver {
     }
 }
 
-/// Runs `f` with the GIL released and converts its error; a progress-callback error wins.
+/// Runs `f` with the GIL released and converts its error. A panic in the core becomes
+/// `flashback.errors.InternalError` rather than pyo3's `PanicException`, which derives from
+/// `BaseException` and so escapes every `except Exception`.
+pub fn detached<T: Send>(
+    py: Python<'_>,
+    f: impl FnOnce() -> crate::Result<T> + Send,
+) -> PyResult<T> {
+    py.detach(|| {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
+            .unwrap_or_else(|p| Err(crate::error::Error::from_panic(p.as_ref())))
+    })
+    .py_err()
+}
+
+/// [`detached`] with an observer; a progress-callback error wins over the call's own result.
 pub fn run_detached<T: Send>(
     py: Python<'_>,
     obs: &mut PyObserver,
     f: impl FnOnce(&mut PyObserver) -> crate::Result<T> + Send,
 ) -> PyResult<T> {
-    let out = py.detach(|| f(obs));
+    let out = detached(py, || f(obs));
     if let Some(e) = obs.callback_error.take() {
         return Err(e);
     }
-    out.py_err()
+    out
 }

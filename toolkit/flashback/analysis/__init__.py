@@ -3,14 +3,30 @@ confidence intervals, consistency metrics. One idea per module."""
 
 from flashback.analysis.changepoints import changepoints
 from flashback.analysis.consistency import consistency
-from flashback.analysis.effects import Effect, compression_effect, degradation, idle_recovery, trim_effect
+from flashback.analysis.effects import (
+    Effect,
+    compression_effect,
+    degradation,
+    idle_recovery,
+    trim_effect,
+)
 from flashback.analysis.rounds import to_rounds
 from flashback.analysis.segmented import SegmentedFit, segmented_fit
 from flashback.analysis.segments import Segments
 from flashback.analysis.steady_state import SteadyState, steady_state
 
 __all__ = [
-    "changepoints", "consistency", "compression_effect", "degradation", "idle_recovery",
-    "trim_effect", "to_rounds", "steady_state", "segmented_fit",
-    "Segments", "SteadyState", "Effect", "SegmentedFit",
+    "changepoints",
+    "consistency",
+    "compression_effect",
+    "degradation",
+    "idle_recovery",
+    "trim_effect",
+    "to_rounds",
+    "steady_state",
+    "segmented_fit",
+    "Segments",
+    "SteadyState",
+    "Effect",
+    "SegmentedFit",
 ]

@@ -33,7 +33,9 @@ def _starts_x(df: pl.DataFrame, x: str, xs: np.ndarray) -> np.ndarray:
     return np.concatenate([[first], xs[:-1]])
 
 
-def _location_interval(sig: np.ndarray, a: int, b: int, c: int, sigma: float, m: int) -> tuple[int, int]:
+def _location_interval(
+    sig: np.ndarray, a: int, b: int, c: int, sigma: float, m: int
+) -> tuple[int, int]:
     """Indices (lo, hi) of starts τ in (a, c) whose two-segment L2 cost is within
     ``LOCATION_LR_95 · σ̂²`` of the chosen start ``b``."""
     seg = sig[a:c]
@@ -57,7 +59,7 @@ def _refine_l1(sig: np.ndarray, starts: list[int], ends: list[int], m: int) -> l
     can nudge an L2 search on a clipped signal by a few samples. O(window) per breakpoint."""
     out = list(starts)
     for i in range(1, len(starts)):
-        seg_l, seg_r = sig[out[i - 1]:out[i]], sig[out[i]:ends[i]]
+        seg_l, seg_r = sig[out[i - 1] : out[i]], sig[out[i] : ends[i]]
         med_l, med_r = float(np.median(seg_l)), float(np.median(seg_r))
         a = max(out[i - 1] + m, out[i] - 4 * m)
         c = min(ends[i] - m, out[i] + 4 * m)
@@ -96,7 +98,9 @@ def _one(
     frames.need_rows(n, m, f"change-point detection with min_size={m}")
     if transform == "auto":
         # Throughput, IOPS and latency scatter in proportion to their level: segment the log.
-        transform = "log" if y.endswith(("_mbps", "_iops", "_us")) and (raw > 0).mean() > 0.5 else None
+        transform = (
+            "log" if y.endswith(("_mbps", "_iops", "_us")) and (raw > 0).mean() > 0.5 else None
+        )
     sig = frames.transformed(raw, transform, y)
     sigma = noise.sigma_mad_diff(sig)
     if sigma <= 0:
@@ -165,12 +169,21 @@ def _one(
         f = crops(work, search=run, pen_min=pen_min, pen_max=pen_max)
         return f.with_columns(
             pl.col("ends")
-            .map_elements(lambda es: [float(x0[s]) for s in ([0] + list(es)[:-1])[1:]],
-                          return_dtype=pl.List(pl.Float64))
+            .map_elements(
+                lambda es: [float(x0[s]) for s in ([0] + list(es)[:-1])[1:]],
+                return_dtype=pl.List(pl.Float64),
+            )
             .alias("breakpoints")
         ).drop("ends")
 
-    info = {"penalty": pen, "sigma": sigma, "cost": used, "min_size": m, "heavy": heavy, "path": path}
+    info = {
+        "penalty": pen,
+        "sigma": sigma,
+        "cost": used,
+        "min_size": m,
+        "heavy": heavy,
+        "path": path,
+    }
     return pl.DataFrame(rows), bkps, ivals, info
 
 
@@ -219,14 +232,36 @@ def changepoints(
     """
     df, meta = frames.as_frame(data)
     capacity = frames.capacity_bytes(meta, capacity_bytes)
-    kw = dict(x=x, y=y, transform=transform, penalty=penalty, min_size=min_size, method=method,
-              cost=cost, capacity=capacity, level=level)
+    kw = dict(
+        x=x,
+        y=y,
+        transform=transform,
+        penalty=penalty,
+        min_size=min_size,
+        method=method,
+        cost=cost,
+        capacity=capacity,
+        level=level,
+    )
     slope_unit = f"{y} per GB" if x.endswith("_bytes") else f"{y} per {x.rsplit('_', 1)[-1]}"
     mname = method if isinstance(method, str) else type(method).__name__
     if by is None:
         f, bk, iv, info = _one(df, meta, **kw)
-        return Segments(bk, x, y, info["penalty"], info["sigma"], info["cost"], mname,
-                        info["min_size"], info["heavy"], iv, slope_unit, f, {None: info["path"]})
+        return Segments(
+            bk,
+            x,
+            y,
+            info["penalty"],
+            info["sigma"],
+            info["cost"],
+            mname,
+            info["min_size"],
+            info["heavy"],
+            iv,
+            slope_unit,
+            f,
+            {None: info["path"]},
+        )
     expr = pl.col(by) if isinstance(by, str) else by
     if isinstance(by, str) and by not in df.columns:
         raise AnalysisError(f"by={by!r} is not a column of the frame; name one of its columns")
@@ -240,7 +275,18 @@ def changepoints(
         paths[g] = info["path"]
         infos.append(info)
     heavy = any(i["heavy"] for i in infos)
-    return Segments(bks, x, y, float(np.median([i["penalty"] for i in infos])),
-                    float(np.median([i["sigma"] for i in infos])),
-                    ",".join(sorted({i["cost"] for i in infos})), mname,
-                    infos[0]["min_size"], heavy, ivs, slope_unit, pl.concat(frames_), paths)
+    return Segments(
+        bks,
+        x,
+        y,
+        float(np.median([i["penalty"] for i in infos])),
+        float(np.median([i["sigma"] for i in infos])),
+        ",".join(sorted({i["cost"] for i in infos})),
+        mname,
+        infos[0]["min_size"],
+        heavy,
+        ivs,
+        slope_unit,
+        pl.concat(frames_),
+        paths,
+    )

@@ -11,8 +11,13 @@ from flashback.analysis import frames
 
 
 def consistency(
-    data: Any, *, y: str = "write_iops", last_s: float = 400.0, band: float = 0.10,
-    stall_frac: float = 0.10, step: str | None = None,
+    data: Any,
+    *,
+    y: str = "write_iops",
+    last_s: float = 400.0,
+    band: float = 0.10,
+    stall_frac: float = 0.10,
+    step: str | None = None,
 ) -> dict[str, float]:
     """Consistency of ``y`` over the last ``last_s`` seconds (AnandTech/TweakTown style).
 
@@ -30,7 +35,11 @@ def consistency(
     if step is not None:
         df = df.filter(pl.col("step") == step) if "step" in df.columns else df.clear()
     frames.need_rows(df.height, 2, "consistency")
-    t = frames.column(df, "t_s", role="t_s") if "t_s" in df.columns else np.arange(df.height, dtype=float)
+    t = (
+        frames.column(df, "t_s", role="t_s")
+        if "t_s" in df.columns
+        else np.arange(df.height, dtype=float)
+    )
     keep = t > t[-1] - last_s
     part = df.filter(pl.Series(keep))
     v = frames.column(part, y, role="y")
@@ -49,10 +58,16 @@ def consistency(
         "stall_seconds": float(dt[v < stall_frac * mean].sum()),
     }
     d = y.split("_")[0] if y.split("_")[0] in ("read", "write") else "write"
-    for col, key, agg in ((f"{d}_lat_p99_us", "lat_p99_us", "median"),
-                          (f"{d}_lat_p999_us", "lat_p999_us", "median"),
-                          (f"{d}_lat_max_us", "lat_max_us", "max")):
+    for col, key, agg in (
+        (f"{d}_lat_p99_us", "lat_p99_us", "median"),
+        (f"{d}_lat_p999_us", "lat_p999_us", "median"),
+        (f"{d}_lat_max_us", "lat_max_us", "max"),
+    ):
         if col in part.columns:
-            s = part[col].drop_nulls().drop_nans() if part[col].dtype.is_float() else part[col].drop_nulls()
+            s = (
+                part[col].drop_nulls().drop_nans()
+                if part[col].dtype.is_float()
+                else part[col].drop_nulls()
+            )
             out[key] = float(getattr(s, agg)()) if s.len() else float("nan")
     return out

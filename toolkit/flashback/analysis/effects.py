@@ -50,19 +50,33 @@ class Effect:
         return (100 * (self.ratio - 1), 100 * (self.lo - 1), 100 * (self.hi - 1))
 
     def to_frame(self) -> pl.DataFrame:
-        row = {"effect": self.name, "y": self.y, "a": self.a, "b": self.b,
-               "level_a": self.level_a, "level_b": self.level_b, "ratio": self.ratio,
-               "ratio_lo": self.lo, "ratio_hi": self.hi, "confidence": self.confidence,
-               "block_len": self.block_len, **{k: v for k, v in self.extra.items() if np.isscalar(v)}}
+        row = {
+            "effect": self.name,
+            "y": self.y,
+            "a": self.a,
+            "b": self.b,
+            "level_a": self.level_a,
+            "level_b": self.level_b,
+            "ratio": self.ratio,
+            "ratio_lo": self.lo,
+            "ratio_hi": self.hi,
+            "confidence": self.confidence,
+            "block_len": self.block_len,
+            **{k: v for k, v in self.extra.items() if np.isscalar(v)},
+        }
         return pl.DataFrame([row])
 
     def __str__(self) -> str:
         p, lo, hi = self.pct
-        return (f"{self.name}: {self.b} / {self.a} = {self.ratio:.3f} [{self.lo:.3f}, {self.hi:.3f}]"
-                f" ({p:+.1f} % [{lo:+.1f}, {hi:+.1f}]) on {self.y}")
+        return (
+            f"{self.name}: {self.b} / {self.a} = {self.ratio:.3f} [{self.lo:.3f}, {self.hi:.3f}]"
+            f" ({p:+.1f} % [{lo:+.1f}, {hi:+.1f}]) on {self.y}"
+        )
 
 
-def series(data: Any, y: str, *, step: str | None = None, last_s: float | None = None) -> np.ndarray:
+def series(
+    data: Any, y: str, *, step: str | None = None, last_s: float | None = None
+) -> np.ndarray:
     """The values of ``y`` from a Capture, frame or 1-D array, optionally one ``step`` and
     only the last ``last_s`` seconds.
 
@@ -74,7 +88,9 @@ def series(data: Any, y: str, *, step: str | None = None, last_s: float | None =
         if a.ndim != 1 or a.size == 0:
             raise AnalysisError("pass a non-empty 1-D array of per-interval values")
         if not np.isfinite(a).all():
-            raise AnalysisError("the array has missing or non-finite values; drop or fill them first")
+            raise AnalysisError(
+                "the array has missing or non-finite values; drop or fill them first"
+            )
         return a
     df, _ = frames.as_frame(data)
     if step is not None:
@@ -88,8 +104,14 @@ def series(data: Any, y: str, *, step: str | None = None, last_s: float | None =
 
 
 def ratio_ci(
-    a: np.ndarray, b: np.ndarray, *, confidence: float = 0.95, block_len: int | None = None,
-    n_resamples: int = 2000, seed: int | None = 0, method: str = "BCa",
+    a: np.ndarray,
+    b: np.ndarray,
+    *,
+    confidence: float = 0.95,
+    block_len: int | None = None,
+    n_resamples: int = 2000,
+    seed: int | None = 0,
+    method: str = "BCa",
 ) -> tuple[float, float, float, int, tuple[int, int]]:
     """``mean(b)/mean(a)`` and its block-bootstrap CI. ``block_len=1`` is an i.i.d.
     bootstrap (too narrow on autocorrelated data; kept for comparison).
@@ -115,51 +137,119 @@ def ratio_ci(
     def stat(x, z, axis=-1):
         return np.mean(z, axis=axis) / np.mean(x, axis=axis)
 
-    res = stats.bootstrap((ba, bb), stat, confidence_level=confidence, n_resamples=n_resamples,
-                          method=method, vectorized=True, paired=False, rng=np.random.default_rng(seed))
+    res = stats.bootstrap(
+        (ba, bb),
+        stat,
+        confidence_level=confidence,
+        n_resamples=n_resamples,
+        method=method,
+        vectorized=True,
+        paired=False,
+        rng=np.random.default_rng(seed),
+    )
     lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
     if not (np.isfinite(lo) and np.isfinite(hi)):
-        res = stats.bootstrap((ba, bb), stat, confidence_level=confidence, n_resamples=n_resamples,
-                              method="percentile", vectorized=True, paired=False,
-                              rng=np.random.default_rng(seed))
+        res = stats.bootstrap(
+            (ba, bb),
+            stat,
+            confidence_level=confidence,
+            n_resamples=n_resamples,
+            method="percentile",
+            vectorized=True,
+            paired=False,
+            rng=np.random.default_rng(seed),
+        )
         lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
     return r, lo, hi, L, (ba.size, bb.size)
 
 
-def _effect(name, a_label, b_label, a, b, y, confidence, step_a=None, step_b=None, last_s=None, **kw) -> Effect:
+def _effect(
+    name, a_label, b_label, a, b, y, confidence, step_a=None, step_b=None, last_s=None, **kw
+) -> Effect:
     xa = series(a, y, step=step_a, last_s=last_s)
     xb = series(b, y, step=step_b, last_s=last_s)
     r, lo, hi, L, nb = ratio_ci(xa, xb, confidence=confidence, **kw)
-    return Effect(name, a_label, b_label, y, float(xa.mean()), float(xb.mean()), r, lo, hi, confidence, L, nb)
+    return Effect(
+        name, a_label, b_label, y, float(xa.mean()), float(xb.mean()), r, lo, hi, confidence, L, nb
+    )
 
 
-def compression_effect(compressible: Any, incompressible: Any, *, y: str = "write_mbps",
-                       confidence: float = 0.95, last_s: float | None = None, **kw) -> Effect:
+def compression_effect(
+    compressible: Any,
+    incompressible: Any,
+    *,
+    y: str = "write_mbps",
+    confidence: float = 0.95,
+    last_s: float | None = None,
+    **kw,
+) -> Effect:
     """Incompressible vs compressible data: ``ratio`` = level(incompressible) / level(compressible)
     (0.45 = incompressible writes run at 45 % of the compressible speed)."""
-    return _effect("compression", "compressible", "incompressible", compressible, incompressible,
-                   y, confidence, last_s=last_s, **kw)
+    return _effect(
+        "compression",
+        "compressible",
+        "incompressible",
+        compressible,
+        incompressible,
+        y,
+        confidence,
+        last_s=last_s,
+        **kw,
+    )
 
 
-def degradation(fresh: Any, used: Any, *, y: str = "write_mbps", confidence: float = 0.95,
-                last_s: float | None = None, **kw) -> Effect:
+def degradation(
+    fresh: Any,
+    used: Any,
+    *,
+    y: str = "write_mbps",
+    confidence: float = 0.95,
+    last_s: float | None = None,
+    **kw,
+) -> Effect:
     """Used vs fresh: ``ratio`` = level(used) / level(fresh), the reviews' "% of fresh"
     (0.9 = 10 % slower after degradation)."""
     return _effect("degradation", "fresh", "used", fresh, used, y, confidence, last_s=last_s, **kw)
 
 
-def idle_recovery(before: Any, after: Any, *, y: str = "write_mbps", fresh: Any = None,
-                  confidence: float = 0.95, last_s: float | None = None, **kw) -> Effect:
+def idle_recovery(
+    before: Any,
+    after: Any,
+    *,
+    y: str = "write_mbps",
+    fresh: Any = None,
+    confidence: float = 0.95,
+    last_s: float | None = None,
+    **kw,
+) -> Effect:
     """After an idle period vs before it: ``ratio`` = level(after) / level(before); with
     ``fresh``, ``extra['of_fresh']`` = level(after) / level(fresh)."""
-    e = _effect("idle_recovery", "before_idle", "after_idle", before, after, y, confidence, last_s=last_s, **kw)
+    e = _effect(
+        "idle_recovery",
+        "before_idle",
+        "after_idle",
+        before,
+        after,
+        y,
+        confidence,
+        last_s=last_s,
+        **kw,
+    )
     if fresh is not None:
         e.extra["of_fresh"] = e.level_b / float(series(fresh, y, last_s=last_s).mean())
     return e
 
 
-def trim_effect(used: Any, trimmed: Any, fresh: Any = None, *, y: str = "write_mbps",
-                confidence: float = 0.95, last_s: float | None = None, **kw) -> Effect:
+def trim_effect(
+    used: Any,
+    trimmed: Any,
+    fresh: Any = None,
+    *,
+    y: str = "write_mbps",
+    confidence: float = 0.95,
+    last_s: float | None = None,
+    **kw,
+) -> Effect:
     """After TRIM vs used: ``ratio`` = level(trimmed) / level(used) ("TRIM helps 2–4 %" is a
     ratio of 1.02–1.04). With ``fresh``: ``extra['of_fresh']`` = trimmed / fresh and
     ``extra['recovered']`` = (trimmed − used) / (fresh − used), the share of the loss TRIM
@@ -168,5 +258,7 @@ def trim_effect(used: Any, trimmed: Any, fresh: Any = None, *, y: str = "write_m
     if fresh is not None:
         f = float(series(fresh, y, last_s=last_s).mean())
         e.extra["of_fresh"] = e.level_b / f
-        e.extra["recovered"] = (e.level_b - e.level_a) / (f - e.level_a) if f != e.level_a else float("nan")
+        e.extra["recovered"] = (
+            (e.level_b - e.level_a) / (f - e.level_a) if f != e.level_a else float("nan")
+        )
     return e

@@ -53,10 +53,14 @@ def column(df: pl.DataFrame, name: str, *, role: str = "y") -> np.ndarray:
 
         near = difflib.get_close_matches(name, df.columns, n=3, cutoff=0.6)
         hint = f" (did you mean {', '.join(near)}?)" if near else ""
-        raise AnalysisError(f"{role}={name!r} is not a column of the frame{hint}; name one of its columns")
+        raise AnalysisError(
+            f"{role}={name!r} is not a column of the frame{hint}; name one of its columns"
+        )
     s = df.get_column(name)
     if not s.dtype.is_numeric():
-        raise AnalysisError(f"{role}={name!r} has type {s.dtype}, not numbers; pick a numeric column")
+        raise AnalysisError(
+            f"{role}={name!r} has type {s.dtype}, not numbers; pick a numeric column"
+        )
     a = s.cast(pl.Float64).to_numpy(allow_copy=True).astype(np.float64, copy=False)
     bad = ~np.isfinite(a)
     if bad.any():

@@ -65,7 +65,9 @@ def ruptures_search(
     try:
         return [int(b) for b in algo.fit(signal).predict(pen=pen)]
     except Exception as e:  # ruptures raises its own exception types
-        raise AnalysisError(f"ruptures {type(algo).__name__} failed ({e}); try method='pelt'") from None
+        raise AnalysisError(
+            f"ruptures {type(algo).__name__} failed ({e}); try method='pelt'"
+        ) from None
 
 
 def search(

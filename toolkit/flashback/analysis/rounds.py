@@ -68,12 +68,20 @@ def to_rounds(
         raise AnalysisError(f"round={round!r} must be longer than zero")
     t = frames.column(df, "t_s", role="t_s")
     frames.check_x(t, "t_s")
-    dt = frames.column(df, "interval_s", role="interval_s") if "interval_s" in df.columns else np.r_[t[0], np.diff(t)]
+    dt = (
+        frames.column(df, "interval_s", role="interval_s")
+        if "interval_s" in df.columns
+        else np.r_[t[0], np.diff(t)]
+    )
     t_start = t - dt
     if "host_written_bytes" in df.columns:
         hb = frames.column(df, "host_written_bytes", role="host_written_bytes")
         frames.check_x(hb, "host_written_bytes")
-        wb = df.get_column("write_bytes").cast(pl.Float64).to_numpy() if "write_bytes" in df.columns else np.r_[hb[0], np.diff(hb)]
+        wb = (
+            df.get_column("write_bytes").cast(pl.Float64).to_numpy()
+            if "write_bytes" in df.columns
+            else np.r_[hb[0], np.diff(hb)]
+        )
         hb_start = hb - wb
     else:
         hb = hb_start = np.zeros_like(t)
@@ -103,8 +111,10 @@ def to_rounds(
         else:
             valid = pl.col(c).is_not_null() & pl.col(c).is_not_nan()
             aggs.append(
-                ((pl.col(c).fill_null(0).fill_nan(0) * pl.col("__dt")).filter(valid).sum()
-                 / pl.col("__dt").filter(valid).sum()).alias(c)
+                (
+                    (pl.col(c).fill_null(0).fill_nan(0) * pl.col("__dt")).filter(valid).sum()
+                    / pl.col("__dt").filter(valid).sum()
+                ).alias(c)
             )
     out = w.group_by("round", maintain_order=True).agg(aggs).sort("round")
     extent = out["seconds"] if kind == "time" else out["bytes_end"] - out["bytes_start"]

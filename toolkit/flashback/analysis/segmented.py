@@ -35,20 +35,24 @@ class SegmentedFit:
         unit = "GB" if self.x.endswith("_bytes") else self.x
         lo1, hi1 = self.ci["x1"]
         lo2, hi2 = self.ci["x2"]
-        s = (f"transition {fmt(self.x1)} [{fmt(lo1)}, {fmt(hi1)}] {unit}; levels off at "
-             f"{fmt(self.x2)} [{fmt(lo2)}, {fmt(hi2)}] {unit}")
+        s = (
+            f"transition {fmt(self.x1)} [{fmt(lo1)}, {fmt(hi1)}] {unit}; levels off at "
+            f"{fmt(self.x2)} [{fmt(lo2)}, {fmt(hi2)}] {unit}"
+        )
         if self.capacity_bytes and self.x.endswith("_bytes"):
             s += f" ≈ {self.x2 / self.capacity_bytes:.2g} drive-fills"
         return s + f"; {self.y} {self.level_before:.4g} → {self.level_after:.4g}"
 
 
-def _fit(x: np.ndarray, y: np.ndarray, cand: np.ndarray) -> tuple[float, float, float, float, float]:
+def _fit(
+    x: np.ndarray, y: np.ndarray, cand: np.ndarray
+) -> tuple[float, float, float, float, float]:
     best = (np.inf, 0.0, 0.0, 0.0, 0.0)
     yc = y - y.mean()
     syy = float(yc @ yc)
     for i in range(cand.size - 1):
         c1 = cand[i]
-        c2 = cand[i + 1:]
+        c2 = cand[i + 1 :]
         u = np.clip((x[None, :] - c1) / (c2[:, None] - c1), 0.0, 1.0)
         uc = u - u.mean(axis=1, keepdims=True)
         suu = (uc * uc).sum(axis=1)
@@ -68,8 +72,11 @@ def _fit_fine(x: np.ndarray, y: np.ndarray, grid: int) -> tuple[float, float, fl
     _, c1, c2, a, b = _fit(x, y, cand)
     step = (x.max() - x.min()) / grid
     for _ in range(2):
-        fine = np.unique(np.concatenate([np.linspace(c1 - step, c1 + step, 11),
-                                         np.linspace(c2 - step, c2 + step, 11)]))
+        fine = np.unique(
+            np.concatenate(
+                [np.linspace(c1 - step, c1 + step, 11), np.linspace(c2 - step, c2 + step, 11)]
+            )
+        )
         fine = fine[(fine >= x.min()) & (fine <= x.max())]
         _, c1, c2, a, b = _fit(x, y, np.sort(fine))
         step /= 5
@@ -77,9 +84,16 @@ def _fit_fine(x: np.ndarray, y: np.ndarray, grid: int) -> tuple[float, float, fl
 
 
 def segmented_fit(
-    data: Any, *, x: str = "host_written_bytes", y: str = "write_mbps", n_boot: int = 200,
-    confidence: float = 0.95, max_points: int = 300, grid: int = 40,
-    capacity_bytes: float | None = None, seed: int | None = 0,
+    data: Any,
+    *,
+    x: str = "host_written_bytes",
+    y: str = "write_mbps",
+    n_boot: int = 200,
+    confidence: float = 0.95,
+    max_points: int = 300,
+    grid: int = 40,
+    capacity_bytes: float | None = None,
+    seed: int | None = 0,
 ) -> SegmentedFit:
     """Fits plateau → ramp → plateau to ``y`` along ``x`` (data are first averaged into at most
     ``max_points`` bins) and bootstraps the residuals in blocks for the CIs.
@@ -105,10 +119,12 @@ def segmented_fit(
     boots = []
     for _ in range(n_boot):
         starts = rng.integers(0, max(1, resid.size - L + 1), size=int(np.ceil(resid.size / L)))
-        r = np.concatenate([resid[s:s + L] for s in starts])[: resid.size]
+        r = np.concatenate([resid[s : s + L] for s in starts])[: resid.size]
         boots.append(_fit_fine(bx, fitted + r, max(10, grid // 2)))
     bt = np.asarray(boots)
     q = [(1 - confidence) / 2 * 100, (1 + confidence) / 2 * 100]
-    ci = {name: tuple(float(v) for v in np.percentile(bt[:, i], q))
-          for i, name in enumerate(("x1", "x2", "level_before", "level_after"))}
+    ci = {
+        name: tuple(float(v) for v in np.percentile(bt[:, i], q))
+        for i, name in enumerate(("x1", "x2", "level_before", "level_after"))
+    }
     return SegmentedFit(x, y, c1, c2, a, b, ci, frames.capacity_bytes(meta, capacity_bytes))

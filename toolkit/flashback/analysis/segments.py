@@ -37,7 +37,9 @@ class Segments:
     intervals: list[tuple[float, float]]
     slope_unit: str
     frame: pl.DataFrame
-    _path: dict[Any, Callable[..., pl.DataFrame]] = dataclasses.field(default_factory=dict, repr=False)
+    _path: dict[Any, Callable[..., pl.DataFrame]] = dataclasses.field(
+        default_factory=dict, repr=False
+    )
 
     @property
     def n_segments(self) -> int:
@@ -89,7 +91,9 @@ class Segments:
                 f", slope {r['slope']:.3g} {self.slope_unit}, n={r['n']}"
             )
         for b, (lo, hi) in zip(self.breakpoints, self.intervals):
-            lines.append(f"  change at {_fmt_x(self.x, b)} [{_fmt_x(self.x, lo)}, {_fmt_x(self.x, hi)}]")
+            lines.append(
+                f"  change at {_fmt_x(self.x, b)} [{_fmt_x(self.x, lo)}, {_fmt_x(self.x, hi)}]"
+            )
         return "\n".join(lines)
 
     def __repr__(self) -> str:

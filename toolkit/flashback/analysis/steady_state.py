@@ -104,13 +104,20 @@ def window_check(values: np.ndarray, rule: str, limit: float | None = None) -> d
     return _verdict(mean, rng, s_exc, r_lim, s_lim, strict=False)
 
 
-def _verdict(mean: float, rng: float, s_exc: float, r_lim: float, s_lim: float, *, strict: bool) -> dict[str, Any]:
+def _verdict(
+    mean: float, rng: float, s_exc: float, r_lim: float, s_lim: float, *, strict: bool
+) -> dict[str, Any]:
     r_ok = rng < r_lim if strict else rng <= r_lim
     s_ok = s_exc < s_lim if strict else s_exc <= s_lim
     return {
-        "mean": mean, "range_frac": rng, "slope_frac": s_exc,
-        "range_margin": r_lim - rng, "slope_margin": s_lim - s_exc,
-        "range_ok": bool(r_ok), "slope_ok": bool(s_ok), "ok": bool(r_ok and s_ok),
+        "mean": mean,
+        "range_frac": rng,
+        "slope_frac": s_exc,
+        "range_margin": r_lim - rng,
+        "slope_margin": s_lim - s_exc,
+        "range_ok": bool(r_ok),
+        "slope_ok": bool(s_ok),
+        "ok": bool(r_ok and s_ok),
     }
 
 
@@ -153,9 +160,16 @@ def steady_state(
         keep = (t - t[0] + dt) > ss_ramp + 1e-9
         rounds = df.filter(pl.Series(keep)).with_row_index("round", offset=1)
         rounds = rounds.with_columns(
-            (pl.col("t_s") - pl.col("interval_s") if "interval_s" in df.columns else pl.col("t_s")).alias("t_start_s"),
-            *([(pl.col("host_written_bytes") - pl.col("write_bytes")).alias("bytes_start")]
-              if {"host_written_bytes", "write_bytes"} <= set(df.columns) else []),
+            (
+                pl.col("t_s") - pl.col("interval_s")
+                if "interval_s" in df.columns
+                else pl.col("t_s")
+            ).alias("t_start_s"),
+            *(
+                [(pl.col("host_written_bytes") - pl.col("write_bytes")).alias("bytes_start")]
+                if {"host_written_bytes", "write_bytes"} <= set(df.columns)
+                else []
+            ),
         )
         w = max(1, int(round_(ss_dur / dt)))
         last = None
@@ -168,13 +182,15 @@ def steady_state(
     cols = {c: frames.column(rounds, c, role="y") if rounds.height else np.array([]) for c in ys}
     n = rounds.height
     if n < w:
-        raise AnalysisError(f"the {rule} rule needs at least {w} rounds but the data give {n}; run longer")
+        raise AnalysisError(
+            f"the {rule} rule needs at least {w} rounds but the data give {n}; run longer"
+        )
     rows, found = [], None
     end_max = n if last is None else min(n, last)
     for end in range(w, end_max + 1):
         oks = []
         for c in ys:
-            chk = window_check(cols[c][end - w:end], rule, limit)
+            chk = window_check(cols[c][end - w : end], rule, limit)
             rows.append({"window_first": end - w + 1, "window_last": end, "y": c, **chk})
             oks.append(chk["ok"])
         if all(oks):
@@ -182,8 +198,14 @@ def steady_state(
             break
     checks = pl.DataFrame(rows)
     last_rows = checks.filter(pl.col("window_last") == checks["window_last"].max())
-    margins = {r["y"]: {"range": r["range_margin"], "slope": r["slope_margin"]} for r in last_rows.iter_rows(named=True)}
-    exc = {r["y"]: {"range": r["range_frac"], "slope": r["slope_frac"], "mean": r["mean"]} for r in last_rows.iter_rows(named=True)}
+    margins = {
+        r["y"]: {"range": r["range_margin"], "slope": r["slope_margin"]}
+        for r in last_rows.iter_rows(named=True)
+    }
+    exc = {
+        r["y"]: {"range": r["range_frac"], "slope": r["slope_frac"], "mean": r["mean"]}
+        for r in last_rows.iter_rows(named=True)
+    }
     onset = None
     if found:
         r0 = rounds.row(found[0] - 1, named=True)

@@ -6,7 +6,9 @@ import argparse
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("analyze", help="change points and steady state of a capture (or fio output)")
+    p = sub.add_parser(
+        "analyze", help="change points and steady state of a capture (or fio output)"
+    )
     p.add_argument("capture", help=".arrow/.parquet capture, or fio JSON / log prefix (--fio)")
     p.add_argument("--x", default="host_written_bytes", help="axis: host_written_bytes or t_s")
     p.add_argument("--y", default="write_mbps", help="series to segment, e.g. write_iops")
@@ -35,8 +37,15 @@ def main(args: argparse.Namespace) -> int:
         from flashback.capture import load
 
         cap = load(args.capture)
-    seg = changepoints(cap, x=args.x, y=args.y, transform=None if args.transform == "none" else args.transform,
-                       penalty=args.penalty, min_size=args.min_size, by=args.by)
+    seg = changepoints(
+        cap,
+        x=args.x,
+        y=args.y,
+        transform=None if args.transform == "none" else args.transform,
+        penalty=args.penalty,
+        min_size=args.min_size,
+        by=args.by,
+    )
     print(seg.describe())
     with pl.Config(tbl_rows=50, tbl_cols=20, tbl_width_chars=200):
         print(seg.to_frame())

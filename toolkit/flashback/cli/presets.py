@@ -25,5 +25,9 @@ def main(args: argparse.Namespace) -> int:
         print("no presets")
         return 0
     with pl.Config(tbl_rows=-1, tbl_cols=-1, fmt_str_lengths=60, tbl_width_chars=200):
-        print(pl.DataFrame([{k: v for k, v in p.items() if not isinstance(v, (dict, list))} for p in presets]))
+        print(
+            pl.DataFrame(
+                [{k: v for k, v in p.items() if not isinstance(v, (dict, list))} for p in presets]
+            )
+        )
     return 0

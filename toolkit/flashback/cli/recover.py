@@ -8,7 +8,9 @@ import argparse
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("recover", help="salvage a capture whose tail was torn by a crash")
     p.add_argument("path", help="the torn .arrow capture")
-    p.add_argument("-o", "--output", help="where to write the salvaged capture (default: PATH.recovered.arrow)")
+    p.add_argument(
+        "-o", "--output", help="where to write the salvaged capture (default: PATH.recovered.arrow)"
+    )
     p.set_defaults(func=main)
 
 
@@ -18,5 +20,7 @@ def main(args: argparse.Namespace) -> int:
     out = args.output or args.path.removesuffix(".arrow") + ".recovered.arrow"
     cap = recover(args.path, out=out)
     torn = cap.meta["recovered"]["torn_tail"]
-    print(f"salvaged {len(cap.intervals)} intervals ({'torn tail dropped' if torn else 'file was whole'}) -> {out}")
+    print(
+        f"salvaged {len(cap.intervals)} intervals ({'torn tail dropped' if torn else 'file was whole'}) -> {out}"
+    )
     return 0

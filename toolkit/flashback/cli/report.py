@@ -6,7 +6,9 @@ import argparse
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("report", help="replay every review on simulated drives and write out/report.html")
+    p = sub.add_parser(
+        "report", help="replay every review on simulated drives and write out/report.html"
+    )
     p.add_argument("-o", "--output", default="out", help="output directory (default: out)")
     p.add_argument("--quick", action="store_true", help="tiny scales (seconds; for tests)")
     p.add_argument("--only", action="append", help="only this review (repeatable)")
@@ -19,7 +21,9 @@ def main(args: argparse.Namespace) -> int:
 
     from flashback.report.demo import build_demo
 
-    path, summary = build_demo(args.output, quick=args.quick, only=args.only, progress=not args.no_progress)
+    path, summary = build_demo(
+        args.output, quick=args.quick, only=args.only, progress=not args.no_progress
+    )
     with pl.Config(tbl_rows=-1, tbl_width_chars=160):
         print(summary)
     print(f"report written to {path.resolve()}")

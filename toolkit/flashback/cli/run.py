@@ -32,10 +32,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("target", help="file path, /dev/..., or sim:<preset>[?key=value&...]")
     for name, help_ in _WORKLOAD_OPTS:
         p.add_argument(f"--{name.replace('_', '-')}", dest=name, help=help_)
-    p.add_argument("-o", "--output", help="stream the capture to this .arrow file (or save .parquet)")
+    p.add_argument(
+        "-o", "--output", help="stream the capture to this .arrow file (or save .parquet)"
+    )
     p.add_argument("--step", default="", help="label for the step column")
-    p.add_argument("--destroy", help="for a block device: name it again to confirm its data is lost")
-    p.add_argument("--overwrite", action="store_true", help="allow writing over a foreign regular file")
+    p.add_argument(
+        "--destroy", help="for a block device: name it again to confirm its data is lost"
+    )
+    p.add_argument(
+        "--overwrite", action="store_true", help="allow writing over a foreign regular file"
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=main)
 
@@ -43,7 +49,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def main(args: argparse.Namespace) -> int:
     from flashback.targets import run
 
-    fields = {name: getattr(args, name) for name, _ in _WORKLOAD_OPTS if getattr(args, name) is not None}
+    fields = {
+        name: getattr(args, name) for name, _ in _WORKLOAD_OPTS if getattr(args, name) is not None
+    }
     w = Workload(**fields)
     stream_to = args.output if args.output and args.output.endswith(".arrow") else None
     cap = run(

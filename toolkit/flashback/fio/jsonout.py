@@ -43,14 +43,18 @@ def read_json(path: Path, *, capacity_bytes: int | None = None) -> Capture:
     """
     text = path.read_text(errors="replace")
     start = text.find("{")
-    skipped = text[:max(start, 0)].count("\n")
+    skipped = text[: max(start, 0)].count("\n")
     try:
         doc = json.loads(text[start:] if start >= 0 else text)
     except json.JSONDecodeError as e:
-        raise ImportFormatError(f"{path} line {e.lineno + skipped}: invalid JSON ({e.msg}); is this fio's --output-format=json?") from None
+        raise ImportFormatError(
+            f"{path} line {e.lineno + skipped}: invalid JSON ({e.msg}); is this fio's --output-format=json?"
+        ) from None
     jobs = doc.get("jobs") if isinstance(doc, dict) else None
     if not jobs:
-        raise ImportFormatError(f"{path}: the JSON has no 'jobs'; pass fio's --output-format=json output")
+        raise ImportFormatError(
+            f"{path}: the JSON has no 'jobs'; pass fio's --output-format=json output"
+        )
     rows, t = [], 0.0
     for j in jobs:
         runtime_s = max(float(j.get("job_runtime") or j.get("elapsed", 0) * 1000) / 1000.0, 1e-9)
@@ -68,7 +72,12 @@ def read_json(path: Path, *, capacity_bytes: int | None = None) -> Capture:
         rows.append(r)
     df = pl.DataFrame(rows, infer_schema_length=None)
     df = df.with_columns(pl.col("write_bytes").cum_sum().alias("host_written_bytes"))
-    meta = {"source": "fio", "fio_version": doc.get("fio version"), "files": [str(path)], "status": "complete",
-            "target": {"kind": "fio", "size_bytes": capacity_bytes},
-            "jobs": [{"jobname": j.get("jobname"), "options": j.get("job options")} for j in jobs]}
+    meta = {
+        "source": "fio",
+        "fio_version": doc.get("fio version"),
+        "files": [str(path)],
+        "status": "complete",
+        "target": {"kind": "fio", "size_bytes": capacity_bytes},
+        "jobs": [{"jobname": j.get("jobname"), "options": j.get("job options")} for j in jobs],
+    }
     return Capture(intervals=df, meta=meta)

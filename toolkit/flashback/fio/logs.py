@@ -71,7 +71,9 @@ def _rows(path: Path) -> tuple[np.ndarray, int]:
     return np.asarray(rows, dtype=np.float64), width or 0
 
 
-def parse_log(path: Path, *, window_value: str | None = None, log_offset: bool | None = None) -> pl.DataFrame:
+def parse_log(
+    path: Path, *, window_value: str | None = None, log_offset: bool | None = None
+) -> pl.DataFrame:
     """One fio sample log → frame ``time_ms, value, value_max, ddir, bs, offset``.
 
     Raises:

@@ -31,11 +31,15 @@ def _files(source: Any) -> list[Path]:
     else:
         out = sorted(Path(f) for f in glob.glob(os.fspath(p) + "_*.log*"))
     if not out:
-        raise ImportFormatError(f"{source}: no fio logs or JSON found; pass a log, a directory or a log prefix")
+        raise ImportFormatError(
+            f"{source}: no fio logs or JSON found; pass a log, a directory or a log prefix"
+        )
     return out
 
 
-def _integral_bins(t_ms: np.ndarray, rate: np.ndarray, edges_ms: np.ndarray, avg_ms: float) -> np.ndarray:
+def _integral_bins(
+    t_ms: np.ndarray, rate: np.ndarray, edges_ms: np.ndarray, avg_ms: float
+) -> np.ndarray:
     """Integrates a window-averaged rate (each sample covers (t − avg, t]) over bins."""
     order = np.argsort(t_ms, kind="stable")
     t, r = t_ms[order], rate[order]
@@ -58,9 +62,18 @@ def _hist_stats(counts: np.ndarray) -> dict[str, float]:
         return {}
     vals = logs.plat_idx_to_val(np.arange(counts.size))
     cdf = np.cumsum(counts) / total
-    q = {p: float(vals[min(int(np.searchsorted(cdf, p)), counts.size - 1)]) for p in (0.5, 0.99, 0.999)}
-    return {"ios": float(total), "mean": float((vals * counts).sum() / total), "p50": q[0.5],
-            "p99": q[0.99], "p999": q[0.999], "max": float(vals[np.nonzero(counts)[0].max()])}
+    q = {
+        p: float(vals[min(int(np.searchsorted(cdf, p)), counts.size - 1)])
+        for p in (0.5, 0.99, 0.999)
+    }
+    return {
+        "ios": float(total),
+        "mean": float((vals * counts).sum() / total),
+        "p50": q[0.5],
+        "p99": q[0.99],
+        "p999": q[0.999],
+        "max": float(vals[np.nonzero(counts)[0].max()]),
+    }
 
 
 def read_fio(
@@ -84,7 +97,9 @@ def read_fio(
             no data.
     """
     files = _files(source)
-    if len(files) == 1 and (files[0].suffix == ".json" or files[0].read_bytes()[:200].lstrip().startswith(b"{")):
+    if len(files) == 1 and (
+        files[0].suffix == ".json" or files[0].read_bytes()[:200].lstrip().startswith(b"{")
+    ):
         return read_json(files[0], capacity_bytes=capacity_bytes)
     parsed: dict[str, list[pl.DataFrame]] = {k: [] for k in logs.KINDS}
     hists = []
@@ -94,16 +109,27 @@ def read_fio(
             hists.append(logs.parse_hist(f))
         else:
             parsed[kind].append(logs.parse_log(f, window_value=window_value, log_offset=log_offset))
-    t_max = max([float(d["time_ms"].max()) for v in parsed.values() for d in v if d.height] +
-                [float(h[0].max()) for h in hists if h[0].size] + [0.0])
+    t_max = max(
+        [float(d["time_ms"].max()) for v in parsed.values() for d in v if d.height]
+        + [float(h[0].max()) for h in hists if h[0].size]
+        + [0.0]
+    )
     if t_max <= 0:
-        raise ImportFormatError(f"{files[0]}: the fio logs hold no samples; run fio longer or check log_avg_msec")
+        raise ImportFormatError(
+            f"{files[0]}: the fio logs hold no samples; run fio longer or check log_avg_msec"
+        )
     iv_ms = interval * 1000.0
     n = max(1, math.ceil(t_max / iv_ms - 1e-9))
     edges = np.arange(n + 1) * iv_ms
-    cols: dict[str, Any] = {"t_s": (np.arange(n) + 1) * interval, "interval_s": np.full(n, interval)}
+    cols: dict[str, Any] = {
+        "t_s": (np.arange(n) + 1) * interval,
+        "interval_s": np.full(n, interval),
+    }
     for d, name in enumerate(DIRS):
-        ios, nbytes = _rate_series(parsed["iops"], d, edges, iv_ms, unit=1.0), _rate_series(parsed["bw"], d, edges, iv_ms, unit=1024.0)
+        ios, nbytes = (
+            _rate_series(parsed["iops"], d, edges, iv_ms, unit=1.0),
+            _rate_series(parsed["bw"], d, edges, iv_ms, unit=1024.0),
+        )
         lat_src = parsed["clat"] or parsed["lat"]
         lat = _lat_series(lat_src, d, edges)
         hist = [h for h in hists if h[0].size]
@@ -129,9 +155,15 @@ def read_fio(
                 cols[f"{name}_lat_{s}_us"] = np.full(n, np.nan) if v is None else v / 1000.0
     df = pl.DataFrame(cols)
     df = df.with_columns([pl.col(c).fill_nan(None) for c in df.columns if "_lat_" in c])
-    df = df.with_columns(pl.col("write_bytes").cum_sum().alias("host_written_bytes"), pl.lit("fio").alias("step"))
-    meta = {"source": "fio", "files": [str(f) for f in files], "status": "complete",
-            "target": {"kind": "fio", "size_bytes": capacity_bytes}}
+    df = df.with_columns(
+        pl.col("write_bytes").cum_sum().alias("host_written_bytes"), pl.lit("fio").alias("step")
+    )
+    meta = {
+        "source": "fio",
+        "files": [str(f) for f in files],
+        "status": "complete",
+        "target": {"kind": "fio", "size_bytes": capacity_bytes},
+    }
     return Capture(intervals=df, meta=meta)
 
 
@@ -160,7 +192,12 @@ def _rate_series(frames, d, edges, iv_ms, *, unit):
             if unit == 1.0:
                 total += np.histogram(t, bins=edges)[0] * 1000.0 / iv_ms
             else:
-                total += np.histogram(t, bins=edges, weights=f["bs"].to_numpy())[0] * 1000.0 / iv_ms / unit
+                total += (
+                    np.histogram(t, bins=edges, weights=f["bs"].to_numpy())[0]
+                    * 1000.0
+                    / iv_ms
+                    / unit
+                )
         else:
             total += _integral_bins(t, f["value"].to_numpy(), edges, _avg_ms(f)) / iv_ms
     return total * unit * iv_ms / 1000.0
@@ -217,4 +254,6 @@ def _bytes_series(frames, d, edges):
     fs = [f for f in _dir_frames(frames, d) if _per_io(f)]
     if not fs:
         return None
-    return sum(np.histogram(f["time_ms"].to_numpy(), bins=edges, weights=f["bs"].to_numpy())[0] for f in fs)
+    return sum(
+        np.histogram(f["time_ms"].to_numpy(), bins=edges, weights=f["bs"].to_numpy())[0] for f in fs
+    )

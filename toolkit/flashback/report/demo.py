@@ -50,7 +50,14 @@ def build_demo(
         scale = r.quick_scale if quick else r.scale
         section, cmp = r.build(scale=scale, progress=progress)
         sections.append(section)
-        rows.append({"review": r.key, "scale": scale, "seconds": round(time.monotonic() - t0, 1), **common.tally(cmp)})
+        rows.append(
+            {
+                "review": r.key,
+                "scale": scale,
+                "seconds": round(time.monotonic() - t0, 1),
+                **common.tally(cmp),
+            }
+        )
     summary = pl.DataFrame(rows)
     overview = Section(
         "Summary",

@@ -137,7 +137,7 @@ def write_report(
 <h1>{html.escape(title)}</h1>
 <p>{html.escape(subtitle)}</p>
 <nav>{nav}</nav>
-{''.join(body)}
+{"".join(body)}
 <script>{script}</script>
 </body></html>
 """

@@ -10,4 +10,12 @@ from flashback.sim.calibrate import (
     evaluate,
 )
 
-__all__ = ["Calibration", "Observation", "Param", "ReplayObservation", "TARGETS", "calibrate", "evaluate"]
+__all__ = [
+    "Calibration",
+    "Observation",
+    "Param",
+    "ReplayObservation",
+    "TARGETS",
+    "calibrate",
+    "evaluate",
+]

@@ -15,7 +15,9 @@ PRESET = "intel-x25m-80g"
 def build(*, scale: str, progress: bool) -> tuple[Section, pl.DataFrame]:
     rep = replay(NAME, preset=PRESET, scale=scale, progress=progress)
     st = runs(rep).filter(pl.col("step").str.ends_with("seq_read"))
-    frame = st.select(pl.lit("Intel X25-M").alias("drive"), "condition", pl.col("read_mbps").alias("value"))
+    frame = st.select(
+        pl.lit("Intel X25-M").alias("drive"), "condition", pl.col("read_mbps").alias("value")
+    )
     s = Section(
         "AnandTech 2009 — reads barely age",
         [

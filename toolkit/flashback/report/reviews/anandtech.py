@@ -19,7 +19,9 @@ def build_consistency(*, scale: str, progress: bool) -> tuple[Section, pl.DataFr
     for rep, variant in ((default, "default"), (op25, "+25% OP")):
         iv = rep.intervals.filter(pl.col("step") == "random_write")
         t0 = iv["t_s"].min() if iv.height else 0.0
-        parts.append(iv.with_columns((pl.col("t_s") - t0).alias("t_s"), pl.lit(variant).alias("variant")))
+        parts.append(
+            iv.with_columns((pl.col("t_s") - t0).alias("t_s"), pl.lit(variant).alias("variant"))
+        )
     both = pl.concat(parts)
     steady_from = float(both["t_s"].max()) * 0.7 if both.height else 0.0
     s = Section(
@@ -31,12 +33,20 @@ def build_consistency(*, scale: str, progress: bool) -> tuple[Section, pl.DataFr
             f"Replayed on the simulated {PRESET} shrunk by {scale} (time scales with capacity).",
         ],
     )
-    s.charts.append(("iops over time", figures.consistency_panel(both, steady_from_s=steady_from, linear_max=None)))
+    s.charts.append(
+        (
+            "iops over time",
+            figures.consistency_panel(both, steady_from_s=steady_from, linear_max=None),
+        )
+    )
     gt = default.intervals.filter(pl.col("step") == "random_write")
     if "wa" in gt.columns:
         s.charts.append(("write amplification", figures.wa_free_blocks(gt)))
     metrics = [
-        {"variant": v, **fb.consistency(both.filter(pl.col("variant") == v), last_s=steady_from / 3)}
+        {
+            "variant": v,
+            **fb.consistency(both.filter(pl.col("variant") == v), last_s=steady_from / 3),
+        }
         for v in ("default", "+25% OP")
     ]
     s.tables.append(("consistency metrics", pl.DataFrame(metrics)))
@@ -47,7 +57,9 @@ def build_consistency(*, scale: str, progress: bool) -> tuple[Section, pl.DataFr
 def build_trim(*, scale: str, progress: bool) -> tuple[Section, pl.DataFrame]:
     rep = replay("anandtech-trim-validation", preset=PRESET, scale=scale, progress=progress)
     st = runs(rep).filter(pl.col("condition").is_in(["clean", "after_torture", "after_trim"]))
-    frame = st.select(pl.lit(PRESET).alias("drive"), "condition", pl.col("write_mbps").alias("value"))
+    frame = st.select(
+        pl.lit(PRESET).alias("drive"), "condition", pl.col("write_mbps").alias("value")
+    )
     s = Section(
         "AnandTech — TRIM validation",
         [
@@ -56,5 +68,7 @@ def build_trim(*, scale: str, progress: bool) -> tuple[Section, pl.DataFrame]:
             f"Replayed on the simulated {PRESET} shrunk by {scale}.",
         ],
     )
-    s.charts.append(("clean, torture, trim", figures.condition_bars(frame, title="sequential write")))
+    s.charts.append(
+        ("clean, torture, trim", figures.condition_bars(frame, title="sequential write"))
+    )
     return s, compare_part(s, rep.compare())

@@ -29,5 +29,7 @@ def build(*, scale: str, progress: bool) -> tuple[Section, pl.DataFrame]:
     s.charts.append(("states", figures.condition_bars(bars, group="drive", title="MB/s per run")))
     per_second = rep.intervals.filter(pl.col("step").str.contains("random"))
     if per_second.height:
-        s.charts.append(("random write per second", figures.step_series(per_second, y="write_mbps")))
+        s.charts.append(
+            ("random write per second", figures.step_series(per_second, y="write_mbps"))
+        )
     return s, compare_part(s, rep.compare())

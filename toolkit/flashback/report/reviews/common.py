@@ -10,7 +10,17 @@ import flashback as fb
 from flashback import figures
 from flashback.report.html import Section
 
-COMPARE_COLS = ["test", "metric", "condition", "published", "replayed", "unit", "rel_error", "within_tolerance", "note"]
+COMPARE_COLS = [
+    "test",
+    "metric",
+    "condition",
+    "published",
+    "replayed",
+    "unit",
+    "rel_error",
+    "within_tolerance",
+    "note",
+]
 
 
 def sim_target(preset: str, scale: str) -> str:
@@ -20,10 +30,14 @@ def sim_target(preset: str, scale: str) -> str:
 
 def replay(name: str, *, preset: str, scale: str, progress: bool, **params: Any) -> fb.Replay:
     """Replays ``name`` on the review's preset shrunk by ``scale``, procedure scaled alike."""
-    return fb.replay(name, target=sim_target(preset, scale), scale=scale, progress=progress, **params)
+    return fb.replay(
+        name, target=sim_target(preset, scale), scale=scale, progress=progress, **params
+    )
 
 
-def compare_part(section: Section, cmp: pl.DataFrame, *, name: str = "published vs replayed") -> pl.DataFrame:
+def compare_part(
+    section: Section, cmp: pl.DataFrame, *, name: str = "published vs replayed"
+) -> pl.DataFrame:
     """Adds the compare table (and its relative-error chart when any number is checkable)."""
     cols = [c for c in COMPARE_COLS if c in cmp.columns]
     table = cmp.select(cols)
@@ -39,7 +53,11 @@ def tally(cmp: pl.DataFrame) -> dict[str, Any]:
     c = cmp.filter(pl.col("published").is_not_null() & pl.col("replayed").is_not_null())
     within = c.filter(pl.col("within_tolerance") == True).height  # noqa: E712
     med = c.select(pl.col("rel_error").abs().median()).item() if c.height else None
-    return {"compared": c.height, "within_tolerance": within, "median_abs_rel_error_pct": None if med is None else 100 * med}
+    return {
+        "compared": c.height,
+        "within_tolerance": within,
+        "median_abs_rel_error_pct": None if med is None else 100 * med,
+    }
 
 
 def runs(rep: fb.Replay) -> pl.DataFrame:

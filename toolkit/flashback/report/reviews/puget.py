@@ -16,10 +16,14 @@ PRESET = "intel-520-120g"
 def _loops(rep: fb.Replay, data: str) -> pl.DataFrame:
     """One row per loop and write test: review-equivalent GB written and MB/s."""
     w = runs(rep).filter(pl.col("direction") == "write")
-    return w.group_by("loop", "test", maintain_order=True).agg(
-        (pl.col("host_written_end_bytes").max() / rep.scale / 1e9).alias("written_gb"),
-        pl.col("write_mbps").mean(),
-    ).with_columns(pl.lit(data).alias("data"))
+    return (
+        w.group_by("loop", "test", maintain_order=True)
+        .agg(
+            (pl.col("host_written_end_bytes").max() / rep.scale / 1e9).alias("written_gb"),
+            pl.col("write_mbps").mean(),
+        )
+        .with_columns(pl.lit(data).alias("data"))
+    )
 
 
 def build(*, scale: str, progress: bool) -> tuple[Section, pl.DataFrame]:
@@ -43,14 +47,24 @@ def build(*, scale: str, progress: bool) -> tuple[Section, pl.DataFrame]:
             "compressible data, and watched each test's speed against the data written.",
             f"Here the same loop runs on the simulated {PRESET} shrunk by {scale}; bytes are quoted "
             "at the review drive's scale. Change points in the incompressible curves: "
-            + "; ".join(found) + ". The review saw speed fall after about 40 GB and level off "
+            + "; ".join(found)
+            + ". The review saw speed fall after about 40 GB and level off "
             "after about 380 GB.",
         ],
     )
     s.charts.append(
-        ("performance vs written", figures.performance_vs_written(
-            curves, x="written_gb", y="write_mbps", test="test", data="data",
-            segments=segments, breakpoints=breakpoints))
+        (
+            "performance vs written",
+            figures.performance_vs_written(
+                curves,
+                x="written_gb",
+                y="write_mbps",
+                test="test",
+                data="data",
+                segments=segments,
+                breakpoints=breakpoints,
+            ),
+        )
     )
     summary = curves.group_by("test", "data", maintain_order=True).agg(
         pl.col("write_mbps").max().alias("max_mbps"), pl.col("write_mbps").mean().alias("avg_mbps")

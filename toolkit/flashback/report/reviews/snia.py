@@ -28,7 +28,9 @@ def build(*, scale: str, progress: bool) -> tuple[Section, pl.DataFrame]:
         ],
     )
     if rounds.height >= 5:
-        s.charts.append(("steady-state window", figures.steady_state_window(rounds, y="write_iops")))
+        s.charts.append(
+            ("steady-state window", figures.steady_state_window(rounds, y="write_iops"))
+        )
     wsat = rep.intervals.filter(pl.col("step").str.contains("wsat"))
     if wsat.height:
         s.charts.append(("wsat latency", figures.latency_percentiles(wsat, x="host_written_bytes")))

@@ -15,7 +15,9 @@ PRESET = "intel-335-240g"
 def build(*, scale: str, progress: bool) -> tuple[Section, pl.DataFrame]:
     rep = replay(NAME, preset=PRESET, scale=scale, progress=progress)
     st = runs(rep).filter(pl.col("condition") != "fill")
-    frame = st.select(pl.lit(PRESET).alias("drive"), "condition", pl.col("write_iops").alias("value"))
+    frame = st.select(
+        pl.lit(PRESET).alias("drive"), "condition", pl.col("write_iops").alias("value")
+    )
     s = Section(
         "X-bit labs — degradation relative to fresh",
         [
