@@ -4,6 +4,7 @@ discard that really frees the backing file's blocks, and device metadata."""
 from __future__ import annotations
 
 import os
+import re
 
 import pytest
 import zstandard
@@ -66,6 +67,26 @@ def test_discard_frees_the_backing_file_and_reads_back_zeros(loopdev):
     assert t.host_written_bytes == 0
     assert backing.stat().st_blocks * 512 < 64 * 1024
     assert read_dev(dev, 16 * MiB) == bytes(16 * MiB)
+
+
+def test_trims_are_queued_at_depth_on_a_block_device(loopdev):
+    dev = loopdev(16 * MiB)
+    t = fb.Target(dev, destroy=dev)
+    t.run(fb.Workload(rw="write", bs="1m", iodepth=4, data="pattern:ff"))
+    cap = t.run(fb.Workload(rw="randtrim", bs="64k", iodepth=8, offset="4m", size="8m"))
+    assert cap.meta["engine"] == "io_uring"
+    # Linux 6.12+ takes discards through io_uring (the block layer's discard command)
+    major, minor = (int(x) for x in re.match(r"(\d+)\.(\d+)", os.uname().release).groups())
+    queued = (major, minor) >= (6, 12)
+    assert cap.meta["trim_issue"] == ("queued" if queued else "synchronous")
+    assert int(cap.intervals["trim_ios"].sum()) == 128
+    assert int(cap.intervals["trim_bytes"].sum()) == 8 * MiB
+    assert read_dev(dev, 4 * MiB) == b"\xff" * (4 * MiB)
+    assert read_dev(dev, 8 * MiB, 4 * MiB) == bytes(8 * MiB)
+    assert read_dev(dev, 4 * MiB, 12 * MiB) == b"\xff" * (4 * MiB)
+    sync = t.run(fb.Workload(rw="trim", bs="1m", engine="psync", size="1m"))
+    assert sync.meta["trim_issue"] == "synchronous"
+    assert t.run(fb.Workload(rw="read", bs="1m")).meta["trim_issue"] is None
 
 
 def test_block_metadata(loopdev):

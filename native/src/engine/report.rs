@@ -34,6 +34,8 @@ pub struct Control {
     budget: Option<u64>,
     counted: [bool; 3],
     claimed: AtomicU64,
+    /// A job found that this kernel cannot queue discards and trimmed synchronously.
+    trims_synchronous: AtomicBool,
 }
 
 impl Control {
@@ -47,7 +49,18 @@ impl Control {
             budget,
             counted,
             claimed: AtomicU64::new(0),
+            trims_synchronous: AtomicBool::new(false),
         }
+    }
+
+    /// Notes that trims fell back to synchronous discards (see the io_uring engine).
+    pub fn note_synchronous_trims(&self) {
+        self.trims_synchronous.store(true, Ordering::Relaxed);
+    }
+
+    /// True if any job fell back to synchronous discards.
+    pub fn trims_were_synchronous(&self) -> bool {
+        self.trims_synchronous.load(Ordering::Relaxed)
     }
 
     /// True once no worker may submit more I/O.

@@ -320,9 +320,15 @@ pub fn run(
         _ => Status::Complete,
     };
     let written = session.total_bytes[1];
+    // How trims reached the device: queued at `iodepth` through io_uring, or one at a time.
+    let trim_issue = trims.then(|| match engine {
+        Engine::IoUring if !ctl.trims_were_synchronous() => "queued",
+        _ => "synchronous",
+    });
     let extra = json!({
         "engine": engine.name(),
         "engine_note": note,
+        "trim_issue": trim_issue,
         "iodepth_effective": depth,
         "span": { "offset": offset, "size": len },
     });
