@@ -322,7 +322,7 @@ pub fn run(
     let written = session.total_bytes[1];
     // How trims reached the device: queued at `iodepth` through io_uring, or one at a time.
     let trim_issue = trims.then(|| match engine {
-        Engine::IoUring if !ctl.trims_were_synchronous() => "queued",
+        Engine::IoUring if depth > 1 && !ctl.trims_were_synchronous() => "queued",
         _ => "synchronous",
     });
     let extra = json!({

@@ -6,7 +6,7 @@
 //! Trims are queued like reads and writes: a block device's discard goes out as the block
 //! layer's `BLOCK_URING_CMD_DISCARD` command (Linux 6.12+), a file's hole punch as an
 //! `IORING_OP_FALLOCATE`. A kernel without the discard command refuses the first one; the job
-//! then discards synchronously (`BLKDISCARD`) from that op on.
+//! then discards synchronously (`BLKDISCARD`) from that op on, as it does at `iodepth=1`.
 
 use super::buf::SlotBufs;
 use super::job::{wait_until, Job, Next};
@@ -138,8 +138,10 @@ pub fn run<R: Reporter>(job: &mut Job<'_>, ring: &mut IoUring, rep: &mut R) -> u
     let ring_fd = submitter.register_ring_fd().is_ok();
 
     let static_data = job.gen.is_static();
-    // Trims go through the ring until the kernel refuses one without any having succeeded.
-    let mut queue_trims = true;
+    // Trims go through the ring until the kernel refuses one without any having succeeded. At
+    // depth 1 there is nothing to overlap, and the ioctl spares the hop to an io_uring worker
+    // (64 KiB trims on a loop device: 27k/s synchronous vs 22k/s through the ring).
+    let mut queue_trims = depth > 1;
     let mut trims_queued_ok = false;
     let mut slots = vec![
         Slot {
