@@ -34,6 +34,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 MiB = 1 << 20
+FLOOR = HERE.parents[1] / "native" / "target" / "release" / "examples" / "pread_floor"
 
 WORKLOADS = [
     ("4k randread QD32", {"rw": "randread", "bs": "4k", "iodepth": 32}),
@@ -55,16 +56,29 @@ def run_fio(target: str, fields: dict, time_s: float, *, refill: bool = False) -
     ]  # fmt: skip
     if refill:
         cmd.append("--refill_buffers")
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    out = p.stdout.read()
-    _, status, ru = os.wait4(p.pid, 0)
-    p.returncode = os.waitstatus_to_exitcode(status)
-    if p.returncode != 0:
-        raise RuntimeError(f"fio failed: {cmd}")
+    out, cpu_s = run_child(cmd)
     job = json.loads(out[out.index("{") :])["jobs"][0]
     ios = job["read"]["total_ios"] + job["write"]["total_ios"]
     dur = max(job["read"]["runtime"], job["write"]["runtime"], job["job_runtime"]) / 1e3
-    return {"ios": ios, "duration_s": dur, "cpu_s": ru.ru_utime + ru.ru_stime}
+    return {"ios": ios, "duration_s": dur, "cpu_s": cpu_s}
+
+
+def run_child(cmd: list[str]) -> tuple[str, float]:
+    """Runs ``cmd``; returns its stdout and the CPU seconds of the process (from ``wait4``)."""
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    out = p.stdout.read()
+    _, status, ru = os.wait4(p.pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise RuntimeError(f"benchmark child failed: {cmd}")
+    return out, ru.ru_utime + ru.ru_stime
+
+
+def run_floor(target: str, fields: dict, time_s: float) -> dict:
+    """The bare ``pread`` loop (``native/examples/pread_floor.rs``): the most IOPS any psync
+    tool can get from ``target`` right now."""
+    bs = {"4k": 4096}[fields["bs"]]
+    out, cpu_s = run_child([str(FLOOR), target, str(time_s), str(bs)])
+    return dict(json.loads(out.strip().splitlines()[-1]), cpu_s=cpu_s)
 
 
 def run_flashback(
@@ -114,21 +128,32 @@ def compare(
     rows = []
     for name, fields in WORKLOADS:
         writes = "write" in fields["rw"]
-        tools = ("fio", "fb", "fio-refill") if writes else ("fio", "fb")
-        fio_runs, fb_runs, refill_runs = [], [], []
-        for i in range(reps):
+        psync = fields.get("engine") == "psync"
+        tools = ("fio", "fb")
+        if writes:
+            tools += ("fio-refill",)
+        if psync and FLOOR.exists():
+            tools += ("floor",)
+        # at QD1 every I/O waits on two cross-CPU wake-ups, the most noise-prone case: more pairs
+        n = 2 * reps if psync else reps
+        runs: dict[str, list[dict]] = {t: [] for t in tools}
+        for i in range(n):
             for tool in tools if i % 2 == 0 else tools[::-1]:
                 if tool == "fb":
-                    fb_runs.append(run_flashback(target, fields, time_s, destroy=destroy))
+                    r = run_flashback(target, fields, time_s, destroy=destroy)
+                elif tool == "floor":
+                    r = run_floor(target, fields, time_s)
                 else:
-                    runs = fio_runs if tool == "fio" else refill_runs
-                    runs.append(run_fio(target, fields, time_s, refill=tool == "fio-refill"))
+                    r = run_fio(target, fields, time_s, refill=tool == "fio-refill")
+                runs[tool].append(r)
+        fio_runs, fb_runs = runs["fio"], runs["fb"]
+        refill_runs, floor_runs = runs.get("fio-refill"), runs.get("floor")
         fio_iops, fio_cpu = summarize(fio_runs)
         fb_iops, fb_cpu = summarize(fb_runs)
         iops_r, iops_lo, iops_hi = paired(fb_runs, fio_runs, iops_of)
         cpu_r, cpu_lo, cpu_hi = paired(fb_runs, fio_runs, cpu_us_of)
         row = {
-            "target": label, "workload": name, "reps": reps, "time_s": time_s,
+            "target": label, "workload": name, "reps": n, "time_s": time_s,
             "fio_iops": fio_iops, "fb_iops": fb_iops, "iops_ratio": iops_r,
             "iops_ratio_min": iops_lo, "iops_ratio_max": iops_hi,
             "fio_cpu_us_per_io": fio_cpu, "fb_cpu_us_per_io": fb_cpu, "cpu_ratio": cpu_r,
@@ -155,6 +180,21 @@ def compare(
                 f"{ref_cpu:6.2f} µs/IO | (fresh data per I/O on both sides)          | "
                 f"IOPS ratio {ri:.2f} ({ri_lo:.2f}–{ri_hi:.2f})  "
                 f"CPU/IO ratio {rc:.2f} ({rc_lo:.2f}–{rc_hi:.2f})",
+                flush=True,
+            )
+        if floor_runs:
+            fl_iops, fl_cpu = summarize(floor_runs)
+            fb_f = paired(fb_runs, floor_runs, iops_of)
+            fio_f = paired(fio_runs, floor_runs, iops_of)
+            row.update(
+                floor_iops=fl_iops, floor_cpu_us_per_io=fl_cpu, fb_floor_ratio=fb_f[0],
+                fb_floor_ratio_min=fb_f[1], fb_floor_ratio_max=fb_f[2], fio_floor_ratio=fio_f[0],
+                fio_floor_ratio_min=fio_f[1], fio_floor_ratio_max=fio_f[2],
+            )  # fmt: skip
+            print(
+                f"{label:5} {'  bare pread loop (floor)':25} {fl_iops:8.0f} IOPS {fl_cpu:6.2f} µs/IO"
+                f" | of the floor: flashback {fb_f[0]:.2f} ({fb_f[1]:.2f}–{fb_f[2]:.2f}), "
+                f"fio {fio_f[0]:.2f} ({fio_f[1]:.2f}–{fio_f[2]:.2f})",
                 flush=True,
             )
     print(f"{label:5} {load()}", flush=True)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import stats
 
 
 def lag1_autocorrelation(y: np.ndarray) -> float:
@@ -54,6 +53,8 @@ def level_ci(y: np.ndarray, *, level: float = 0.95) -> tuple[float, float, float
     if k < 2:
         return m, float("nan"), float("nan")
     se = float(b.std(ddof=1) / math.sqrt(k))
+    from scipy import stats  # scipy takes ~1 s to import: only when a mean needs it
+
     t = float(stats.t.ppf(0.5 + level / 2, k - 1))
     return m, m - t * se, m + t * se
 

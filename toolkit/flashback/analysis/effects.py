@@ -13,7 +13,6 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-from scipy import stats
 
 from flashback.analysis import blocks, frames
 from flashback.errors import AnalysisError
@@ -119,6 +118,8 @@ def ratio_ci(
     Raises:
         AnalysisError: fewer than 2 blocks in a series, or a zero mean in ``a``.
     """
+    from scipy import stats  # imported on first use: scipy takes ~1 s to import
+
     L = block_len or max(blocks.block_length(a), blocks.block_length(b))
     ba, bb = blocks.block_means(a, L), blocks.block_means(b, L)
     if ba.size < 2 or bb.size < 2:

@@ -8,7 +8,6 @@ changes and isolated stalls barely move.
 from __future__ import annotations
 
 import numpy as np
-from scipy.ndimage import median_filter
 
 #: MAD → σ for a normal distribution
 MAD_TO_SIGMA = 1.482602218505602
@@ -25,6 +24,8 @@ def sigma_mad_diff(y: np.ndarray) -> float:
 def running_median(y: np.ndarray, window: int) -> np.ndarray:
     """Centred running median over ``window`` points (odd; mirrored at the ends, so a stall in the
     first point does not become the local level)."""
+    from scipy.ndimage import median_filter  # imported on first use: scipy is slow to import
+
     w = max(1, int(window) | 1)
     return median_filter(y, size=w, mode="mirror")
 

@@ -23,7 +23,6 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-from scipy.optimize import least_squares
 
 import flashback as fb
 from flashback.errors import ParameterError
@@ -241,6 +240,8 @@ def calibrate(
         if published is None:
             published = np.array(pub)
         return w * (np.array(sim) - published) / published
+
+    from scipy.optimize import least_squares  # imported on first use: scipy is slow to import
 
     fit = least_squares(
         resid, z0, bounds=(0.0, 1.0), diff_step=0.02, max_nfev=max_evals, x_scale=1.0
