@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+import flashback
+
 IS_ROOT = os.geteuid() == 0
 
 
@@ -181,3 +183,14 @@ def throttle():
     yield make
     for t in made:
         t.close()
+
+
+@pytest.fixture
+def kernel_refuses_queued_trims():
+    """Fault injection: the engine sees every queued trim refused (EOPNOTSUPP), as on a kernel
+    before Linux 6.12, until one succeeds."""
+    flashback._native._refuse_queued_trims_for_tests(True)
+    try:
+        yield
+    finally:
+        flashback._native._refuse_queued_trims_for_tests(False)

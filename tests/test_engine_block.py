@@ -90,6 +90,19 @@ def test_trims_are_queued_at_depth_on_a_block_device(loopdev):
     assert t.run(fb.Workload(rw="read", bs="1m")).meta["trim_issue"] is None
 
 
+def test_refused_queued_trims_fall_back_to_blkdiscard(loopdev, kernel_refuses_queued_trims):
+    dev = loopdev(16 * MiB)
+    t = fb.Target(dev, destroy=dev)
+    t.run(fb.Workload(rw="write", bs="1m", iodepth=4, data="pattern:ff"))
+    cap = t.run(fb.Workload(rw="randtrim", bs="64k", iodepth=8, offset="4m", size="8m"))
+    assert cap.status == "complete"
+    assert cap.meta["trim_issue"] == "synchronous"
+    assert int(cap.intervals["trim_ios"].sum()) == 128
+    assert read_dev(dev, 4 * MiB) == b"\xff" * (4 * MiB)
+    assert read_dev(dev, 8 * MiB, 4 * MiB) == bytes(8 * MiB)
+    assert read_dev(dev, 4 * MiB, 12 * MiB) == b"\xff" * (4 * MiB)
+
+
 def test_block_metadata(loopdev):
     dev = loopdev(8 * MiB)
     t = fb.Target(dev)

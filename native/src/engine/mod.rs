@@ -15,6 +15,7 @@ mod runner;
 mod safety;
 mod sysfs;
 mod uring;
+pub use uring::REFUSE_QUEUED_TRIMS;
 
 pub use open::{Kind, MARK_XATTR};
 

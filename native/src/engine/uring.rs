@@ -16,6 +16,7 @@ use crate::workload::{Op, OpKind};
 use io_uring::{opcode, squeue, types, IoUring};
 use std::io;
 use std::os::unix::io::AsRawFd;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// Longest wait for a completion before the worker checks its flags again.
@@ -63,6 +64,13 @@ fn trim_entry(kind: Kind, fixed: bool, fd: i32, offset: u64, len: u64) -> squeue
         entry!(types::Fd(fd))
     }
 }
+
+/// Fault injection for the test suite: while set, every queued trim's answer is replaced by
+/// `EOPNOTSUPP` until one has succeeded, as a kernel older than Linux 6.12 answers a block
+/// device's discard command, so the synchronous fallback runs on a kernel that could queue
+/// them. (The kernel has already done the refused trim; the fallback repeats it, which a discard
+/// allows.) Set only through `flashback._native._refuse_queued_trims_for_tests`.
+pub static REFUSE_QUEUED_TRIMS: AtomicBool = AtomicBool::new(false);
 
 /// A queued trim's failure that means "this kernel cannot queue discards", not a device error.
 fn trim_unsupported(errno: i32) -> bool {
@@ -310,9 +318,13 @@ pub fn run<R: Reporter>(job: &mut Job<'_>, ring: &mut IoUring, rep: &mut R) -> u
             let st = slots[i];
             free.push(i as u32);
             inflight -= 1;
-            let res = cqe.result();
             let op = st.op;
             let trim = op.kind == OpKind::Trim;
+            let res = if trim && !trims_queued_ok && REFUSE_QUEUED_TRIMS.load(Ordering::Relaxed) {
+                -libc::EOPNOTSUPP
+            } else {
+                cqe.result()
+            };
             if trim && res < 0 && !trims_queued_ok && trim_unsupported(-res) {
                 // this kernel cannot queue discards: this one and the rest run synchronously
                 queue_trims = false;

@@ -19,10 +19,19 @@ fn _panic_for_tests(py: Python<'_>) -> PyResult<()> {
     })
 }
 
+/// While `on`, the io_uring engine treats every queued trim as refused by the kernel until one
+/// succeeds (fault injection): the test suite uses it to exercise the synchronous fallback on a
+/// kernel that supports queued discards.
+#[pyfunction]
+fn _refuse_queued_trims_for_tests(on: bool) {
+    crate::engine::REFUSE_QUEUED_TRIMS.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
+    m.add_function(wrap_pyfunction!(_refuse_queued_trims_for_tests, m)?)?;
     capture::register(m)?;
     target::register(m)?;
     sim::register(m)?;
