@@ -1,25 +1,41 @@
+//! One flashback run from Rust, without a Python interpreter around it: the engine benchmark
+//! runs it beside `fb_child.py` at psync QD1, where a run's IOPS follow wake-up latency, to tell
+//! the engine's cost from the cost of the process hosting it. Built by `make bench`.
+//!
+//!     fb_run TARGET [key=value ...]      (workload fields as in `flashback run`)
+//!
+//! A block device is opened with `destroy=TARGET`. Prints the run's meta as one JSON line.
+
 use flashback_native::run::{Quiet, RunOptions};
 use flashback_native::target::{OpenOptions, Target};
 use flashback_native::workload::Workload;
+
 fn main() {
-    let a: Vec<String> = std::env::args().collect();
-    let mut t = Target::open(
-        &a[1],
-        &OpenOptions {
-            destroy: Some(a[1].clone()),
-            ..Default::default()
-        },
-    )
-    .unwrap();
-    let pairs: Vec<(String, String)> = a[2..]
-        .iter()
-        .map(|s| {
-            let (k, v) = s.split_once('=').unwrap();
-            (k.to_string(), v.to_string())
-        })
-        .collect();
-    let w = Workload::from_pairs(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str()))).unwrap();
-    let out = t.run(&w, &RunOptions::default(), &mut Quiet).unwrap();
-    println!("{}", out.meta["totals"]);
-    println!("{}", out.meta["duration_s"]);
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some((target, fields)) = args.split_first() else {
+        eprintln!("usage: fb_run TARGET [key=value ...]");
+        std::process::exit(2);
+    };
+    let mut pairs = Vec::with_capacity(fields.len());
+    for f in fields {
+        let Some(kv) = f.split_once('=') else {
+            eprintln!("fb_run: {f:?} is not key=value");
+            std::process::exit(2);
+        };
+        pairs.push(kv);
+    }
+    let fail = |e: flashback_native::Error| -> ! {
+        eprintln!("fb_run: {e}");
+        std::process::exit(1);
+    };
+    let w = Workload::from_pairs(pairs).unwrap_or_else(|e| fail(e));
+    let opts = OpenOptions {
+        destroy: target.starts_with("/dev/").then(|| target.clone()),
+        ..Default::default()
+    };
+    let mut t = Target::open(target, &opts).unwrap_or_else(|e| fail(e));
+    let out = t
+        .run(&w, &RunOptions::default(), &mut Quiet)
+        .unwrap_or_else(|e| fail(e));
+    println!("{}", out.meta);
 }

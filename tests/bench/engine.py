@@ -14,6 +14,13 @@ way, and the recording microbenchmark's ns per completion. The load average is p
 every table: on a busy machine, loop-device IOPS follow the CPU share the loop's kernel
 worker gets, not the tool.
 
+At psync QD1 each I/O waits on cross-CPU wake-ups (tool → loop worker → softirq → tool), so
+IOPS follow the VM's wake-up latency more than any tool; that row gets twice the pairs and two
+more references in the same rotation: the same flashback run started from Rust with no
+interpreter around it (``native/examples/fb_run.rs``), and a bare ``pread`` loop with two clock
+reads per I/O and nothing else (``native/examples/pread_floor.rs``), the most any psync tool
+could do at that moment.
+
 Write workloads are also run against ``fio --refill_buffers``. By default fio fills its buffers
 once and writes them again and again (64 MiB written as 128 KiB blocks compressed 122.7× with
 zstd level 3 here; with ``--refill_buffers`` 1.004×), while flashback's ``data=random`` writes
@@ -34,7 +41,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 MiB = 1 << 20
-FLOOR = HERE.parents[1] / "native" / "target" / "release" / "examples" / "pread_floor"
+EXAMPLES = HERE.parents[1] / "native" / "target" / "release" / "examples"
+FLOOR = EXAMPLES / "pread_floor"
+FB_RUN = EXAMPLES / "fb_run"
 
 WORKLOADS = [
     ("4k randread QD32", {"rw": "randread", "bs": "4k", "iodepth": 32}),
@@ -79,6 +88,16 @@ def run_floor(target: str, fields: dict, time_s: float) -> dict:
     bs = {"4k": 4096}[fields["bs"]]
     out, cpu_s = run_child([str(FLOOR), target, str(time_s), str(bs)])
     return dict(json.loads(out.strip().splitlines()[-1]), cpu_s=cpu_s)
+
+
+def run_native(target: str, fields: dict, time_s: float) -> dict:
+    """The same flashback run from Rust (``native/examples/fb_run.rs``), no interpreter."""
+    kv = [f"{k}={v}" for k, v in dict(fields, time=f"{time_s}s").items()]
+    out, cpu_s = run_child([str(FB_RUN), target, *kv])
+    meta = json.loads(out.strip().splitlines()[-1])
+    tot = meta["totals"]
+    ios = tot["read_ios"] + tot["write_ios"] + tot["trim_ios"]
+    return {"ios": ios, "duration_s": meta["duration_s"], "cpu_s": cpu_s}
 
 
 def run_flashback(
@@ -132,8 +151,8 @@ def compare(
         tools = ("fio", "fb")
         if writes:
             tools += ("fio-refill",)
-        if psync and FLOOR.exists():
-            tools += ("floor",)
+        if psync and FLOOR.exists() and FB_RUN.exists():
+            tools += ("floor", "native")
         # at QD1 every I/O waits on two cross-CPU wake-ups, the most noise-prone case: more pairs
         n = 2 * reps if psync else reps
         runs: dict[str, list[dict]] = {t: [] for t in tools}
@@ -143,11 +162,14 @@ def compare(
                     r = run_flashback(target, fields, time_s, destroy=destroy)
                 elif tool == "floor":
                     r = run_floor(target, fields, time_s)
+                elif tool == "native":
+                    r = run_native(target, fields, time_s)
                 else:
                     r = run_fio(target, fields, time_s, refill=tool == "fio-refill")
                 runs[tool].append(r)
         fio_runs, fb_runs = runs["fio"], runs["fb"]
         refill_runs, floor_runs = runs.get("fio-refill"), runs.get("floor")
+        native_runs = runs.get("native")
         fio_iops, fio_cpu = summarize(fio_runs)
         fb_iops, fb_cpu = summarize(fb_runs)
         iops_r, iops_lo, iops_hi = paired(fb_runs, fio_runs, iops_of)
@@ -184,17 +206,28 @@ def compare(
             )
         if floor_runs:
             fl_iops, fl_cpu = summarize(floor_runs)
-            fb_f = paired(fb_runs, floor_runs, iops_of)
-            fio_f = paired(fio_runs, floor_runs, iops_of)
+            nat_iops, nat_cpu = summarize(native_runs)
+            of_floor = {k: paired(runs[k], floor_runs, iops_of) for k in ("fb", "native", "fio")}
             row.update(
-                floor_iops=fl_iops, floor_cpu_us_per_io=fl_cpu, fb_floor_ratio=fb_f[0],
-                fb_floor_ratio_min=fb_f[1], fb_floor_ratio_max=fb_f[2], fio_floor_ratio=fio_f[0],
-                fio_floor_ratio_min=fio_f[1], fio_floor_ratio_max=fio_f[2],
+                floor_iops=fl_iops, floor_cpu_us_per_io=fl_cpu, native_iops=nat_iops,
+                native_cpu_us_per_io=nat_cpu,
+                native_iops_ratio=paired(native_runs, fio_runs, iops_of)[0],
+                **{f"{k}_floor_ratio": v[0] for k, v in of_floor.items()},
+                **{f"{k}_floor_ratio_range": [v[1], v[2]] for k, v in of_floor.items()},
             )  # fmt: skip
             print(
+                f"{label:5} {'  flashback from Rust':25} {nat_iops:8.0f} IOPS {nat_cpu:6.2f} µs/IO "
+                f"| no Python around the same engine (native/examples/fb_run.rs)        | "
+                f"IOPS ratio {row['native_iops_ratio']:.2f}",
+                flush=True,
+            )
+            print(
                 f"{label:5} {'  bare pread loop (floor)':25} {fl_iops:8.0f} IOPS {fl_cpu:6.2f} µs/IO"
-                f" | of the floor: flashback {fb_f[0]:.2f} ({fb_f[1]:.2f}–{fb_f[2]:.2f}), "
-                f"fio {fio_f[0]:.2f} ({fio_f[1]:.2f}–{fio_f[2]:.2f})",
+                " | fraction of the floor's IOPS: "
+                + ", ".join(
+                    f"{k} {v[0]:.2f} ({v[1]:.2f}–{v[2]:.2f})"
+                    for k, v in zip(("flashback", "from Rust", "fio"), of_floor.values())
+                ),
                 flush=True,
             )
     print(f"{label:5} {load()}", flush=True)
