@@ -40,7 +40,7 @@ destroy = None  # must repeat `device` exactly to confirm, e.g. "/dev/sdX"
 size = "32m"  # LBA span (file size); full size: the drive's capacity, e.g. "100%"
 written = "96m"  # stop after this many bytes; full size: 3-5 × the capacity
 iodepth = 32
-interval = "0.05s"  # one row per interval; full size: "1s"
+interval = "5ms"  # one row per interval, several per round even at GB/s; full size: "1s"
 round_size = "0.25fill"  # a steady-state round: a quarter of the capacity written; full size: "60s"
 
 # %%

@@ -107,6 +107,16 @@ def test_rounds_by_time_bytes_and_fills():
     assert rf["fills_end"].max() == pytest.approx(2.0)
 
 
+def test_rounds_shorter_than_an_interval_are_refused():
+    cap = _capture([10000] * 6)  # 1 s intervals of ~41 MB each
+    with pytest.raises(fb.AnalysisError, match="shorter than some of the capture's intervals"):
+        fb.to_rounds(cap, round="0.5s")
+    with pytest.raises(fb.AnalysisError, match="use larger rounds or capture with a shorter"):
+        fb.to_rounds(cap, round=20_000_000)
+    # a round exactly one interval long is fine
+    assert fb.to_rounds(cap, round="1s").height == 360
+
+
 def test_multi_variable_tracking_needs_all():
     cap = _capture([10000] * 8)
     df = cap.intervals.with_columns(

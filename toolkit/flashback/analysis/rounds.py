@@ -59,7 +59,9 @@ def to_rounds(
     (``write_mbps``, ``write_iops``, latency columns...).
 
     Raises:
-        AnalysisError: bad input (see :func:`flashback.changepoints`) or a bad ``round``.
+        AnalysisError: bad input (see :func:`flashback.changepoints`), a bad ``round``, or a
+            round shorter than one of the capture's intervals (a round is made of whole
+            intervals, so rounds would be skipped).
     """
     df, meta = frames.as_frame(data)
     cap = frames.capacity_bytes(meta, capacity_bytes)
@@ -89,6 +91,15 @@ def to_rounds(
         idx = np.floor((t_start - t_start[0]) / size + 1e-9).astype(np.int64)
     else:
         idx = np.floor((hb_start - hb_start[0]) / size + 1e-9).astype(np.int64)
+    skipped = np.diff(idx) > 1
+    if skipped.any():
+        # an interval holding more than a round: rounds would be skipped or merged silently
+        unit, per = ("s", dt) if kind == "time" else ("bytes", hb - hb_start)
+        raise AnalysisError(
+            f"round={round!r} ({size:,.6g} {unit}) is shorter than some of the capture's "
+            f"intervals (up to {float(np.max(per)):,.6g} {unit}); use larger rounds or capture "
+            "with a shorter interval"
+        )
     w = df.with_columns(
         pl.Series("round", idx + 1),
         pl.Series("__t0", t_start),
