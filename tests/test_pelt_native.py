@@ -48,3 +48,56 @@ def test_native_pelt_accepts_lists_and_rejects_nan():
     assert _native.pelt_search([0.0] * 10 + [5.0] * 10, 1.0, 2) == [10, 20]
     with pytest.raises(ValueError):
         _native.pelt_search([0.0, float("nan"), 1.0], 1.0, 1)
+
+
+def _long_steps(rng, n: int, k: int) -> np.ndarray:
+    """``n`` points, ``k`` changes at random (mostly off any grid) indices, noise σ = 1."""
+    level = np.zeros(n)
+    for c in np.sort(rng.choice(np.arange(100, n - 100), size=k, replace=False)):
+        level[c:] += rng.choice([-1, 1]) * rng.uniform(3, 30)
+    return level + rng.normal(0, 1, size=n)
+
+
+def test_two_pass_grid_search_finds_what_a_search_at_every_index_finds():
+    from flashback.analysis.pelt import GRID_FROM, default_jump, search
+
+    assert default_jump(GRID_FROM, 60) == 1
+    assert default_jump(GRID_FROM + 1, 60) == 2
+    assert default_jump(10**7, 60) == 60, "never coarser than min_size"
+    rng = np.random.default_rng(11)
+    grid_alone_differs = 0
+    for case in range(12):
+        n = int(rng.integers(6_000, 10_000))
+        x = _long_steps(rng, n, int(rng.integers(1, 7)))
+        m, jump = 60, int(rng.choice([3, 7, 15, 60]))
+        pen = 3 * np.log(n)
+        exact = _native.pelt_search(x, pen, m)
+        coarse = _native.pelt_search(x, pen, m, "l2", jump)
+        assert all(e % jump == 0 for e in coarse[:-1])
+        grid_alone_differs += coarse != exact
+        assert search(x, pen=pen, min_size=m, cost="l2", jump=jump) == exact, case
+    assert grid_alone_differs >= 8, "the cases must put changes between grid points"
+
+
+def test_a_long_flat_signal_is_one_segment():
+    # PELT's worst case (nothing to prune): searched on the grid it takes well under a second
+    import polars as pl
+
+    import flashback as fb
+
+    n = 200_000
+    y = 1000 + 20 * np.random.default_rng(3).standard_normal(n)
+    df = pl.DataFrame({"t_s": np.arange(1.0, n + 1), "write_mbps": y})
+    seg = fb.changepoints(df, x="t_s", y="write_mbps")
+    assert seg.to_frame().height == 1
+    assert seg.jump == 10
+
+
+def test_candidate_ends_must_ascend_to_the_length():
+    from flashback.analysis.pelt import native_pelt_ends
+    from flashback.errors import AnalysisError
+
+    x = np.r_[np.zeros(20), np.ones(20) * 5]
+    assert native_pelt_ends(x, pen=1.0, min_size=2, ends=np.array([10, 20, 30, 40])) == [20, 40]
+    with pytest.raises(AnalysisError, match="ascend"):
+        native_pelt_ends(x, pen=1.0, min_size=2, ends=np.array([10, 30]))

@@ -1,5 +1,9 @@
 //! Exact PELT change-point search (Killick, Fearnhead & Eckley 2012) with O(1) segment costs
-//! from cumulative sums, `jump = 1`.
+//! from cumulative sums.
+//!
+//! [`pelt_jump`] searches a grid: segment ends only at multiples of `jump` (and at `n`), as
+//! ruptures' `jump` does. PELT prunes nothing on a signal without changes, so its work grows
+//! as n²; the grid divides it by `jump²` (the caller then refines each breakpoint locally).
 //!
 //! Follows ruptures' `Pelt` conventions exactly so that both return the same breakpoints:
 //! the total of a segmentation is `Σ (cost(segment) + pen)`, segments are at least
@@ -136,6 +140,61 @@ impl Admissible {
 /// [`Error::InvalidValue`] when the signal has a non-finite value, `pen` is negative or not
 /// finite, or the signal is shorter than `min_size`.
 pub fn pelt(signal: &[f64], pen: f64, min_size: usize, model: Cost) -> Result<Vec<usize>> {
+    pelt_jump(signal, pen, min_size, 1, model)
+}
+
+/// Segment ends a search on the `jump` grid considers: multiples of `jump` from `min_size` on,
+/// then `n`. Every segment start is `0` or one of these.
+fn grid_ends(n: usize, min_size: usize, jump: usize) -> Vec<usize> {
+    let first = min_size.div_ceil(jump) * jump;
+    (first..n).step_by(jump).chain(std::iter::once(n)).collect()
+}
+
+/// PELT with segment ends restricted to the `jump` grid ([`grid_ends`]); `jump = 1` is
+/// [`pelt`]. Exact on that grid (same conventions and pruning rule as [`pelt`]).
+///
+/// # Errors
+/// As [`pelt`], and [`Error::InvalidValue`] for `jump = 0`.
+pub fn pelt_jump(
+    signal: &[f64],
+    pen: f64,
+    min_size: usize,
+    jump: usize,
+    model: Cost,
+) -> Result<Vec<usize>> {
+    if jump == 0 {
+        return Err(Error::InvalidValue(
+            "PELT jump must be at least 1; use 1 for every index".into(),
+        ));
+    }
+    let (n, m) = (signal.len(), effective_min_size(min_size, model));
+    if n < m {
+        return Err(too_short(n, m));
+    }
+    pelt_ends(signal, pen, min_size, &grid_ends(n, m, jump), model)
+}
+
+fn too_short(n: usize, min_size: usize) -> Error {
+    Error::InvalidValue(format!(
+        "cannot segment {n} points with min_size={min_size}; give at least min_size points"
+    ))
+}
+
+/// PELT with segment ends restricted to `ends` (ascending, each in `min_size..=n`, the last
+/// `n`); every segment starts at 0 or at one of `ends`. Exact over that set, with the
+/// conventions and pruning rule of [`pelt`]. A search on a coarse grid followed by one on
+/// the grid plus every index near the breakpoints it found gives the exact breakpoints of
+/// long signals at a fraction of the cost.
+///
+/// # Errors
+/// As [`pelt`], and [`Error::InvalidValue`] when `ends` is not such a list.
+pub fn pelt_ends(
+    signal: &[f64],
+    pen: f64,
+    min_size: usize,
+    ends: &[usize],
+    model: Cost,
+) -> Result<Vec<usize>> {
     let n = signal.len();
     let min_size = effective_min_size(min_size, model);
     if !pen.is_finite() || pen < 0.0 {
@@ -144,14 +203,19 @@ pub fn pelt(signal: &[f64], pen: f64, min_size: usize, model: Cost) -> Result<Ve
         )));
     }
     if n < min_size {
-        return Err(Error::InvalidValue(format!(
-            "cannot segment {n} points with min_size={min_size}; give at least min_size points"
-        )));
+        return Err(too_short(n, min_size));
     }
     if let Some(i) = signal.iter().position(|x| !x.is_finite()) {
         return Err(Error::InvalidValue(format!(
             "signal value {i} is {}; drop or fill non-finite values before segmenting",
             signal[i]
+        )));
+    }
+    let ascending = ends.windows(2).all(|w| w[0] < w[1]);
+    if ends.last() != Some(&n) || !ascending || ends[0] < min_size {
+        return Err(Error::InvalidValue(format!(
+            "candidate segment ends must ascend from min_size={min_size} and end at the \
+             signal's length {n}"
         )));
     }
     let sums = Sums::new(signal);
@@ -163,12 +227,16 @@ pub fn pelt(signal: &[f64], pen: f64, min_size: usize, model: Cost) -> Result<Ve
     // vectorises): start t, F(t), and the cumulative sums at t.
     let mut adm = Admissible::default();
     let mut values: Vec<f64> = Vec::new();
-    let ends = (min_size..n).chain(std::iter::once(n));
-    for s in ends {
-        let new_t = s - min_size;
-        // Starts strictly between 0 and min_size have no partition: ruptures skips them.
-        if new_t == 0 || new_t >= min_size {
-            adm.push(new_t, f[new_t], sums.s1[new_t], sums.s2[new_t]);
+    // Starts are 0 and the candidate ends; each joins the admissible set once a segment from it
+    // to the current end is long enough (starts strictly between 0 and min_size have no
+    // partition, as in ruptures).
+    adm.push(0, 0.0, 0.0, 0.0);
+    let mut next_start = 0;
+    for &s in ends {
+        while next_start < ends.len() && ends[next_start] + min_size <= s {
+            let t = ends[next_start];
+            adm.push(t, f[t], sums.s1[t], sums.s2[t]);
+            next_start += 1;
         }
         let (s1, s2) = (sums.s1[s], sums.s2[s]);
         values.resize(adm.t.len(), 0.0); // every entry is overwritten below
@@ -233,21 +301,21 @@ pub fn optimal_partitioning(
     signal: &[f64],
     pen: f64,
     min_size: usize,
+    ends: &[usize],
     model: Cost,
 ) -> Result<Vec<usize>> {
     let n = signal.len();
     let min_size = effective_min_size(min_size, model);
     if n < min_size {
-        return Err(Error::InvalidValue(format!(
-            "cannot segment {n} points with min_size={min_size}"
-        )));
+        return Err(too_short(n, min_size));
     }
     let sums = Sums::new(signal);
     let mut f = vec![f64::INFINITY; n + 1];
     let mut prev = vec![usize::MAX; n + 1];
     f[0] = 0.0;
-    for s in (min_size..n).chain(std::iter::once(n)) {
-        for t in (0..=s - min_size).filter(|&t| t == 0 || t >= min_size) {
+    for &s in ends {
+        let starts = std::iter::once(0).chain(ends.iter().copied().filter(|&t| t < n));
+        for t in starts.filter(|&t| t + min_size <= s) {
             let v = f[t] + (sums.cost(model, t, s) + pen);
             if v < f[s] {
                 f[s] = v;
@@ -309,7 +377,7 @@ mod tests {
             // optimal-partitioning twin is compared with the L2 cost at min_size 1.
             let pen = rng.random_range(0.5..30.0);
             let a = pelt(&x, pen, 1, Cost::L2);
-            let b = optimal_partitioning(&x, pen, 1, Cost::L2);
+            let b = optimal_partitioning(&x, pen, 1, &grid_ends(n, 1, 1), Cost::L2);
             match (a, b) {
                 (Ok(a), Ok(b)) => assert_eq!(a, b, "case {case}"),
                 (Err(_), Err(_)) => {}
@@ -319,12 +387,63 @@ mod tests {
     }
 
     #[test]
+    fn jump_search_equals_optimal_partitioning_on_the_grid() {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(11);
+        for case in 0..300 {
+            let n = rng.random_range(2..300);
+            let k = rng.random_range(0..6);
+            let x = steps(&mut rng, n, k);
+            let pen = rng.random_range(0.5..30.0);
+            let jump = rng.random_range(1..12);
+            let a = pelt_jump(&x, pen, 1, jump, Cost::L2);
+            let b = optimal_partitioning(&x, pen, 1, &grid_ends(n, 1, jump), Cost::L2);
+            match (a, b) {
+                (Ok(a), Ok(b)) => {
+                    assert_eq!(a, b, "case {case} jump {jump}");
+                    assert!(a.iter().all(|&e| e % jump == 0 || e == n));
+                }
+                (Err(_), Err(_)) => {}
+                (a, b) => panic!("case {case}: {a:?} vs {b:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn any_candidate_set_equals_optimal_partitioning_over_it() {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(13);
+        for case in 0..300 {
+            let n = rng.random_range(2..250);
+            let k = rng.random_range(0..6);
+            let x = steps(&mut rng, n, k);
+            let pen = rng.random_range(0.5..30.0);
+            let keep = rng.random_range(0.1..1.0);
+            let mut ends: Vec<usize> = (1..n).filter(|_| rng.random_bool(keep)).collect();
+            ends.push(n);
+            let a = pelt_ends(&x, pen, 1, &ends, Cost::L2).unwrap();
+            let b = optimal_partitioning(&x, pen, 1, &ends, Cost::L2).unwrap();
+            assert_eq!(a, b, "case {case}");
+            assert!(a.iter().all(|e| ends.contains(e)));
+        }
+        let x = [1.0, 2.0, 3.0, 4.0];
+        for bad in [&[2, 1, 4][..], &[1, 3][..], &[][..], &[0, 4][..]] {
+            assert!(pelt_ends(&x, 1.0, 1, bad, Cost::L2).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn jump_zero_is_refused() {
+        assert!(pelt_jump(&[1.0, 2.0, 3.0], 1.0, 1, 0, Cost::L2).is_err());
+    }
+
+    #[test]
     fn segments_respect_min_size() {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(3);
         for _ in 0..100 {
             let x = steps(&mut rng, 150, 8);
             let m = rng.random_range(1..10);
-            let b = pelt(&x, 2.0, m, Cost::L2).unwrap();
+            let jump = rng.random_range(1..6);
+            let b = pelt_jump(&x, 2.0, m, jump, Cost::L2).unwrap();
+            assert!(b[..b.len() - 1].iter().all(|&e| e % jump == 0));
             let mut last = 0;
             for e in b {
                 assert!(e - last >= m);

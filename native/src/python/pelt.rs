@@ -2,7 +2,7 @@
 //! segment end indices out. The search runs with the GIL released.
 use super::errors::IntoPy;
 use super::util::detached;
-use crate::pelt::{pelt, Cost};
+use crate::pelt::{pelt_ends, pelt_jump, Cost};
 use pyo3::buffer::PyBuffer;
 use pyo3::prelude::*;
 
@@ -13,20 +13,27 @@ fn to_vec(py: Python<'_>, signal: &Bound<'_, PyAny>) -> PyResult<Vec<f64>> {
     }
 }
 
-/// `pelt(signal, pen, min_size, cost="l2") -> list[int]`: exact PELT, jump 1, ruptures'
-/// conventions (end indices, the last is `len(signal)`).
+/// `pelt_search(signal, pen, min_size, cost="l2", jump=1, ends=None) -> list[int]`: exact PELT
+/// with segment ends on the grid of multiples of `jump`, or only at the ascending candidate
+/// `ends` (the last `len(signal)`) when given; ruptures' conventions (end indices, the last is
+/// `len(signal)`).
 #[pyfunction]
-#[pyo3(signature = (signal, pen, min_size, cost = "l2"))]
+#[pyo3(signature = (signal, pen, min_size, cost = "l2", jump = 1, ends = None))]
 fn pelt_search(
     py: Python<'_>,
     signal: &Bound<'_, PyAny>,
     pen: f64,
     min_size: usize,
     cost: &str,
+    jump: usize,
+    ends: Option<Vec<usize>>,
 ) -> PyResult<Vec<usize>> {
     let x = to_vec(py, signal)?;
     let model = Cost::parse(cost).py_err()?;
-    detached(py, || pelt(&x, pen, min_size, model))
+    detached(py, || match &ends {
+        Some(e) => pelt_ends(&x, pen, min_size, e, model),
+        None => pelt_jump(&x, pen, min_size, jump, model),
+    })
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -11,7 +11,7 @@ import polars as pl
 
 from flashback.analysis import blocks, frames, noise
 from flashback.analysis.crops import crops
-from flashback.analysis.pelt import search
+from flashback.analysis.pelt import default_jump, search
 from flashback.analysis.segments import Segments
 from flashback.errors import AnalysisError
 
@@ -120,8 +120,10 @@ def _one(
         if not math.isfinite(pen) or pen < 0:
             raise AnalysisError(f"penalty must be a finite number >= 0, got {penalty!r}")
 
+    jump = default_jump(n, m)
+
     def run(p: float) -> list[int]:
-        return search(work, pen=p, min_size=m, method=method, cost=search_cost)
+        return search(work, pen=p, min_size=m, method=method, cost=search_cost, jump=jump)
 
     ends = run(pen)
     starts = [0] + ends[:-1]
@@ -181,6 +183,7 @@ def _one(
         "sigma": sigma,
         "cost": used,
         "min_size": m,
+        "jump": jump,
         "heavy": heavy,
         "path": path,
     }
@@ -213,9 +216,11 @@ def changepoints(
         penalty: ``"auto"`` = 3 · σ̂² · ln n with σ̂ the robust noise scale (MAD of
             differences), or a number in squared units of the (transformed) series.
         min_size: shortest segment in intervals (default: n/200, within 3–60).
-        method: ``"pelt"`` (native exact PELT for l2/huber/normal costs), another ruptures
-            algorithm name (``binseg``, ``bottomup``, ``window``, ``kernelcpd``) or a ruptures
-            estimator instance.
+        method: ``"pelt"`` (native exact PELT for l2/huber/normal costs; beyond 20,000 rows
+            it searches a grid first, then every index near what the grid found, which keeps
+            a long series without changes under a second), another ruptures algorithm name
+            (``binseg``, ``bottomup``, ``window``, ``kernelcpd``) or a ruptures estimator
+            instance.
         cost: ``"auto"`` (``huber`` when the series is heavy-tailed, else ``l2``), ``l2``,
             ``huber`` (L2 on a signal clipped to ±2 σ̂ of its running median), ``normal``
             (mean and variance), or a ruptures model name (``l1``, ``rbf``...).
@@ -261,6 +266,7 @@ def changepoints(
             slope_unit,
             f,
             {None: info["path"]},
+            jump=info["jump"],
         )
     expr = pl.col(by) if isinstance(by, str) else by
     if isinstance(by, str) and by not in df.columns:
@@ -289,4 +295,5 @@ def changepoints(
         slope_unit,
         pl.concat(frames_),
         paths,
+        jump=max(i["jump"] for i in infos),
     )

@@ -1,9 +1,15 @@
-"""The PELT search: native (exact, O(1) costs, jump 1) for ``l2``/``normal``, ruptures for
-everything else. Both follow ruptures' conventions: the result is the list of segment end
-indices, the last being ``len(signal)``."""
+"""The PELT search: native (exact, O(1) costs) for ``l2``/``normal``, ruptures for everything
+else. Both follow ruptures' conventions: the result is the list of segment end indices, the
+last being ``len(signal)``.
+
+PELT prunes nothing on a signal without changes, so its work grows as n² (50,000 flat points:
+3.6 s, 100,000: 10.8 s). Long signals are therefore searched on a grid, segment ends at
+multiples of ``jump`` only, which divides the work by jump², and searched again over the grid
+plus every index near the breakpoints found (:func:`grid_search`)."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -22,17 +28,68 @@ _RUPTURES = {
 }
 
 
-def native_pelt(signal: np.ndarray, *, pen: float, min_size: int, cost: str = "l2") -> list[int]:
-    """Exact PELT in the native core (GIL released).
+#: Signals up to this many points are searched at every index (jump 1).
+GRID_FROM = 20_000
+
+
+def default_jump(n: int, min_size: int) -> int:
+    """Grid step for ``n`` points: 1 up to :data:`GRID_FROM`, then about ``n / GRID_FROM``
+    (never more than ``min_size``, so every segment length allowed stays reachable)."""
+    if n <= GRID_FROM:
+        return 1
+    return max(1, min(int(min_size), math.ceil(n / GRID_FROM)))
+
+
+def native_pelt(
+    signal: np.ndarray, *, pen: float, min_size: int, cost: str = "l2", jump: int = 1
+) -> list[int]:
+    """Exact PELT in the native core (GIL released), segment ends on the ``jump`` grid.
 
     Raises:
-        AnalysisError: non-finite values, negative penalty, or fewer points than ``min_size``.
+        AnalysisError: non-finite values, negative penalty, ``jump`` < 1, or fewer points
+            than ``min_size``.
     """
     x = np.ascontiguousarray(signal, dtype=np.float64)
     try:
-        return list(_native.pelt_search(x, float(pen), int(min_size), cost))
-    except ParameterError as e:
+        return list(_native.pelt_search(x, float(pen), int(min_size), cost, int(jump)))
+    except (ParameterError, OverflowError) as e:
         raise AnalysisError(str(e)) from None
+
+
+def native_pelt_ends(
+    signal: np.ndarray, *, pen: float, min_size: int, ends: np.ndarray, cost: str = "l2"
+) -> list[int]:
+    """Exact PELT in the native core with segment ends only at ``ends`` (ascending, each at
+    least ``min_size``, the last ``len(signal)``).
+
+    Raises:
+        AnalysisError: as :func:`native_pelt`, or ``ends`` not such a list.
+    """
+    x = np.ascontiguousarray(signal, dtype=np.float64)
+    e = [int(v) for v in ends]
+    try:
+        return list(_native.pelt_search(x, float(pen), int(min_size), cost, 1, e))
+    except (ParameterError, OverflowError) as err:
+        raise AnalysisError(str(err)) from None
+
+
+def grid_search(
+    signal: np.ndarray, *, pen: float, min_size: int, cost: str, jump: int
+) -> list[int]:
+    """PELT on the ``jump`` grid, then PELT again over the grid plus every index within
+    ±(``jump`` + 2·``min_size``) of each breakpoint the first pass found. The second pass puts
+    a change that fell between grid points where a search at every index puts it, and drops
+    the short segment the grid's optimum may have added beside it."""
+    ends = native_pelt(signal, pen=pen, min_size=min_size, cost=cost, jump=jump)
+    if jump <= 1 or len(ends) < 2:
+        return ends
+    n = signal.size
+    m = max(int(min_size), 2 if cost == "normal" else 1)
+    reach = jump + 2 * m
+    near = [np.arange(max(m, b - reach), min(n, b + reach + 1)) for b in ends[:-1]]
+    grid = np.arange(-(-m // jump) * jump, n, jump)
+    cand = np.unique(np.concatenate([grid, *near, [n]]))
+    return native_pelt_ends(signal, pen=pen, min_size=min_size, ends=cand, cost=cost)
 
 
 def ruptures_search(
@@ -71,11 +128,19 @@ def ruptures_search(
 
 
 def search(
-    signal: np.ndarray, *, pen: float, min_size: int, method: str | Any = "pelt", cost: str = "l2"
+    signal: np.ndarray,
+    *,
+    pen: float,
+    min_size: int,
+    method: str | Any = "pelt",
+    cost: str = "l2",
+    jump: int = 1,
 ) -> list[int]:
-    """Segment end indices of ``signal`` at penalty ``pen``: native when possible."""
+    """Segment end indices of ``signal`` at penalty ``pen``: native when possible. With
+    ``jump`` > 1 the native search runs in two passes (:func:`grid_search`); ruptures' methods
+    always search every index."""
     if isinstance(method, str) and method.lower() == "pelt" and cost in NATIVE_COSTS:
-        return native_pelt(signal, pen=pen, min_size=min_size, cost=cost)
+        return grid_search(signal, pen=pen, min_size=min_size, cost=cost, jump=jump)
     return ruptures_search(signal, pen=pen, min_size=min_size, method=method, cost=cost)
 
 

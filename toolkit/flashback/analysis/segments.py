@@ -23,6 +23,8 @@ class Segments:
         heavy_tailed: whether the series was detected as heavy-tailed (stalls).
         intervals: per breakpoint, ``(lo, hi)`` x values of its ~95 % uncertainty interval.
         slope_unit: unit of the ``slope`` column (y per GB written, or y per second).
+        jump: grid step of the first search pass (1: every index; a long series is searched
+            on a grid first, then at every index near what that found).
     """
 
     breakpoints: list[float]
@@ -40,6 +42,7 @@ class Segments:
     _path: dict[Any, Callable[..., pl.DataFrame]] = dataclasses.field(
         default_factory=dict, repr=False
     )
+    jump: int = 1
 
     @property
     def n_segments(self) -> int:
