@@ -79,6 +79,28 @@ def test_two_pass_grid_search_finds_what_a_search_at_every_index_finds():
     assert grid_alone_differs >= 8, "the cases must put changes between grid points"
 
 
+def test_two_pass_grid_search_with_the_normal_cost():
+    # mean and variance change: the "normal" cost (len · ln var), as changepoints(cost="normal")
+    from flashback.analysis.pelt import search
+
+    rng = np.random.default_rng(5)
+    differs = 0
+    for case in range(6):
+        n = int(rng.integers(6_000, 9_000))
+        cuts = np.sort(rng.choice(np.arange(200, n - 200), size=3, replace=False))
+        scale = np.ones(n)
+        level = np.zeros(n)
+        for c in cuts:
+            scale[c:] *= rng.uniform(0.3, 3)
+            level[c:] += rng.uniform(-2, 2)
+        x = level + scale * rng.standard_normal(n)
+        m, jump, pen = 40, 9, 3 * np.log(n)
+        exact = _native.pelt_search(x, pen, m, "normal")
+        differs += _native.pelt_search(x, pen, m, "normal", jump) != exact
+        assert search(x, pen=pen, min_size=m, cost="normal", jump=jump) == exact, case
+    assert differs >= 3
+
+
 def test_a_long_flat_signal_is_one_segment():
     # PELT's worst case (nothing to prune): searched on the grid it takes well under a second
     import polars as pl
