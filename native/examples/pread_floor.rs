@@ -7,7 +7,8 @@
 //!
 //!     pread_floor PATH SECONDS BS
 //!
-//! Prints one JSON line: `{"ios": N, "duration_s": S}`.
+//! Prints one JSON line: `{"ios": N, "duration_s": S, "lat_mean_us": L}` (L: mean time
+//! inside `pread`, to compare with a tool's recorded latency).
 
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;

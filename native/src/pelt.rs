@@ -3,7 +3,8 @@
 //!
 //! [`pelt_jump`] searches a grid: segment ends only at multiples of `jump` (and at `n`), as
 //! ruptures' `jump` does. PELT prunes nothing on a signal without changes, so its work grows
-//! as n²; the grid divides it by `jump²` (the caller then refines each breakpoint locally).
+//! as n²; the grid divides it by `jump²`. [`pelt_two_pass`] then searches again over the grid
+//! plus every index near the breakpoints the grid gave.
 //!
 //! Follows ruptures' `Pelt` conventions exactly so that both return the same breakpoints:
 //! the total of a segmentation is `Σ (cost(segment) + pen)`, segments are at least
@@ -174,6 +175,35 @@ pub fn pelt_jump(
     pelt_ends(signal, pen, min_size, &grid_ends(n, m, jump), model)
 }
 
+/// Two exact passes for long signals: PELT on the `jump` grid, then PELT over the grid plus
+/// every index within ±(`jump` + 2·`min_size`) of each breakpoint the first pass found. The
+/// second pass puts a change that fell between grid points where a search at every index puts
+/// it, and drops the short segment the grid's optimum may have added beside it.
+///
+/// # Errors
+/// As [`pelt_jump`].
+pub fn pelt_two_pass(
+    signal: &[f64],
+    pen: f64,
+    min_size: usize,
+    jump: usize,
+    model: Cost,
+) -> Result<Vec<usize>> {
+    let coarse = pelt_jump(signal, pen, min_size, jump, model)?;
+    if jump == 1 || coarse.len() < 2 {
+        return Ok(coarse);
+    }
+    let (n, m) = (signal.len(), effective_min_size(min_size, model));
+    let reach = jump + 2 * m;
+    let mut ends = grid_ends(n, m, jump);
+    for &b in &coarse[..coarse.len() - 1] {
+        ends.extend(b.saturating_sub(reach).max(m)..(b + reach + 1).min(n));
+    }
+    ends.sort_unstable();
+    ends.dedup();
+    pelt_ends(signal, pen, min_size, &ends, model)
+}
+
 fn too_short(n: usize, min_size: usize) -> Error {
     Error::InvalidValue(format!(
         "cannot segment {n} points with min_size={min_size}; give at least min_size points"
@@ -182,9 +212,7 @@ fn too_short(n: usize, min_size: usize) -> Error {
 
 /// PELT with segment ends restricted to `ends` (ascending, each in `min_size..=n`, the last
 /// `n`); every segment starts at 0 or at one of `ends`. Exact over that set, with the
-/// conventions and pruning rule of [`pelt`]. A search on a coarse grid followed by one on
-/// the grid plus every index near the breakpoints it found gives the exact breakpoints of
-/// long signals at a fraction of the cost.
+/// conventions and pruning rule of [`pelt`] (the second pass of [`pelt_two_pass`]).
 ///
 /// # Errors
 /// As [`pelt`], and [`Error::InvalidValue`] when `ends` is not such a list.

@@ -39,6 +39,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from flashback.units import parse_size
+
 HERE = Path(__file__).resolve().parent
 MiB = 1 << 20
 EXAMPLES = HERE.parents[1] / "native" / "target" / "release" / "examples"
@@ -85,7 +87,7 @@ def run_child(cmd: list[str]) -> tuple[str, float]:
 def run_floor(target: str, fields: dict, time_s: float) -> dict:
     """The bare ``pread`` loop (``native/examples/pread_floor.rs``): the most IOPS any psync
     tool can get from ``target`` right now."""
-    bs = {"4k": 4096}[fields["bs"]]
+    bs = parse_size(fields["bs"], field="bs")
     out, cpu_s = run_child([str(FLOOR), target, str(time_s), str(bs)])
     return dict(json.loads(out.strip().splitlines()[-1]), cpu_s=cpu_s)
 
@@ -236,7 +238,7 @@ def compare(
 
 def native_example(name: str) -> dict | None:
     """The JSON line a native benchmark example prints (built by ``make bench``)."""
-    exe = HERE.parents[1] / "native" / "target" / "release" / "examples" / name
+    exe = EXAMPLES / name
     if not exe.exists():
         return None
     p = subprocess.run([str(exe)], capture_output=True, text=True, check=True)

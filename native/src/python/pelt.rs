@@ -2,7 +2,7 @@
 //! segment end indices out. The search runs with the GIL released.
 use super::errors::IntoPy;
 use super::util::detached;
-use crate::pelt::{pelt_ends, pelt_jump, Cost};
+use crate::pelt::{pelt_ends, pelt_jump, pelt_two_pass, Cost};
 use pyo3::buffer::PyBuffer;
 use pyo3::prelude::*;
 
@@ -13,12 +13,14 @@ fn to_vec(py: Python<'_>, signal: &Bound<'_, PyAny>) -> PyResult<Vec<f64>> {
     }
 }
 
-/// `pelt_search(signal, pen, min_size, cost="l2", jump=1, ends=None) -> list[int]`: exact PELT
-/// with segment ends on the grid of multiples of `jump`, or only at the ascending candidate
-/// `ends` (the last `len(signal)`) when given; ruptures' conventions (end indices, the last is
+/// `pelt_search(signal, pen, min_size, cost="l2", jump=1, ends=None, two_pass=False)
+/// -> list[int]`: exact PELT with segment ends on the grid of multiples of `jump` (then, with
+/// `two_pass`, again near the breakpoints found), or only at the ascending candidate `ends`
+/// (the last `len(signal)`) when given; ruptures' conventions (end indices, the last is
 /// `len(signal)`).
 #[pyfunction]
-#[pyo3(signature = (signal, pen, min_size, cost = "l2", jump = 1, ends = None))]
+#[pyo3(signature = (signal, pen, min_size, cost = "l2", jump = 1, ends = None, two_pass = false))]
+#[allow(clippy::too_many_arguments)]
 fn pelt_search(
     py: Python<'_>,
     signal: &Bound<'_, PyAny>,
@@ -27,11 +29,13 @@ fn pelt_search(
     cost: &str,
     jump: usize,
     ends: Option<Vec<usize>>,
+    two_pass: bool,
 ) -> PyResult<Vec<usize>> {
     let x = to_vec(py, signal)?;
     let model = Cost::parse(cost).py_err()?;
     detached(py, || match &ends {
         Some(e) => pelt_ends(&x, pen, min_size, e, model),
+        None if two_pass => pelt_two_pass(&x, pen, min_size, jump, model),
         None => pelt_jump(&x, pen, min_size, jump, model),
     })
 }

@@ -218,7 +218,8 @@ def changepoints(
         min_size: shortest segment in intervals (default: n/200, within 3–60).
         method: ``"pelt"`` (native exact PELT for l2/huber/normal costs; beyond 20,000 rows
             it searches a grid first, then every index near what the grid found: 400,000 rows
-            without a change take 0.4 s instead of minutes), another ruptures algorithm name
+            without a change took 0.4 s, where a search at every index took 10.8 s for
+            100,000 and grows as n²), another ruptures algorithm name
             (``binseg``, ``bottomup``, ``window``, ``kernelcpd``) or a ruptures estimator
             instance.
         cost: ``"auto"`` (``huber`` when the series is heavy-tailed, else ``l2``), ``l2``,

@@ -5,7 +5,7 @@ last being ``len(signal)``.
 PELT prunes nothing on a signal without changes, so its work grows as n² (50,000 flat points:
 3.6 s, 100,000: 10.8 s). Long signals are therefore searched on a grid, segment ends at
 multiples of ``jump`` only, which divides the work by jump², and searched again over the grid
-plus every index near the breakpoints found (:func:`grid_search`)."""
+plus every index near the breakpoints found (``native_pelt(..., two_pass=True)``)."""
 
 from __future__ import annotations
 
@@ -41,19 +41,24 @@ def default_jump(n: int, min_size: int) -> int:
 
 
 def native_pelt(
-    signal: np.ndarray, *, pen: float, min_size: int, cost: str = "l2", jump: int = 1
+    signal: np.ndarray,
+    *,
+    pen: float,
+    min_size: int,
+    cost: str = "l2",
+    jump: int = 1,
+    two_pass: bool = False,
 ) -> list[int]:
-    """Exact PELT in the native core (GIL released), segment ends on the ``jump`` grid.
+    """Exact PELT in the native core (GIL released), segment ends on the ``jump`` grid; with
+    ``two_pass``, searched again over the grid plus every index within ±(``jump`` +
+    2·``min_size``) of each breakpoint found, which puts a change that fell between grid
+    points where a search at every index puts it.
 
     Raises:
         AnalysisError: non-finite values, negative penalty, ``jump`` < 1, or fewer points
             than ``min_size``.
     """
-    x = np.ascontiguousarray(signal, dtype=np.float64)
-    try:
-        return list(_native.pelt_search(x, float(pen), int(min_size), cost, int(jump)))
-    except (ParameterError, OverflowError) as e:
-        raise AnalysisError(str(e)) from None
+    return _native_search(signal, pen, min_size, cost, jump=int(jump), two_pass=two_pass)
 
 
 def native_pelt_ends(
@@ -65,31 +70,15 @@ def native_pelt_ends(
     Raises:
         AnalysisError: as :func:`native_pelt`, or ``ends`` not such a list.
     """
+    return _native_search(signal, pen, min_size, cost, ends=[int(v) for v in ends])
+
+
+def _native_search(signal: np.ndarray, pen: float, min_size: int, cost: str, **kw) -> list[int]:
     x = np.ascontiguousarray(signal, dtype=np.float64)
-    e = [int(v) for v in ends]
     try:
-        return list(_native.pelt_search(x, float(pen), int(min_size), cost, 1, e))
-    except (ParameterError, OverflowError) as err:
-        raise AnalysisError(str(err)) from None
-
-
-def grid_search(
-    signal: np.ndarray, *, pen: float, min_size: int, cost: str, jump: int
-) -> list[int]:
-    """PELT on the ``jump`` grid, then PELT again over the grid plus every index within
-    ±(``jump`` + 2·``min_size``) of each breakpoint the first pass found. The second pass puts
-    a change that fell between grid points where a search at every index puts it, and drops
-    the short segment the grid's optimum may have added beside it."""
-    ends = native_pelt(signal, pen=pen, min_size=min_size, cost=cost, jump=jump)
-    if jump <= 1 or len(ends) < 2:
-        return ends
-    n = signal.size
-    m = max(int(min_size), 2 if cost == "normal" else 1)
-    reach = jump + 2 * m
-    near = [np.arange(max(m, b - reach), min(n, b + reach + 1)) for b in ends[:-1]]
-    grid = np.arange(-(-m // jump) * jump, n, jump)
-    cand = np.unique(np.concatenate([grid, *near, [n]]))
-    return native_pelt_ends(signal, pen=pen, min_size=min_size, ends=cand, cost=cost)
+        return list(_native.pelt_search(x, float(pen), int(min_size), cost, **kw))
+    except (ParameterError, OverflowError) as e:
+        raise AnalysisError(str(e)) from None
 
 
 def ruptures_search(
@@ -137,10 +126,10 @@ def search(
     jump: int = 1,
 ) -> list[int]:
     """Segment end indices of ``signal`` at penalty ``pen``: native when possible. With
-    ``jump`` > 1 the native search runs in two passes (:func:`grid_search`); ruptures' methods
+    ``jump`` > 1 the native search runs in two passes (:func:`native_pelt`); ruptures' methods
     always search every index."""
     if isinstance(method, str) and method.lower() == "pelt" and cost in NATIVE_COSTS:
-        return grid_search(signal, pen=pen, min_size=min_size, cost=cost, jump=jump)
+        return native_pelt(signal, pen=pen, min_size=min_size, cost=cost, jump=jump, two_pass=True)
     return ruptures_search(signal, pen=pen, min_size=min_size, method=method, cost=cost)
 
 
