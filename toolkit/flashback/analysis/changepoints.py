@@ -18,16 +18,65 @@ from flashback.errors import AnalysisError
 #: LR threshold for a ~95 % change-location interval (Hansen 2000: −2 ln(1 − √0.95))
 LOCATION_LR_95 = 7.35
 
+#: the default penalty is PENALTY_FACTOR · ln n · (long-run variance of the noise)
+PENALTY_FACTOR = 3.0
+
+#: default ``min_change_pct`` for capture columns (throughput, IOPS, latency)
+CAPTURE_MIN_CHANGE_PCT = 5.0
+
+
+def _min_change_pct(value: float | str | None, y: str) -> float:
+    if value is None or value == "auto":
+        return CAPTURE_MIN_CHANGE_PCT if y.endswith(("_mbps", "_iops", "_us")) else 0.0
+    try:
+        pct = float(value)
+    except (TypeError, ValueError):
+        raise AnalysisError(f"min_change_pct={value!r} is not a number") from None
+    if not math.isfinite(pct) or pct < 0:
+        raise AnalysisError(f"min_change_pct must be a finite number >= 0, got {value!r}")
+    return pct
+
+
+def _merge_small(sig: np.ndarray, ends: list[int], *, pct: float, log: bool) -> list[int]:
+    """Removes, smallest first, every breakpoint whose two neighbouring segment levels (means
+    of ``sig``; ``log``: ``sig`` is a log) differ by less than ``pct`` % of the larger."""
+    if pct <= 0 or len(ends) < 2:
+        return list(ends)
+    limit = math.log1p(pct / 100) if log else pct / 100
+    cs = np.concatenate([[0.0], np.cumsum(sig)])
+    e = np.asarray(ends, dtype=np.int64)
+    while e.size > 1:
+        a = np.r_[0, e[:-1]]
+        means = (cs[e] - cs[a]) / (e - a)
+        d = np.abs(np.diff(means))
+        if not log:
+            big = np.maximum(np.abs(means[:-1]), np.abs(means[1:]))
+            d = np.divide(d, big, out=np.zeros_like(d), where=big > 0)
+        i = int(np.argmin(d))
+        if d[i] >= limit:
+            break
+        e = np.delete(e, i)
+    ends = [int(v) for v in e]
+    return ends
+
 
 def _default_min_size(n: int) -> int:
     return int(min(max(3, n // 200), 60))
 
 
+#: columns whose value on a row is where that row's interval *ends* (its start is the row before)
+_END_OF_INTERVAL = {"host_written_bytes": "write_bytes", "t_s": "interval_s", "nand_written_bytes": None}
+
+
 def _starts_x(df: pl.DataFrame, x: str, xs: np.ndarray) -> np.ndarray:
-    """x at the *start* of each interval: the previous row's x; the first row steps back by
-    its own increment (write_bytes for host_written_bytes, interval_s for t_s)."""
+    """x at the *start* of each row. For end-of-interval columns (``host_written_bytes``,
+    ``t_s``...) that is the previous row's x, the first row stepping back by its own increment
+    (``write_bytes``, ``interval_s``); any other column (an index, a round label) labels its
+    own row, so it is ``x`` itself."""
+    if x not in _END_OF_INTERVAL:
+        return xs.astype(np.float64, copy=True)
     first = xs[0]
-    inc = {"host_written_bytes": "write_bytes", "t_s": "interval_s"}.get(x)
+    inc = _END_OF_INTERVAL[x]
     if inc and inc in df.columns:
         first = xs[0] - float(df.get_column(inc)[0] or 0)
     return np.concatenate([[first], xs[:-1]])
@@ -86,6 +135,7 @@ def _one(
     cost: str,
     capacity: float | None,
     level: float,
+    min_change_pct: float | str | None,
 ) -> tuple[pl.DataFrame, list[float], list[tuple[float, float]], dict[str, Any]]:
     xs = frames.column(df, x, role="x")
     frames.check_x(xs, x)
@@ -102,16 +152,20 @@ def _one(
             "log" if y.endswith(("_mbps", "_iops", "_us")) and (raw > 0).mean() > 0.5 else None
         )
     sig = frames.transformed(raw, transform, y)
-    sigma = noise.sigma_mad_diff(sig)
+    window = max(5, 2 * m + 1)
+    sigma, rho = noise.residual_scale(sig, window=window)
     if sigma <= 0:
         sigma = max(float(np.std(sig)), 1e-9 * max(1.0, float(np.abs(sig).mean())))
-    window = max(5, 2 * m + 1)
     heavy = noise.is_heavy_tailed(sig, sigma, window=window)
     used = ("huber" if heavy else "l2") if cost == "auto" else cost
     work = noise.huberize(sig, sigma, window=window) if used == "huber" else sig
+    lrv = max(noise.long_run_variance(work), sigma**2 * 1e-6)
     search_cost = "l2" if used == "huber" else used
     if penalty == "auto":
-        pen = 3.0 * math.log(n) * (1.0 if search_cost == "normal" else sigma**2)
+        # BIC-type 3 · ln n, in units of the long-run variance: what a segment mean of
+        # autocorrelated noise really scatters by (normal cost: the inflation factor only)
+        scale = lrv / sigma**2 if search_cost == "normal" else lrv
+        pen = PENALTY_FACTOR * math.log(n) * scale
     else:
         try:
             pen = float(penalty)
@@ -119,13 +173,14 @@ def _one(
             raise AnalysisError(f"penalty={penalty!r} is neither 'auto' nor a number") from None
         if not math.isfinite(pen) or pen < 0:
             raise AnalysisError(f"penalty must be a finite number >= 0, got {penalty!r}")
+    pct = _min_change_pct(min_change_pct, y)
 
     jump = default_jump(n, m)
 
     def run(p: float) -> list[int]:
         return search(work, pen=p, min_size=m, method=method, cost=search_cost, jump=jump)
 
-    ends = run(pen)
+    ends = _merge_small(work, run(pen), pct=pct, log=transform == "log")
     starts = [0] + ends[:-1]
     if used == "huber":
         starts = _refine_l1(sig, starts, ends, m)
@@ -164,11 +219,13 @@ def _one(
     bkps = [float(x0[s]) for s in starts[1:]]
     ivals = []
     for i in range(1, len(starts)):
-        lo_i, hi_i = _location_interval(work, starts[i - 1], starts[i], ends[i], sigma, m)
+        lo_i, hi_i = _location_interval(
+            work, starts[i - 1], starts[i], ends[i], math.sqrt(lrv), m
+        )
         ivals.append((float(x0[min(lo_i, starts[i])]), float(x0[max(hi_i, starts[i])])))
 
     def path(pen_min: float, pen_max: float) -> pl.DataFrame:
-        f = crops(work, search=run, pen_min=pen_min, pen_max=pen_max)
+        f = crops(work, search=run, pen_min=pen_min, pen_max=pen_max, cost=search_cost)
         return f.with_columns(
             pl.col("ends")
             .map_elements(
@@ -181,6 +238,9 @@ def _one(
     info = {
         "penalty": pen,
         "sigma": sigma,
+        "rho": rho,
+        "lrv": lrv,
+        "min_change_pct": pct,
         "cost": used,
         "min_size": m,
         "jump": jump,
@@ -203,6 +263,7 @@ def changepoints(
     by: str | pl.Expr | None = None,
     capacity_bytes: float | None = None,
     level: float = 0.95,
+    min_change_pct: float | str | None = "auto",
 ) -> Segments:
     """Finds where the level of ``y`` changes along ``x``.
 
@@ -248,6 +309,7 @@ def changepoints(
         cost=cost,
         capacity=capacity,
         level=level,
+        min_change_pct=min_change_pct,
     )
     slope_unit = f"{y} per GB" if x.endswith("_bytes") else f"{y} per {x.rsplit('_', 1)[-1]}"
     mname = method if isinstance(method, str) else type(method).__name__
@@ -268,6 +330,9 @@ def changepoints(
             f,
             {None: info["path"]},
             jump=info["jump"],
+            rho=info["rho"],
+            long_run_sigma=math.sqrt(info["lrv"]),
+            min_change_pct=info["min_change_pct"],
         )
     expr = pl.col(by) if isinstance(by, str) else by
     if isinstance(by, str) and by not in df.columns:
@@ -297,4 +362,7 @@ def changepoints(
         pl.concat(frames_),
         paths,
         jump=max(i["jump"] for i in infos),
+        rho=float(np.median([i["rho"] for i in infos])),
+        long_run_sigma=float(np.median([math.sqrt(i["lrv"]) for i in infos])),
+        min_change_pct=infos[0]["min_change_pct"],
     )

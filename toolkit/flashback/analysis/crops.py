@@ -8,6 +8,8 @@ from typing import Callable
 import numpy as np
 import polars as pl
 
+from flashback.errors import AnalysisError
+
 
 def crops(
     signal: np.ndarray,
@@ -15,19 +17,27 @@ def crops(
     search: Callable[[float], list[int]],
     pen_min: float,
     pen_max: float,
+    cost: str = "l2",
     max_searches: int = 60,
 ) -> pl.DataFrame:
     """Runs ``search(pen)`` (a penalised search returning segment end indices) across the
     penalty interval and returns one row per distinct segmentation: ``penalty`` (the smallest
-    penalty tried that gives it), ``n_changes``, ``cost`` (unpenalised L2) and ``ends``.
+    penalty tried that gives it), ``n_changes``, ``cost`` (unpenalised, under ``cost``, the
+    cost the search minimises) and ``ends``.
 
     Raises:
-        ValueError: ``pen_min`` is not below ``pen_max`` or is negative.
+        AnalysisError: ``pen_min`` is not below ``pen_max`` or is negative.
     """
-    from flashback.analysis.pelt import l2_cost
+    from flashback.analysis.pelt import segmentation_cost
+
+    def seg_cost(sig: np.ndarray, ends: list[int]) -> float:
+        return segmentation_cost(sig, ends, cost)
 
     if not (0 <= pen_min < pen_max):
-        raise ValueError(f"need 0 <= pen_min < pen_max, got {pen_min} and {pen_max}")
+        raise AnalysisError(
+            f"penalty_path needs 0 <= pen_min < pen_max, got pen_min={pen_min} and "
+            f"pen_max={pen_max}"
+        )
     found: dict[float, list[int]] = {}
 
     def run(p: float) -> list[int]:
@@ -43,7 +53,7 @@ def crops(
         m_lo, m_hi = len(b_lo) - 1, len(b_hi) - 1
         if m_lo <= m_hi + 1:
             continue
-        q_lo, q_hi = l2_cost(signal, b_lo), l2_cost(signal, b_hi)
+        q_lo, q_hi = seg_cost(signal, b_lo), seg_cost(signal, b_hi)
         p = (q_hi - q_lo) / (m_lo - m_hi)
         if not (lo < p < hi):
             continue
@@ -58,7 +68,7 @@ def crops(
             rows[key] = {
                 "penalty": p,
                 "n_changes": len(ends) - 1,
-                "cost": l2_cost(signal, ends),
+                "cost": seg_cost(signal, ends),
                 "ends": list(ends),
             }
     return pl.DataFrame(list(rows.values())).sort("penalty")

@@ -61,3 +61,52 @@ def huberize(y: np.ndarray, sigma: float, *, window: int, c: float = 2.0) -> np.
         return y.copy()
     m = running_median(y, window)
     return m + np.clip(y - m, -c * sigma, c * sigma)
+
+
+def robust_lag1(r: np.ndarray, sigma: float) -> float:
+    """Lag-1 autocorrelation of ``r`` after clipping it to ±3 σ̂ (stalls do not drag it
+    towards zero), within [0, 0.98]."""
+    if r.size < 3 or sigma <= 0:
+        return 0.0
+    c = np.clip(r, -3 * sigma, 3 * sigma)
+    c = c - c.mean()
+    den = float(np.dot(c, c))
+    if den <= 0:
+        return 0.0
+    return float(min(max(np.dot(c[:-1], c[1:]) / den, 0.0), 0.98))
+
+
+def residual_scale(y: np.ndarray, *, window: int) -> tuple[float, float]:
+    """``(σ̂, ρ̂)`` of the residual of ``y`` around a running median of ``window`` points
+    (levels and steps removed): σ̂ = 1.4826 · MAD, ρ̂ its lag-1 autocorrelation (clipped at
+    3 σ̂). Units of σ̂: those of ``y``."""
+    if y.size < 5:
+        return float(np.std(y)), 0.0
+    r = residuals(y, min(int(window), max(3, y.size // 3)))
+    s = float(MAD_TO_SIGMA * np.median(np.abs(r - np.median(r))))
+    return s, robust_lag1(r, s)
+
+
+def long_run_variance(y: np.ndarray, *, max_block: int = 256, min_blocks: int = 32) -> float:
+    """Long-run variance of the noise in ``y`` (units of ``y`` squared): the variance of a
+    mean of ``b`` consecutive points, times ``b``, for ``b`` long enough that the noise
+    decorrelates — what a segment mean of autocorrelated per-second data really scatters by.
+
+    For blocks of ``b`` = 1, 2, 4 … ``max_block`` points (at least ``min_blocks`` blocks),
+    ``b · (1.4826 · MAD of the differences of consecutive block means)² / 2``; the largest
+    over ``b``. Differencing removes levels, a median ignores the few block pairs a level change
+    or a ramp's offset touches, so steps and trends barely move it; ``b`` = 1 is σ̂² from first
+    differences, which autocorrelated noise (GC, caches, AR(1) φ = 0.8: ×9) exceeds.
+    """
+    n = y.size
+    if n < 3:
+        return float(np.var(y)) if n else 0.0
+    best, b = 0.0, 1
+    while b <= max(1, min(max_block, n // min_blocks)):
+        k = n // b
+        means = y[: k * b].reshape(k, b).mean(axis=1)
+        d = np.diff(means)
+        s = MAD_TO_SIGMA * float(np.median(np.abs(d - np.median(d))))
+        best = max(best, b * s * s / 2)
+        b *= 2
+    return best

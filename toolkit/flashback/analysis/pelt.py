@@ -141,3 +141,36 @@ def l2_cost(signal: np.ndarray, ends: list[int]) -> float:
         total += float(((seg - seg.mean()) ** 2).sum())
         start = e
     return total
+
+
+def normal_cost(signal: np.ndarray, ends: list[int]) -> float:
+    """Unpenalised normal (mean and variance) cost of a segmentation: the sum over segments
+    of ``len · ln(variance)``, the variance floored at 1e-12 of the whole signal's, as the
+    native search computes it."""
+    floor = max(float(np.var(signal)) * 1e-12, np.finfo(float).tiny)
+    total, start = 0.0, 0
+    for e in ends:
+        seg = signal[start:e]
+        total += (e - start) * math.log(max(float(np.var(seg)), floor))
+        start = e
+    return total
+
+
+def segmentation_cost(signal: np.ndarray, ends: list[int], cost: str) -> float:
+    """Unpenalised cost of a segmentation under ``cost`` (``l2``/``huber`` searched as l2,
+    ``normal``; ruptures models through ruptures' own cost class).
+
+    Raises:
+        AnalysisError: a cost ruptures does not know.
+    """
+    if cost in ("l2", "huber"):
+        return l2_cost(signal, ends)
+    if cost == "normal":
+        return normal_cost(signal, ends)
+    import ruptures as rpt
+
+    try:
+        c = rpt.costs.cost_factory(model=cost).fit(signal)
+    except Exception as e:  # ruptures raises its own exception types
+        raise AnalysisError(f"cost={cost!r} is not known to ruptures ({e})") from None
+    return float(sum(c.error(a, b) for a, b in zip([0, *ends[:-1]], ends)))

@@ -8,6 +8,8 @@ from typing import Any, Callable
 import numpy as np
 import polars as pl
 
+from flashback.errors import AnalysisError
+
 
 @dataclasses.dataclass
 class Segments:
@@ -16,8 +18,15 @@ class Segments:
     Attributes:
         breakpoints: x values where a new segment starts (bytes written, seconds...).
         x, y: the column names segmented.
-        penalty: the penalty used (in units of the searched signal, squared for L2).
-        sigma: robust noise scale σ̂ of the searched signal.
+        penalty: the penalty used (in units of the searched signal, squared for L2); by
+            default 3 · ln n · ``long_run_sigma``².
+        sigma: robust noise scale σ̂ of the searched signal (1.4826 · MAD of its residual
+            around a running median).
+        rho: lag-1 autocorrelation of that residual.
+        long_run_sigma: σ̂ · √((1 + ρ)/(1 − ρ)), the long-run noise scale the default penalty
+            and the breakpoint intervals use (units of the searched signal).
+        min_change_pct: breakpoints between levels closer than this (% of the larger) were
+            removed.
         cost: the cost actually used (``l2``, ``huber`` = L2 on a Huber-clipped signal,
             ``normal``, or a ruptures model).
         heavy_tailed: whether the series was detected as heavy-tailed (stalls).
@@ -43,6 +52,9 @@ class Segments:
         default_factory=dict, repr=False
     )
     jump: int = 1
+    rho: float = 0.0
+    long_run_sigma: float = float("nan")
+    min_change_pct: float = 0.0
 
     @property
     def n_segments(self) -> int:
@@ -69,11 +81,19 @@ class Segments:
     ) -> pl.DataFrame:
         """CROPS: every optimal segmentation for penalties between ``pen_min`` (default
         penalty / 10) and ``pen_max`` (default penalty × 10): ``penalty, n_changes, cost,
-        breakpoints`` (x values). A segmentation that holds over a wide penalty range is a
-        stable one."""
+        breakpoints`` (x values; before ``min_change_pct`` merging). ``cost`` is the
+        unpenalised cost the search minimised (L2, or the normal cost with ``cost="normal"``).
+        A segmentation that holds over a wide penalty range is a stable one.
+
+        Raises:
+            AnalysisError: ``pen_min`` not below ``pen_max`` or negative, or an unknown
+                ``group``.
+        """
         key = group if group is not None else next(iter(self._path), None)
         if key not in self._path:
-            raise KeyError(f"no group {group!r}; groups are {list(self._path)}")
+            raise AnalysisError(
+                f"penalty_path: no group {group!r}; the groups are {list(self._path)}"
+            )
         lo = self.penalty / 10 if pen_min is None else pen_min
         hi = self.penalty * 10 if pen_max is None else pen_max
         return self._path[key](lo, hi)
