@@ -6,6 +6,7 @@ pub mod capture;
 pub mod engine;
 pub mod error;
 pub mod pelt;
+pub mod pelt_linear;
 pub mod run;
 pub mod sim;
 pub mod target;

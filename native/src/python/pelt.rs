@@ -3,6 +3,7 @@
 use super::errors::IntoPy;
 use super::util::detached;
 use crate::pelt::{pelt_ends, pelt_jump, pelt_two_pass, Cost};
+use crate::pelt_linear::{pelt_linear, split_costs_linear};
 use pyo3::buffer::PyBuffer;
 use pyo3::prelude::*;
 
@@ -40,7 +41,38 @@ fn pelt_search(
     })
 }
 
+/// `pelt_linear_search(x, y, pen, min_size) -> list[int]`: exact piecewise-linear PELT of
+/// `y` against `x` (each segment its own least-squares line); segment end indices, the last
+/// `len(y)`.
+#[pyfunction]
+fn pelt_linear_search(
+    py: Python<'_>,
+    x: &Bound<'_, PyAny>,
+    y: &Bound<'_, PyAny>,
+    pen: f64,
+    min_size: usize,
+) -> PyResult<Vec<usize>> {
+    let (xv, yv) = (to_vec(py, x)?, to_vec(py, y)?);
+    detached(py, || pelt_linear(&xv, &yv, pen, min_size))
+}
+
+/// `linear_split_costs(x, y, lo, hi) -> list[float]`: residual sum of squares of two lines
+/// fitted to `y[:k]` and `y[k:]`, for every `k` in `lo..=hi`.
+#[pyfunction]
+fn linear_split_costs(
+    py: Python<'_>,
+    x: &Bound<'_, PyAny>,
+    y: &Bound<'_, PyAny>,
+    lo: usize,
+    hi: usize,
+) -> PyResult<Vec<f64>> {
+    let (xv, yv) = (to_vec(py, x)?, to_vec(py, y)?);
+    detached(py, || split_costs_linear(&xv, &yv, lo, hi))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(pelt_search, m)?)?;
+    m.add_function(wrap_pyfunction!(pelt_linear_search, m)?)?;
+    m.add_function(wrap_pyfunction!(linear_split_costs, m)?)?;
     Ok(())
 }

@@ -96,7 +96,8 @@ def long_run_variance(y: np.ndarray, *, max_block: int = 256, min_blocks: int = 
     ``b · (1.4826 · MAD of the differences of consecutive block means)² / 2``; the largest
     over ``b``. Differencing removes levels, a median ignores the few block pairs a level change
     or a ramp's offset touches, so steps and trends barely move it; ``b`` = 1 is σ̂² from first
-    differences, which autocorrelated noise (GC, caches, AR(1) φ = 0.8: ×9) exceeds.
+    differences, which autocorrelated noise (GC, caches, AR(1) φ = 0.8: ×9) exceeds. Where
+    over half the differences are equal (MAD 0), their standard deviation stands in.
     """
     n = y.size
     if n < 3:
@@ -107,6 +108,8 @@ def long_run_variance(y: np.ndarray, *, max_block: int = 256, min_blocks: int = 
         means = y[: k * b].reshape(k, b).mean(axis=1)
         d = np.diff(means)
         s = MAD_TO_SIGMA * float(np.median(np.abs(d - np.median(d))))
+        if s <= 0:  # over half the differences equal (quantised or patterned data)
+            s = float(np.std(d))
         best = max(best, b * s * s / 2)
         b *= 2
     return best
