@@ -45,6 +45,6 @@ def pts_window(values: list[float], rule: str = "snia") -> bool:
     fit = [mean + slope * (i - xbar) for i in range(w)]
     if rule == "snia":
         slope_exc = max(fit) - min(fit)
-    else:  # tkperf: |k| * window
-        slope_exc = abs(slope) * w
+    else:  # tkperf (StdyState.checkSteadyState): |k| * testMesWindow, which is 4
+        slope_exc = abs(slope) * 4
     return (max(values) - min(values) <= 0.2 * mean) and (slope_exc <= 0.1 * mean)

@@ -15,15 +15,13 @@ from flashback.analysis.steady_state import window_check
 sys.path.insert(0, str(Path(__file__).parent))
 import reference  # noqa: E402
 
-values = st.lists(st.floats(min_value=1.0, max_value=1e6, allow_nan=False), min_size=4, max_size=5)
+values = st.lists(st.floats(min_value=1.0, max_value=1e6, allow_nan=False), min_size=5, max_size=5)
 
 
 @settings(max_examples=300, deadline=None)
 @given(values, st.sampled_from(["snia", "tkperf"]))
 def test_window_check_matches_reference(v, rule):
-    w = v[:5] if rule == "snia" else v[:4]
-    if len(w) < (5 if rule == "snia" else 4):
-        return
+    w = v[:5]
     ok = window_check(np.array(w), rule)["ok"]
     ref = reference.pts_window(w, rule)
     if ok != ref:
@@ -125,3 +123,50 @@ def test_multi_variable_tracking_needs_all():
     one = fb.steady_state(df, y="write_iops")
     both = fb.steady_state(df, y=["write_iops", "write_lat_mean_us"])
     assert one.reached and both.window != one.window or not both.reached
+
+
+def test_tkperf_is_the_pts_window_as_tkperf_codes_it():
+    # TKperf (StdyState.checkSteadyState) checks the last 5 rounds with |slope| · 4: the
+    # PTS rule. On 1000 random windows near the limits the two agree every time (the old
+    # 4-round, |slope| · w form agreed on 235).
+    rng = np.random.default_rng(0)
+    for _ in range(1000):
+        w = 10000 * rng.uniform(0.88, 1.12, 5) * (1 + rng.uniform(-0.04, 0.04) * np.arange(5))
+        assert window_check(w, "tkperf")["ok"] == window_check(w, "snia")["ok"]
+        assert window_check(w, "tkperf")["ok"] == reference.pts_window(list(w), "tkperf")
+    cap = _capture([50000, 30000, 15000, 11000, 10500, 10200, 10000, 10100, 9900, 10000])
+    a, b = fb.steady_state(cap, rule="tkperf"), fb.steady_state(cap, rule="snia")
+    assert a.window == b.window and a.window[1] - a.window[0] == 4
+
+
+def test_window_and_onset_are_round_labels():
+    # A frame of rounds whose labels start at 11 (the first 10 were dropped): the window names
+    # rounds 11.., not row positions 1..
+    levels = [50000, 30000, 15000, 11000, 10500, 10200, 10000, 10100, 9900, 10000]
+    rounds = fb.to_rounds(_capture(levels), round="60s").with_columns(
+        (pl.col("round") + 10).alias("round")
+    )
+    ss = fb.steady_state(rounds, y="write_iops")
+    plain = fb.steady_state(_capture(levels), y="write_iops")
+    assert ss.window == (plain.window[0] + 10, plain.window[1] + 10)
+    assert ss.onset["round"] == ss.window[0]
+    assert ss.onset["seconds"] == plain.onset["seconds"]
+    assert ss.to_frame()["window_last"].max() == ss.window[1]
+
+
+def test_holds_after_counts_later_windows_that_fail():
+    # steady at 10000 from round 4, then a 21 % drop at round 14 (after a TRIM, say)
+    levels = [40000, 20000, 12000] + [10000] * 10 + [7900] * 10
+    ss = fb.steady_state(_capture(levels), y="write_iops", max_rounds=None)
+    assert ss.reached and ss.window == (4, 8)
+    # later windows end at rounds 9..23; those ending at 14..18 straddle the drop (range 21 %)
+    expect = [
+        reference.pts_window(levels[e - 5 : e]) for e in range(9, len(levels) + 1)
+    ]
+    assert ss.later_windows == len(expect) == 15
+    assert ss.holds_after == pytest.approx(np.mean(expect))
+    assert ss.holds_after < 1 and "NOT steady afterwards" in ss.describe()
+    flat = fb.steady_state(_capture([20000, 12000] + [10000] * 10), y="write_iops")
+    assert flat.holds_after == 1.0 and "holds in" in flat.describe()
+    never = fb.steady_state(_capture([50000 * 0.8**i for i in range(12)]), y="write_iops")
+    assert never.holds_after is None

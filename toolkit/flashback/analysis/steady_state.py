@@ -5,8 +5,10 @@ Rules (``rule=``):
 - ``snia`` — PTS 2.0: a window of 5 rounds where max − min ≤ 20 % of the window mean and the
   least-squares line changes by ≤ 10 % of the mean across the window (|slope| · (w − 1));
   checked on windows ending at rounds 5…25.
-- ``tkperf`` — TKperf's form: a 4-round window, range ≤ 20 % of the mean,
-  |slope| · w ≤ 10 % of the mean.
+- ``tkperf`` — TKperf's code (thomas-krenn/TKperf ``src/perfTest/StdyState.py``,
+  ``checkSteadyState``): a window of the last 5 rounds, max − min ≤ 20 % of the mean and
+  |slope| · 4 ≤ 10 % of the mean (its ``testMesWindow`` is 4, the span of 5 rounds): the
+  PTS rule; with ``window=`` other than 5 the slope is still multiplied by 4, as there.
 - ``band`` — every round of a 5-round window within ±10 % of the window mean.
 - ``fio_iops`` — fio ``ss=iops:L%``: on per-interval samples after ``ss_ramp`` seconds, the
   largest |y − mean| over the last ``ss_dur`` seconds is < L % of the mean.
@@ -28,6 +30,9 @@ from flashback.errors import AnalysisError
 
 RULES = ("snia", "tkperf", "band", "fio_iops", "fio_iops_slope")
 
+#: TKperf's ``testMesWindow``: the slope is multiplied by 4 whatever the window
+TKPERF_MES_WINDOW = 4
+
 
 @dataclasses.dataclass
 class SteadyState:
@@ -35,9 +40,17 @@ class SteadyState:
 
     Attributes:
         reached: whether a window satisfied the rule.
-        window: (first, last) round of the first satisfying window (1-based; for the fio
-            rules, intervals), or None.
-        onset: where that window starts: ``round``, ``seconds``, ``bytes``, ``gb``, ``fills``.
+        window: (first, last) round labels (the ``round`` column: 1-based for rounds made
+            here; for the fio rules, interval numbers after the ramp) of the first
+            satisfying window, or None.
+        onset: where that window starts: ``round`` (label), ``seconds``, ``bytes``, ``gb``,
+            ``fills``.
+        holds_after: once reached, the fraction of the later windows of the same data that
+            also pass (every later window for round rules, consecutive non-overlapping
+            ``ss_dur`` windows for the fio rules; ``max_rounds`` does not limit them); None
+            when not reached or when no later window fits. Below 1: the drive left the
+            steady state again (oscillation, a drop after TRIM...).
+        later_windows: how many later windows ``holds_after`` is over.
         margins: per variable, how far inside the limits the window is (fractions of the mean;
             negative = outside) — for the satisfying window, else the last one checked.
         excursions: per variable, the measured ``range`` and ``slope`` excursions (fractions of
@@ -53,6 +66,8 @@ class SteadyState:
     excursions: dict[str, dict[str, float]]
     rounds: pl.DataFrame
     checks: pl.DataFrame
+    holds_after: float | None = None
+    later_windows: int = 0
 
     def to_frame(self) -> pl.DataFrame:
         """One row per (window, variable) checked: ``window_first``, ``window_last``, ``y``,
@@ -71,6 +86,18 @@ class SteadyState:
             f"steady state reached ({self.rule}, {', '.join(self.y)}): rounds {self.window[0]}–"
             f"{self.window[1]}, from {o.get('seconds', float('nan')):.0f} s, "
             f"{o.get('gb', float('nan')):.3g} GB{fills}"
+            f"{self.holds_line()}"
+        )
+
+    def holds_line(self) -> str:
+        """``"; holds in 18/20 later windows (90 %)"`` (empty when there is nothing to say)."""
+        if self.holds_after is None:
+            return ""
+        k = round(self.holds_after * self.later_windows)
+        warn = "" if k == self.later_windows else " — NOT steady afterwards"
+        return (
+            f"; holds in {k}/{self.later_windows} later windows "
+            f"({100 * self.holds_after:.0f} %){warn}"
         )
 
 
@@ -88,7 +115,7 @@ def window_check(values: np.ndarray, rule: str, limit: float | None = None) -> d
     if rule == "snia":
         s_exc, r_lim, s_lim = abs(slope) * (w - 1) / denom, 0.20, 0.10
     elif rule == "tkperf":
-        s_exc, r_lim, s_lim = abs(slope) * w / denom, 0.20, 0.10
+        s_exc, r_lim, s_lim = abs(slope) * TKPERF_MES_WINDOW / denom, 0.20, 0.10
     elif rule == "band":
         rng = float(np.abs(v - mean).max()) / denom
         s_exc, r_lim, s_lim = 0.0, 0.10 if limit is None else limit / 100, float("inf")
@@ -141,7 +168,7 @@ def steady_state(
         y: variable(s) tracked; with several, one window must satisfy all of them.
         rule: ``snia`` (default), ``tkperf``, ``band``, ``fio_iops``, ``fio_iops_slope``.
         round: round length for the round rules: ``"60s"``, ``"1g"``, ``"0.25fill"``.
-        window: rounds per window (default 5; 4 for tkperf).
+        window: rounds per window (default 5).
         max_rounds: last round a window may end at (PTS: 25; None = all).
         ss_dur, ss_ramp: fio rules: window and ramp in seconds.
         limit: fio rules: the percentage (default 10 for iops, 0.1 for iops_slope); band: ±%.
@@ -177,7 +204,7 @@ def steady_state(
         rounds = df if "round" in df.columns else to_rounds(df, round=round, capacity_bytes=cap)
         if "complete" in rounds.columns:
             rounds = rounds.filter(pl.col("complete"))
-        w = window or (4 if rule == "tkperf" else 5)
+        w = window or 5
         last = max_rounds
     cols = {c: frames.column(rounds, c, role="y") if rounds.height else np.array([]) for c in ys}
     n = rounds.height
@@ -185,16 +212,19 @@ def steady_state(
         raise AnalysisError(
             f"the {rule} rule needs at least {w} rounds but the data give {n}; run longer"
         )
-    rows, found = [], None
+    labels = rounds.get_column("round").to_list()
+    rows, found_end = [], None
     end_max = n if last is None else min(n, last)
     for end in range(w, end_max + 1):
         oks = []
         for c in ys:
             chk = window_check(cols[c][end - w : end], rule, limit)
-            rows.append({"window_first": end - w + 1, "window_last": end, "y": c, **chk})
+            rows.append(
+                {"window_first": labels[end - w], "window_last": labels[end - 1], "y": c, **chk}
+            )
             oks.append(chk["ok"])
         if all(oks):
-            found = (end - w + 1, end)
+            found_end = end
             break
     checks = pl.DataFrame(rows)
     last_rows = checks.filter(pl.col("window_last") == checks["window_last"].max())
@@ -206,18 +236,28 @@ def steady_state(
         r["y"]: {"range": r["range_frac"], "slope": r["slope_frac"], "mean": r["mean"]}
         for r in last_rows.iter_rows(named=True)
     }
-    onset = None
-    if found:
-        r0 = rounds.row(found[0] - 1, named=True)
+    onset, found, holds, later = None, None, None, 0
+    if found_end is not None:
+        found = (labels[found_end - w], labels[found_end - 1])
+        r0 = rounds.row(found_end - w, named=True)
         b = r0.get("bytes_start")
         onset = {
-            "round": found[0],
+            "round": labels[found_end - w],
             "seconds": float(r0.get("t_start_s", float("nan"))),
             "bytes": float(b) if b is not None else float("nan"),
             "gb": float(b) / 1e9 if b is not None else float("nan"),
             "fills": float(b) / cap if b is not None and cap else None,
         }
-    return SteadyState(bool(found), found, onset, rule, ys, margins, exc, rounds, checks)
+        step = w if rule.startswith("fio") else 1
+        ends = range(found_end + step, n + 1, step)
+        passed = [
+            all(window_check(cols[c][e - w : e], rule, limit)["ok"] for c in ys) for e in ends
+        ]
+        later = len(passed)
+        holds = float(np.mean(passed)) if passed else None
+    return SteadyState(
+        bool(found), found, onset, rule, ys, margins, exc, rounds, checks, holds, later
+    )
 
 
 def round_(v: float) -> int:
