@@ -37,8 +37,12 @@ def score(run, seg, onset=None) -> dict:
         "n_bkps": int(b.size),
     }
     if onset is not None:
-        out["onset_err"] = abs(onset.bytes - run.onset_bytes) / tot
-        out["onset_covered"] = bool(onset.lo_bytes <= run.onset_bytes <= onset.hi_bytes)
+        # not levelled off: counted as an error of the whole run
+        out["onset_err"] = abs(onset.bytes - run.onset_bytes) / tot if onset.reached else 1.0
+        out["onset_covered"] = bool(
+            onset.reached and onset.lo_bytes <= run.onset_bytes <= onset.hi_bytes
+        )
+        out["ci_width"] = (onset.hi_bytes - onset.lo_bytes) / tot if onset.reached else 1.0
     return out
 
 
@@ -84,8 +88,12 @@ def main() -> None:
     if not a.no_onset:
         oe = np.array([r["onset_err"] for r in rows])
         cov = np.array([r["onset_covered"] for r in rows])
-        print(f"steady_state_onset: median error {100 * np.median(oe):.1f} % of bytes, "
-              f"CI covers the truth in {cov.mean():.1%}")
+        wid = np.array([r["ci_width"] for r in rows])
+        print(
+            f"steady_state_onset: median error {100 * np.median(oe):.1f} % of bytes, "
+            f"CI covers the truth in {cov.mean():.1%} (median width {100 * np.median(wid):.2f}"
+            " % of bytes)"
+        )
 
 
 if __name__ == "__main__":

@@ -39,11 +39,12 @@ def ar1(rng: np.random.Generator, n: int, phi: float, sd: float) -> np.ndarray:
 
 
 def gc_oscillation(rng: np.random.Generator, n: int, depth: float, mean_dwell_s: float):
-    """Two-state Markov switching: 1 in the fast state, 1 − ``depth`` in the slow one."""
+    """Two-state Markov switching: 1 + ``depth``/2 in the fast state, 1 − ``depth``/2 in the
+    slow one (mean 1, so steady state does not start with a step)."""
     p = 1.0 / mean_dwell_s
     flips = rng.random(n) < p
     state = np.cumsum(flips) % 2
-    return np.where(state == 1, 1.0 - depth, 1.0)
+    return np.where(state == 1, 1.0 - depth / 2, 1.0 + depth / 2)
 
 
 def ssd_run(

@@ -35,6 +35,7 @@ from flashback.analysis import (
     idle_recovery,
     segmented_fit,
     steady_state,
+    steady_state_onset,
     to_rounds,
     trim_effect,
 )
@@ -78,6 +79,7 @@ __all__ = [
     "ReplayError",
     "changepoints",
     "steady_state",
+    "steady_state_onset",
     "to_rounds",
     "compression_effect",
     "trim_effect",

@@ -10,6 +10,7 @@ from flashback.analysis.effects import (
     idle_recovery,
     trim_effect,
 )
+from flashback.analysis.onset import Onset, steady_state_onset
 from flashback.analysis.rounds import to_rounds
 from flashback.analysis.segmented import SegmentedFit, segmented_fit
 from flashback.analysis.segments import Segments
@@ -24,6 +25,8 @@ __all__ = [
     "trim_effect",
     "to_rounds",
     "steady_state",
+    "steady_state_onset",
+    "Onset",
     "segmented_fit",
     "Segments",
     "SteadyState",
