@@ -48,3 +48,36 @@ def pts_window(values: list[float], rule: str = "snia") -> bool:
     else:  # tkperf (StdyState.checkSteadyState): |k| * testMesWindow, which is 4
         slope_exc = abs(slope) * 4
     return (max(values) - min(values) <= 0.2 * mean) and (slope_exc <= 0.1 * mean)
+
+
+def pelt_linear(x: list[float], y: list[float], pen: float, min_size: int) -> list[int]:
+    """Optimal partitioning (no pruning) into segments each fitted by its own least-squares
+    line, the residual sums of squares computed directly per segment."""
+    n = len(y)
+    m = max(2, min_size)
+
+    def cost(a: int, b: int) -> float:
+        xs, ys = x[a:b], y[a:b]
+        k = b - a
+        mx, my = sum(xs) / k, sum(ys) / k
+        sxx = sum((u - mx) ** 2 for u in xs)
+        sxy = sum((u - mx) * (v - my) for u, v in zip(xs, ys))
+        syy = sum((v - my) ** 2 for v in ys)
+        return max(syy - (sxy * sxy / sxx if sxx > 1e-12 * k else 0.0), 0.0)
+
+    f = {0: 0.0}
+    prev = {0: 0}
+    for s in list(range(m, n)) + [n]:
+        best, best_t = float("inf"), None
+        for t in [0] + list(range(m, n)):
+            if t + m > s:
+                break
+            v = f[t] + cost(t, s) + pen
+            if v < best:
+                best, best_t = v, t
+        f[s], prev[s] = best, best_t
+    out, s = [], n
+    while s:
+        out.append(s)
+        s = prev[s]
+    return out[::-1]

@@ -123,3 +123,16 @@ def test_candidate_ends_must_ascend_to_the_length():
     assert native_pelt_ends(x, pen=1.0, min_size=2, ends=np.array([10, 20, 30, 40])) == [20, 40]
     with pytest.raises(AnalysisError, match="ascend"):
         native_pelt_ends(x, pen=1.0, min_size=2, ends=np.array([10, 30]))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_piecewise_linear_pelt_equals_its_python_twin(seed):
+    from flashback import _native
+
+    rng = np.random.default_rng(seed)
+    n = 60 + 10 * seed
+    x = np.sort(rng.uniform(0, 1e12, n))  # bytes-sized x: the native side scales it
+    y = np.where(x < 4e11, 5.0, 3.0 - 2e-12 * (x - 4e11)) + 0.3 * rng.standard_normal(n)
+    pen = float(rng.uniform(0.2, 3.0))
+    got = list(_native.pelt_linear_search(x, y, pen, 2))
+    assert got == reference.pelt_linear(list(x), list(y), pen, 2)
