@@ -60,3 +60,8 @@ __all__ = [
     "ReplayError",
     "InternalError",
 ]
+
+
+class AnalysisWarning(UserWarning):
+    """An analysis result that holds with a caveat (e.g. a confidence interval from fewer
+    than ~20 independent blocks)."""

@@ -32,6 +32,37 @@ def block_length(y: np.ndarray, *, min_blocks: int = 8) -> int:
     return int(max(1, min(L, n // min_blocks)))
 
 
+def optimal_block_length(y: np.ndarray) -> int:
+    """Politis–White (2004, corrected by Patton, Politis & White 2009) block length, in
+    points, for a circular block bootstrap of ``y``'s mean, from its autocorrelation function
+    (``arch.bootstrap.optimal_block_length``); at least 1, at most ``len(y) // 2``."""
+    from arch.bootstrap import optimal_block_length as pw  # arch takes ~1 s to import
+
+    n = y.size
+    if n < 8 or float(np.var(y)) == 0.0:
+        return 1
+    L = float(pw(np.asarray(y, dtype=np.float64))["circular"].iloc[0])
+    if not math.isfinite(L):
+        return 1
+    return int(min(max(1, math.ceil(L)), max(1, n // 2)))
+
+
+def ar1_var_of_mean(y: np.ndarray) -> float:
+    """Variance of the mean of ``y`` under an AR(1) model (units of ``y`` squared):
+    γ₀ · f / n with f = 1 + 2 Σₕ (1 − h/n) ρʰ, ρ the lag-1 autocorrelation corrected for its
+    small-sample bias (+ (1 + 3ρ)/n, Kendall 1954) and γ₀ the sample variance corrected for
+    the part of it the autocorrelation hides (E s² = γ₀ (1 − f/n))."""
+    n = y.size
+    if n < 3:
+        return float(np.var(y)) / max(n, 1)
+    rho = lag1_autocorrelation(y)
+    rho = min(max(rho + (1 + 3 * rho) / n, 0.0), 0.995)
+    h = np.arange(1, n)
+    f = 1 + 2 * float(np.sum((1 - h / n) * rho**h))
+    g0 = float(np.var(y)) / max(1 - f / n, 0.05)
+    return g0 * f / n
+
+
 def block_means(y: np.ndarray, length: int) -> np.ndarray:
     """Means of consecutive non-overlapping blocks of ``length`` points (a short tail joins
     the last block)."""

@@ -1,14 +1,15 @@
 """Effects with honest confidence intervals: compression, TRIM, degradation, idle recovery.
 
 Per-second data are autocorrelated, so an i.i.d. bootstrap of seconds is far too narrow
-(~3× on AR(0.9) data). Each series is cut into blocks longer than its autocorrelation
-(:func:`flashback.analysis.blocks.block_length`) and ``scipy.stats.bootstrap`` resamples the
-block means.
+(~3× on AR(0.9) data). Each series is cut into blocks of the Politis–White length
+(:func:`flashback.analysis.blocks.optimal_block_length`) and ``scipy.stats.bootstrap``
+resamples the block means (a t-interval when fewer than 20 blocks remain).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any
 
 import numpy as np
@@ -102,6 +103,10 @@ def series(
     return frames.column(df, y, role="y")
 
 
+#: fewer independent blocks than this per series: a t-interval instead of the bootstrap
+MIN_BOOTSTRAP_BLOCKS = 20
+
+
 def ratio_ci(
     a: np.ndarray,
     b: np.ndarray,
@@ -112,15 +117,23 @@ def ratio_ci(
     seed: int | None = 0,
     method: str = "BCa",
 ) -> tuple[float, float, float, int, tuple[int, int]]:
-    """``mean(b)/mean(a)`` and its block-bootstrap CI. ``block_len=1`` is an i.i.d.
-    bootstrap (too narrow on autocorrelated data; kept for comparison).
+    """``mean(b)/mean(a)`` and its CI from non-overlapping block means.
+
+    The block length is the larger Politis–White length of the two series
+    (:func:`~flashback.analysis.blocks.optimal_block_length`), unless given (``block_len=1``
+    is an i.i.d. bootstrap: too narrow on autocorrelated data, kept for comparison). With at
+    least :data:`MIN_BOOTSTRAP_BLOCKS` blocks per series, ``scipy.stats.bootstrap`` resamples
+    the block means; with fewer, the bootstrap undercovers (its spread comes from a handful
+    of values), so the interval is a delta-method t-interval on the block means with
+    Welch–Satterthwaite degrees of freedom, and an :class:`~flashback.errors.AnalysisWarning`
+    says so.
 
     Raises:
         AnalysisError: fewer than 2 blocks in a series, or a zero mean in ``a``.
     """
     from scipy import stats  # imported on first use: scipy takes ~1 s to import
 
-    L = block_len or max(blocks.block_length(a), blocks.block_length(b))
+    L = block_len or max(blocks.optimal_block_length(a), blocks.optimal_block_length(b))
     ba, bb = blocks.block_means(a, L), blocks.block_means(b, L)
     if ba.size < 2 or bb.size < 2:
         raise AnalysisError(
@@ -130,10 +143,24 @@ def ratio_ci(
     if a.mean() == 0:
         raise AnalysisError("the reference series has mean zero, so a ratio is undefined")
     r = float(b.mean() / a.mean())
-    # The bootstrap's plug-in variance divides by k, not k − 1: with a few dozen blocks that
-    # alone undercovers, so the block means are spread by sqrt(k / (k − 1)) first.
-    ba = ba.mean() + (ba - ba.mean()) * np.sqrt(ba.size / (ba.size - 1))
-    bb = bb.mean() + (bb - bb.mean()) * np.sqrt(bb.size / (bb.size - 1))
+    if min(ba.size, bb.size) < MIN_BOOTSTRAP_BLOCKS and block_len is None:
+        lo, hi = _t_interval(ba, bb, confidence, a=a, b=b)
+        import warnings
+
+        from flashback.errors import AnalysisWarning
+
+        warnings.warn(
+            f"only {min(ba.size, bb.size)} independent blocks of {L} intervals per series: "
+            "the interval is a t-interval (wide); capture longer runs for a tighter one",
+            AnalysisWarning,
+            stacklevel=3,
+        )
+        return r, lo, hi, L, (ba.size, bb.size)
+    # The bootstrap's plug-in variance divides by k, not k − 1, and treats the block means as
+    # independent while neighbours still correlate a little: both undercover, so the block
+    # means are spread by sqrt(k / (k − 1) · (1 + 2 ρ₁⁺)) first (ρ₁ their lag-1
+    # autocorrelation, counted when positive).
+    ba, bb = _spread(ba), _spread(bb)
 
     def stat(x, z, axis=-1):
         return np.mean(z, axis=axis) / np.mean(x, axis=axis)
@@ -162,6 +189,32 @@ def ratio_ci(
         )
         lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
     return r, lo, hi, L, (ba.size, bb.size)
+
+
+def _spread(bm: np.ndarray) -> np.ndarray:
+    k = bm.size
+    rho = max(blocks.lag1_autocorrelation(bm), 0.0)
+    return bm.mean() + (bm - bm.mean()) * np.sqrt(k / (k - 1) * (1 + 2 * rho))
+
+
+def _t_interval(
+    ba: np.ndarray, bb: np.ndarray, confidence: float, *, a: np.ndarray, b: np.ndarray
+) -> tuple[float, float]:
+    """Delta-method interval for mean(b)/mean(a): se² = r²(v_b/B̄² + v_a/Ā²), each ``v`` the
+    variance of a series mean — the larger of the batch-means estimate and the AR(1) one
+    (:func:`blocks.ar1_var_of_mean`: a handful of block means of strongly autocorrelated data
+    are correlated with each other, which batch means miss) — with Welch–Satterthwaite
+    degrees of freedom from the block counts."""
+    from scipy import stats
+
+    ma, mb = float(ba.mean()), float(bb.mean())
+    r = mb / ma
+    va = max(float(ba.var(ddof=1)) / ba.size, blocks.ar1_var_of_mean(a)) / (ma * ma)
+    vb = max(float(bb.var(ddof=1)) / bb.size, blocks.ar1_var_of_mean(b)) / (mb * mb)
+    se = abs(r) * math.sqrt(va + vb)
+    df = (va + vb) ** 2 / (va**2 / (ba.size - 1) + vb**2 / (bb.size - 1)) if va + vb > 0 else 1
+    t = float(stats.t.ppf(0.5 + confidence / 2, max(df, 1.0)))
+    return r - t * se, r + t * se
 
 
 def _effect(
