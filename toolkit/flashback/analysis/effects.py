@@ -159,8 +159,9 @@ def ratio_ci(
     # The bootstrap's plug-in variance divides by k, not k − 1, and treats the block means as
     # independent while neighbours still correlate a little: both undercover, so the block
     # means are spread by sqrt(k / (k − 1) · (1 + 2 ρ₁⁺)) first (ρ₁ their lag-1
-    # autocorrelation, counted when positive).
-    ba, bb = _spread(ba), _spread(bb)
+    # autocorrelation, counted when positive), and at least to the AR(1) variance of the mean.
+    # (A given ``block_len`` gets the k / (k − 1) factor only: it is there to compare.)
+    ba, bb = _spread(ba, a, full=block_len is None), _spread(bb, b, full=block_len is None)
 
     def stat(x, z, axis=-1):
         return np.mean(z, axis=axis) / np.mean(x, axis=axis)
@@ -191,10 +192,19 @@ def ratio_ci(
     return r, lo, hi, L, (ba.size, bb.size)
 
 
-def _spread(bm: np.ndarray) -> np.ndarray:
+def _spread(bm: np.ndarray, y: np.ndarray, *, full: bool) -> np.ndarray:
+    """Block means spread so their plug-in variance of the mean is at least the corrected
+    batch-means one and the AR(1) one (:func:`blocks.ar1_var_of_mean` of the series ``y``);
+    with ``full=False`` by k / (k − 1) only."""
     k = bm.size
+    if not full:
+        return bm.mean() + (bm - bm.mean()) * np.sqrt(k / (k - 1))
     rho = max(blocks.lag1_autocorrelation(bm), 0.0)
-    return bm.mean() + (bm - bm.mean()) * np.sqrt(k / (k - 1) * (1 + 2 * rho))
+    f = k / (k - 1) * (1 + 2 * rho)
+    plug_in = float(bm.var()) / k
+    if plug_in > 0:
+        f = max(f, blocks.ar1_var_of_mean(y) / plug_in)
+    return bm.mean() + (bm - bm.mean()) * np.sqrt(f)
 
 
 def _t_interval(
@@ -204,15 +214,20 @@ def _t_interval(
     variance of a series mean — the larger of the batch-means estimate and the AR(1) one
     (:func:`blocks.ar1_var_of_mean`: a handful of block means of strongly autocorrelated data
     are correlated with each other, which batch means miss) — with Welch–Satterthwaite
-    degrees of freedom from the block counts."""
+    degrees of freedom from the block counts (or the AR(1) effective sample sizes, when
+    smaller)."""
     from scipy import stats
 
     ma, mb = float(ba.mean()), float(bb.mean())
     r = mb / ma
-    va = max(float(ba.var(ddof=1)) / ba.size, blocks.ar1_var_of_mean(a)) / (ma * ma)
-    vb = max(float(bb.var(ddof=1)) / bb.size, blocks.ar1_var_of_mean(b)) / (mb * mb)
+    ar_a, ar_b = blocks.ar1_var_of_mean(a), blocks.ar1_var_of_mean(b)
+    va = max(float(ba.var(ddof=1)) / ba.size, ar_a) / (ma * ma)
+    vb = max(float(bb.var(ddof=1)) / bb.size, ar_b) / (mb * mb)
     se = abs(r) * math.sqrt(va + vb)
-    df = (va + vb) ** 2 / (va**2 / (ba.size - 1) + vb**2 / (bb.size - 1)) if va + vb > 0 else 1
+    # degrees of freedom: blocks − 1, or fewer when the AR(1) effective sample size is smaller
+    da = max(1.0, min(ba.size - 1, float(np.var(a)) / ar_a - 1 if ar_a > 0 else ba.size - 1))
+    db = max(1.0, min(bb.size - 1, float(np.var(b)) / ar_b - 1 if ar_b > 0 else bb.size - 1))
+    df = (va + vb) ** 2 / (va**2 / da + vb**2 / db) if va + vb > 0 else 1.0
     t = float(stats.t.ppf(0.5 + confidence / 2, max(df, 1.0)))
     return r - t * se, r + t * se
 
