@@ -21,6 +21,9 @@ LOCATION_LR_95 = 7.35
 #: the default penalty is PENALTY_FACTOR · ln n · (long-run variance of the noise)
 PENALTY_FACTOR = 3.0
 
+#: at most this many re-searches with the penalty from the residual's long-run variance
+RESIDUAL_ROUNDS = 4
+
 #: default ``min_change_pct`` for capture columns (throughput, IOPS, latency)
 CAPTURE_MIN_CHANGE_PCT = 5.0
 
@@ -180,7 +183,22 @@ def _one(
     def run(p: float) -> list[int]:
         return search(work, pen=p, min_size=m, method=method, cost=search_cost, jump=jump)
 
-    ends = _merge_small(work, run(pen), pct=pct, log=transform == "log")
+    ends = run(pen)
+    if penalty == "auto" and search_cost == "l2":
+        # The residual around the segments found must look like the noise the penalty
+        # assumed; when it wanders more (a trend cut into stairs), raise the penalty to its
+        # long-run variance and search again, until the segmentation stops changing.
+        for _ in range(RESIDUAL_ROUNDS):
+            lrv_res = noise.segment_residual_lrv(work, ends)
+            if lrv_res <= lrv * 1.05:
+                break
+            lrv = lrv_res
+            pen = PENALTY_FACTOR * math.log(n) * lrv
+            new = run(pen)
+            if new == ends:
+                break
+            ends = new
+    ends = _merge_small(work, ends, pct=pct, log=transform == "log")
     starts = [0] + ends[:-1]
     if used == "huber":
         starts = _refine_l1(sig, starts, ends, m)
@@ -274,8 +292,13 @@ def changepoints(
         y: the series (``write_mbps``, ``write_iops``, ``write_lat_p99_us``...).
         transform: ``"log"`` segments log(y) (multiplicative changes and noise), None the raw
             values, ``"auto"`` (default) log for ``*_mbps``, ``*_iops`` and ``*_us`` columns.
-        penalty: ``"auto"`` = 3 · σ̂² · ln n with σ̂ the robust noise scale (MAD of
-            differences), or a number in squared units of the (transformed) series.
+        penalty: ``"auto"`` = 3 · ln n · (long-run variance of the searched series:
+            :func:`flashback.analysis.noise.long_run_variance`, which counts the
+            autocorrelation of per-second drive data, GC oscillation and stalls, and ignores
+            level changes; raised, up to 4 times, to the long-run variance of the residual
+            around the segments found while that is larger, so a trend is not cut into
+            stairs), reported as ``Segments.penalty``/``long_run_sigma``; or a number in
+            squared units of the (transformed) series.
         min_size: shortest segment in intervals (default: n/200, within 3–60).
         method: ``"pelt"`` (native exact PELT for l2/huber/normal costs; beyond 20,000 rows
             it searches a grid first, then every index near what the grid found: 400,000 rows
@@ -289,13 +312,17 @@ def changepoints(
         by: a column name or polars expression; each group is segmented separately.
         capacity_bytes: drive capacity for the ``fills`` columns (default: from capture meta).
         level: confidence level of ``level_lo``/``level_hi``.
+        min_change_pct: breakpoints between segments whose levels differ by less than this
+            percentage are removed, smallest first (``"auto"``: 5 % for ``*_mbps``,
+            ``*_iops`` and ``*_us`` columns — well inside the 20 % band a PTS steady state
+            allows — and 0 for other columns).
 
     Returns:
         :class:`Segments`.
 
     Raises:
         AnalysisError: empty input, missing or non-numeric column, NaN values, x going
-            backwards, too few points, or a bad penalty/method.
+            backwards, too few points, or a bad penalty/method/min_change_pct.
     """
     df, meta = frames.as_frame(data)
     capacity = frames.capacity_bytes(meta, capacity_bytes)

@@ -1,8 +1,9 @@
-"""Robust noise scale and heavy-tail detection for per-interval SSD series.
+"""Robust noise scale, long-run variance and heavy-tail detection for per-interval SSD series.
 
-Per-second SSD data are scattered and have stalls (seconds at 5–60 % of the level). The noise
-scale is estimated from the median absolute deviation of first differences, which level
-changes and isolated stalls barely move.
+Per-second SSD data are scattered, autocorrelated (GC, caches) and have stalls (seconds at
+5–60 % of the level). The noise scale is estimated from medians of absolute deviations, which
+level changes and isolated stalls barely move; the long-run variance (what a mean of many
+consecutive points scatters by) from block means at several block lengths.
 """
 
 from __future__ import annotations
@@ -111,5 +112,29 @@ def long_run_variance(y: np.ndarray, *, max_block: int = 256, min_blocks: int = 
         if s <= 0:  # over half the differences equal (quantised or patterned data)
             s = float(np.std(d))
         best = max(best, b * s * s / 2)
+        b *= 2
+    return best
+
+
+def segment_residual_lrv(
+    y: np.ndarray, ends: list[int], *, max_block: int = 256, min_blocks: int = 8
+) -> float:
+    """Long-run variance of ``y`` around the means of the segments ending at ``ends``
+    (units of ``y`` squared): the largest over ``b`` = 1, 2, 4 … of ``b`` · (1.4826 · MAD of
+    the means of ``b``-point blocks of the residual)². A staircase fitted to a trend or a slow
+    wander leaves a residual whose block means stay away from zero, which this sees and
+    :func:`long_run_variance` (built to ignore levels and trends) does not."""
+    n = y.size
+    e = np.empty(n)
+    start = 0
+    for end in ends:
+        e[start:end] = y[start:end] - y[start:end].mean()
+        start = end
+    best, b = 0.0, 1
+    while b <= max(1, min(max_block, n // min_blocks)):
+        k = n // b
+        means = e[: k * b].reshape(k, b).mean(axis=1)
+        s = MAD_TO_SIGMA * float(np.median(np.abs(means - np.median(means))))
+        best = max(best, b * s * s)
         b *= 2
     return best
