@@ -124,3 +124,23 @@ def test_penalty_path_bad_arguments_are_analysis_errors():
         seg.penalty_path(10, 1)
     with pytest.raises(fb.AnalysisError, match="no group 'nope'"):
         seg.penalty_path(group="nope")
+
+
+def test_a_trend_is_not_cut_into_many_stairs():
+    # A straight ramp in noise: the first search (penalty from the noise) draws ~10 stairs;
+    # the residual around them wanders far more than the noise, so the default raises the
+    # penalty to the residual's long-run variance and draws fewer.
+    import math
+
+    from flashback.analysis.noise import long_run_variance
+
+    first, default = [], []
+    for s in range(5):
+        rng = np.random.default_rng(s)
+        y = np.linspace(0, 10, 500) + 0.5 * rng.standard_normal(500)
+        df = pl.DataFrame({"i": np.arange(500.0), "v": y})
+        pen = 3 * math.log(500) * long_run_variance(y)
+        first.append(len(fb.changepoints(df, x="i", y="v", penalty=pen).breakpoints))
+        default.append(len(fb.changepoints(df, x="i", y="v").breakpoints))
+    assert np.median(first) >= 8, first
+    assert np.median(default) <= 5, default
