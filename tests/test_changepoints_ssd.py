@@ -108,8 +108,7 @@ def test_penalty_path_with_the_normal_cost_finds_every_segmentation():
     path = seg.penalty_path(lo, hi)
     # every segmentation a direct search gives on a grid of penalties is on the path
     direct = {
-        len(search(y, pen=p, min_size=20, cost="normal")) - 1
-        for p in np.geomspace(lo, hi, 25)
+        len(search(y, pen=p, min_size=20, cost="normal")) - 1 for p in np.geomspace(lo, hi, 25)
     }
     assert direct <= set(path["n_changes"].to_list()), (direct, path)
     # and the path's cost is the normal cost, not L2

@@ -160,9 +160,7 @@ def test_holds_after_counts_later_windows_that_fail():
     ss = fb.steady_state(_capture(levels), y="write_iops", max_rounds=None)
     assert ss.reached and ss.window == (4, 8)
     # later windows end at rounds 9..23; those ending at 14..18 straddle the drop (range 21 %)
-    expect = [
-        reference.pts_window(levels[e - 5 : e]) for e in range(9, len(levels) + 1)
-    ]
+    expect = [reference.pts_window(levels[e - 5 : e]) for e in range(9, len(levels) + 1)]
     assert ss.later_windows == len(expect) == 15
     assert ss.holds_after == pytest.approx(np.mean(expect))
     assert ss.holds_after < 1 and "NOT steady afterwards" in ss.describe()

@@ -24,7 +24,10 @@ impl LinSums {
         let n = x.len();
         let mx = x.iter().sum::<f64>() / n.max(1) as f64;
         let my = y.iter().sum::<f64>() / n.max(1) as f64;
-        let span = x.iter().fold(0.0f64, |a, &v| a.max((v - mx).abs())).max(f64::MIN_POSITIVE);
+        let span = x
+            .iter()
+            .fold(0.0f64, |a, &v| a.max((v - mx).abs()))
+            .max(f64::MIN_POSITIVE);
         let mut s = LinSums {
             sx: Vec::with_capacity(n + 1),
             sxx: Vec::with_capacity(n + 1),
@@ -62,7 +65,11 @@ impl LinSums {
         let cxx = (self.sxx[end] - self.sxx[start]) - sx * sx / len;
         let cyy = (self.syy[end] - self.syy[start]) - sy * sy / len;
         let cxy = (self.sxy[end] - self.sxy[start]) - sx * sy / len;
-        let rss = if cxx > 1e-12 * len { cyy - cxy * cxy / cxx } else { cyy };
+        let rss = if cxx > 1e-12 * len {
+            cyy - cxy * cxy / cxx
+        } else {
+            cyy
+        };
         rss.max(0.0)
     }
 }
@@ -192,7 +199,9 @@ pub fn split_costs_linear(x: &[f64], y: &[f64], lo: usize, hi: usize) -> Result<
         )));
     }
     let sums = LinSums::new(x, y);
-    Ok((lo..=hi).map(|k| sums.cost(0, k) + sums.cost(k, n)).collect())
+    Ok((lo..=hi)
+        .map(|k| sums.cost(0, k) + sums.cost(k, n))
+        .collect())
 }
 
 fn backtrack(prev: &[usize], n: usize) -> Vec<usize> {

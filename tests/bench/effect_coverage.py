@@ -65,8 +65,10 @@ def main() -> None:
     a = ap.parse_args()
     for d in DESIGNS:
         c, w, warned = coverage(d, a.trials, n_resamples=a.resamples)
-        print(f"{d}: coverage {c:.3f} over {a.trials} trials, median width {w:.4f}, "
-              f"small-blocks warning in {warned:.0%}")
+        print(
+            f"{d}: coverage {c:.3f} over {a.trials} trials, median width {w:.4f}, "
+            f"small-blocks warning in {warned:.0%}"
+        )
 
 
 if __name__ == "__main__":

@@ -68,7 +68,11 @@ def _default_min_size(n: int) -> int:
 
 
 #: columns whose value on a row is where that row's interval *ends* (its start is the row before)
-_END_OF_INTERVAL = {"host_written_bytes": "write_bytes", "t_s": "interval_s", "nand_written_bytes": None}
+_END_OF_INTERVAL = {
+    "host_written_bytes": "write_bytes",
+    "t_s": "interval_s",
+    "nand_written_bytes": None,
+}
 
 
 def _starts_x(df: pl.DataFrame, x: str, xs: np.ndarray) -> np.ndarray:
@@ -237,9 +241,7 @@ def _one(
     bkps = [float(x0[s]) for s in starts[1:]]
     ivals = []
     for i in range(1, len(starts)):
-        lo_i, hi_i = _location_interval(
-            work, starts[i - 1], starts[i], ends[i], math.sqrt(lrv), m
-        )
+        lo_i, hi_i = _location_interval(work, starts[i - 1], starts[i], ends[i], math.sqrt(lrv), m)
         ivals.append((float(x0[min(lo_i, starts[i])]), float(x0[max(hi_i, starts[i])])))
 
     def path(pen_min: float, pen_max: float) -> pl.DataFrame:

@@ -181,9 +181,11 @@ def steady_state_onset(
     # the steady segment is the last one; the onset is where it starts
     last_start = starts[-1]
     reached = lines[-1] <= FLAT_FRACTION
-    hb = frames.column(df, "host_written_bytes", role="host_written_bytes") if (
-        "host_written_bytes" in df.columns
-    ) else None
+    hb = (
+        frames.column(df, "host_written_bytes", role="host_written_bytes")
+        if ("host_written_bytes" in df.columns)
+        else None
+    )
     t = frames.column(df, "t_s", role="t_s") if "t_s" in df.columns else None
     nan = float("nan")
 
