@@ -93,15 +93,34 @@ def test_json_plus_output(averaged):
     tmp, doc = averaged
     cap = fb.read_fio(tmp / "out.json")
     df = cap.intervals
-    assert df.height == len(doc["jobs"])
-    assert df["write_ios"].sum() == sum(j["write"]["total_ios"] for j in doc["jobs"])
-    j = doc["jobs"][0]["write"]
+    # the two jobs of one group ran together: one row, their I/O summed over the longest runtime
+    assert df.height == 1
+    assert df["write_ios"][0] == sum(j["write"]["total_ios"] for j in doc["jobs"])
+    assert df["write_bytes"][0] == sum(j["write"]["io_bytes"] for j in doc["jobs"])
+    runtime_s = max(j["write"]["runtime"] for j in doc["jobs"]) / 1000
+    assert df["interval_s"][0] == pytest.approx(runtime_s)
     assert df["write_mbps"][0] == pytest.approx(
-        j["io_bytes"] / (doc["jobs"][0]["job_runtime"] / 1000) / 1e6
+        sum(j["write"]["bw_bytes"] for j in doc["jobs"]) / 1e6, rel=0.01
     )
-    assert df["write_lat_max_us"][0] == pytest.approx(j["clat_ns"]["max"] / 1000)
-    p99 = j["clat_ns"]["percentile"]["99.000000"] / 1000
-    assert df["write_lat_p99_us"][0] == pytest.approx(p99, rel=0.05)
+    ws = [j["write"] for j in doc["jobs"]]
+    # lat (submission to completion) and clat land in their own columns
+    assert df["write_lat_max_us"][0] == pytest.approx(max(w["lat_ns"]["max"] for w in ws) / 1000)
+    assert df["write_clat_max_us"][0] == pytest.approx(max(w["clat_ns"]["max"] for w in ws) / 1000)
+    n = sum(w["lat_ns"]["N"] for w in ws)
+    mean = sum(w["lat_ns"]["mean"] * w["lat_ns"]["N"] for w in ws) / n / 1000
+    assert df["write_lat_mean_us"][0] == pytest.approx(mean)
+    assert df["write_clat_p99_us"][0] is None  # two jobs' percentiles cannot be merged
+
+
+def test_json_single_job_percentiles_are_fios(tmp_path):
+    doc = _fio(tmp_path, "--rw=randwrite", "--runtime=1")
+    df = fb.read_fio(tmp_path / "out.json").intervals
+    w = doc["jobs"][0]["write"]
+    for key, col in (("50.000000", "p50"), ("99.000000", "p99"), ("99.900000", "p999")):
+        assert df[f"write_clat_{col}_us"][0] == pytest.approx(w["clat_ns"]["percentile"][key] / 1000)
+    assert df["write_lat_mean_us"][0] == pytest.approx(w["lat_ns"]["mean"] / 1000)
+    assert df["write_clat_mean_us"][0] == pytest.approx(w["clat_ns"]["mean"] / 1000)
+    assert df["write_lat_mean_us"][0] != df["write_clat_mean_us"][0]
 
 
 def test_per_io_logs_count_every_io(tmp_path):
@@ -129,8 +148,11 @@ def test_window_value_both_and_issue_time_layouts(tmp_path):
     cap = fb.read_fio(p, window_value="both")
     df = cap.intervals
     assert df.height == 3
-    assert df["write_lat_max_us"][0] == pytest.approx((5000 + 1000) / 1000)
-    assert df["write_lat_mean_us"][0] == pytest.approx((1500 + 2000) / 2 / 1000)
+    assert df["write_clat_max_us"][0] == pytest.approx((5000 + 1000) / 1000)
+    assert df["write_clat_mean_us"][0] == pytest.approx((1500 + 2000) / 2 / 1000)
+    # averaged windows hold no percentiles: null, never the window means
+    assert df["write_clat_p99_us"].null_count() == 3
+    assert df["write_lat_mean_us"].null_count() == 3  # a clat log never fills lat columns
 
 
 def test_missing_windows_are_zero(tmp_path):
@@ -186,7 +208,8 @@ def test_clat_hist_logs_alone(averaged):
     df = cap.intervals.filter(pl.col("write_ios") > 0)
     total = sum(j["write"]["total_ios"] for j in doc["jobs"])
     assert 0.7 * total <= df["write_ios"].sum() <= 1.01 * total
-    assert (df["write_lat_p50_us"] <= df["write_lat_p99_us"]).all()
-    assert (df["write_lat_p99_us"] <= df["write_lat_max_us"]).all()
+    assert (df["write_clat_p50_us"] <= df["write_clat_p99_us"]).all()
+    assert (df["write_clat_p99_us"] <= df["write_clat_max_us"]).all()
+    assert df["write_lat_p50_us"].null_count() == df.height  # clat histograms are not lat
     p50 = doc["jobs"][0]["write"]["clat_ns"]["percentile"]["50.000000"] / 1000
-    assert 0.5 * p50 <= df["write_lat_p50_us"].median() <= 2 * p50
+    assert 0.5 * p50 <= df["write_clat_p50_us"].median() <= 2 * p50

@@ -169,10 +169,17 @@ def parse_log(path: Path, *, window_value: str | None = None) -> Log:
     return Log(path, kind, job, a[:, 0].astype(np.float64), ddir, bs, value, vmax, both)
 
 
-def min_spacing_ms(t_ms: np.ndarray) -> float:
-    """The smallest spacing of distinct sample times: a log's ``log_avg_msec``."""
-    t = np.unique(t_ms)
-    return float(np.diff(t).min()) if t.size > 1 else float(t[0] if t.size else 1.0) or 1.0
+def window_ms(log: "Log") -> float:
+    """A ``log_avg_msec`` log's window: the typical spacing of one direction's sample times
+    (directions are logged a few ms apart, windows jitter by a few ms, and windows without
+    I/O are not logged)."""
+    spacings = [np.diff(np.unique(log.t_ms[log.ddir == d])) for d in _DDIRS]
+    spacings = [s for s in spacings if s.size]
+    if not spacings:
+        return float(log.t_ms.max()) if log.t_ms.size else 1.0
+    s = np.concatenate(spacings)
+    # longer gaps are windows without samples; jitter is a few ms either way
+    return float(np.median(s[s <= 1.5 * s.min()])) or 1.0
 
 
 def looks_windowed(log: Log) -> bool:

@@ -210,7 +210,7 @@ def _decide_modes(
                 lo = max(lo, fv.WINDOWED_DEFAULT_LOGS_BEFORE)
                 why.append(f"{lg.path.name}: one row per I/O (fio >= 2.10)")
         elif (lg.bs == 0).mean() > 0.5 or lg.kind in ("bw", "iops"):
-            lg.mode, lg.avg_ms = "avg", logs.min_spacing_ms(lg.t_ms)
+            lg.mode, lg.avg_ms = "avg", logs.window_ms(lg)
         if lg.both:
             lo = max(lo, fv.NANOSECONDS_FROM)
             why.append(f"{lg.path.name}: mean and max columns (fio 3.x)")
