@@ -213,3 +213,67 @@ def test_clat_hist_logs_alone(averaged):
     assert df["write_lat_p50_us"].null_count() == df.height  # clat histograms are not lat
     p50 = doc["jobs"][0]["write"]["clat_ns"]["percentile"]["50.000000"] / 1000
     assert 0.5 * p50 <= df["write_clat_p50_us"].median() <= 2 * p50
+
+
+def _run(tmp, *args):
+    cmd = ["fio", "--name=j", f"--filename={tmp / 'f.bin'}", "--size=8m", "--bs=4k",
+           "--ioengine=psync", "--time_based", *args]
+    subprocess.run(cmd, check=True, cwd=tmp, capture_output=True, timeout=60)
+
+
+def test_status_interval_stream_is_a_time_series(tmp_path):
+    _run(tmp_path, "--rw=randwrite", "--runtime=3", "--status-interval=1",
+         "--output-format=json", f"--output={tmp_path / 's.json'}")
+    text = (tmp_path / "s.json").read_text()
+    docs = [json.loads("{" + part) for part in text.split("\n{")[1:]] if not text.startswith("{") \
+        else json.loads("[" + text.replace("}\n{", "},\n{") + "]")
+    final = docs[-1]["jobs"][0]["write"]
+    df = fb.read_fio(tmp_path / "s.json").intervals
+    assert df.height >= 3
+    # the rows add up to fio's final totals, exactly, and end at its runtime
+    assert df["write_ios"].sum() == final["total_ios"]
+    assert df["write_bytes"].sum() == final["io_bytes"]
+    assert df["t_s"][-1] == pytest.approx(final["runtime"] / 1000)
+    assert df["interval_s"].sum() == pytest.approx(final["runtime"] / 1000)
+    assert (df["write_lat_mean_us"].drop_nulls() > 0).all()
+
+
+@pytest.mark.parametrize("terse_version", [3, 4])
+def test_terse_rows_match_the_json_of_the_same_run(tmp_path, terse_version):
+    _run(tmp_path, "--rw=randrw", "--runtime=1", "--output-format=terse,json",
+         f"--terse-version={terse_version}", f"--output={tmp_path / 'o.txt'}")
+    text = (tmp_path / "o.txt").read_text()
+    terse_line = next(x for x in text.splitlines() if x.startswith(f"{terse_version};fio-"))
+    (tmp_path / "t.terse").write_text(terse_line + "\n")
+    doc = json.loads(text[text.index("{"):])
+    j = doc["jobs"][0]
+    df = fb.read_fio(tmp_path / "t.terse").intervals
+    assert df.height == 1
+    for d in ("read", "write"):
+        assert df[f"{d}_bytes"][0] == j[d]["io_kbytes"] * 1024
+        assert df[f"{d}_ios"][0] == pytest.approx(j[d]["total_ios"], abs=2)
+        assert df[f"{d}_lat_mean_us"][0] == pytest.approx(j[d]["lat_ns"]["mean"] / 1000, rel=1e-5)
+        assert df[f"{d}_clat_max_us"][0] == pytest.approx(j[d]["clat_ns"]["max"] / 1000, abs=1)
+        assert df[f"{d}_clat_p99_us"][0] == pytest.approx(
+            j[d]["clat_ns"]["percentile"]["99.000000"] / 1000, abs=1
+        )
+
+
+def test_partial_last_window_keeps_its_length(tmp_path):
+    # log_avg_msec=250 windows; fio's last sample covers only the 100 ms the job had left
+    p = tmp_path / "p_iops.1.log"
+    rows = [f"{t}, 1000, 1, 0, 0" for t in range(250, 2001, 250)] + ["2100, 1000, 1, 0, 0"]
+    p.write_text("\n".join(rows) + "\n")
+    df = fb.read_fio(p).intervals
+    assert df["interval_s"].to_list() == pytest.approx([1.0, 1.0, 0.1])
+    assert df["write_iops"].to_list() == pytest.approx([1000, 1000, 1000])  # no fake cliff
+    assert df["write_ios"].to_list() == [1000, 1000, 100]
+
+
+def test_max_value_logs_fill_max_only(tmp_path):
+    p = tmp_path / "m_lat.1.log"  # log_max_value=1: each value is the window's maximum
+    p.write_text("".join(f"{t}, {t * 10}, 1, 0, 0\n" for t in range(500, 2001, 500)))
+    df = fb.read_fio(p, window_value="max", fio_version="3.33").intervals
+    assert df["write_lat_max_us"].to_list() == pytest.approx([10.0, 20.0])
+    assert df["write_lat_mean_us"].null_count() == 2
+    assert df["write_lat_p99_us"].null_count() == 2

@@ -177,9 +177,12 @@ def window_ms(log: "Log") -> float:
     spacings = [s for s in spacings if s.size]
     if not spacings:
         return float(log.t_ms.max()) if log.t_ms.size else 1.0
-    s = np.concatenate(spacings)
-    # longer gaps are windows without samples; jitter is a few ms either way
-    return float(np.median(s[s <= 1.5 * s.min()])) or 1.0
+    s = np.round(np.concatenate(spacings))
+    # the most common spacing (longer gaps are windows without samples, a shorter last one is
+    # the final partial window), then the median of those within 10 % of it (jitter)
+    vals, counts = np.unique(s, return_counts=True)
+    mode = vals[np.argmax(counts)]
+    return float(np.median(s[np.abs(s - mode) <= 0.1 * mode])) or 1.0
 
 
 def looks_windowed(log: Log) -> bool:
