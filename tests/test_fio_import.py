@@ -117,7 +117,9 @@ def test_json_single_job_percentiles_are_fios(tmp_path):
     df = fb.read_fio(tmp_path / "out.json").intervals
     w = doc["jobs"][0]["write"]
     for key, col in (("50.000000", "p50"), ("99.000000", "p99"), ("99.900000", "p999")):
-        assert df[f"write_clat_{col}_us"][0] == pytest.approx(w["clat_ns"]["percentile"][key] / 1000)
+        assert df[f"write_clat_{col}_us"][0] == pytest.approx(
+            w["clat_ns"]["percentile"][key] / 1000
+        )
     assert df["write_lat_mean_us"][0] == pytest.approx(w["lat_ns"]["mean"] / 1000)
     assert df["write_clat_mean_us"][0] == pytest.approx(w["clat_ns"]["mean"] / 1000)
     assert df["write_lat_mean_us"][0] != df["write_clat_mean_us"][0]
@@ -216,17 +218,34 @@ def test_clat_hist_logs_alone(averaged):
 
 
 def _run(tmp, *args):
-    cmd = ["fio", "--name=j", f"--filename={tmp / 'f.bin'}", "--size=8m", "--bs=4k",
-           "--ioengine=psync", "--time_based", *args]
+    cmd = [
+        "fio",
+        "--name=j",
+        f"--filename={tmp / 'f.bin'}",
+        "--size=8m",
+        "--bs=4k",
+        "--ioengine=psync",
+        "--time_based",
+        *args,
+    ]
     subprocess.run(cmd, check=True, cwd=tmp, capture_output=True, timeout=60)
 
 
 def test_status_interval_stream_is_a_time_series(tmp_path):
-    _run(tmp_path, "--rw=randwrite", "--runtime=3", "--status-interval=1",
-         "--output-format=json", f"--output={tmp_path / 's.json'}")
+    _run(
+        tmp_path,
+        "--rw=randwrite",
+        "--runtime=3",
+        "--status-interval=1",
+        "--output-format=json",
+        f"--output={tmp_path / 's.json'}",
+    )
     text = (tmp_path / "s.json").read_text()
-    docs = [json.loads("{" + part) for part in text.split("\n{")[1:]] if not text.startswith("{") \
+    docs = (
+        [json.loads("{" + part) for part in text.split("\n{")[1:]]
+        if not text.startswith("{")
         else json.loads("[" + text.replace("}\n{", "},\n{") + "]")
+    )
     final = docs[-1]["jobs"][0]["write"]
     df = fb.read_fio(tmp_path / "s.json").intervals
     assert df.height >= 3
@@ -240,12 +259,18 @@ def test_status_interval_stream_is_a_time_series(tmp_path):
 
 @pytest.mark.parametrize("terse_version", [3, 4])
 def test_terse_rows_match_the_json_of_the_same_run(tmp_path, terse_version):
-    _run(tmp_path, "--rw=randrw", "--runtime=1", "--output-format=terse,json",
-         f"--terse-version={terse_version}", f"--output={tmp_path / 'o.txt'}")
+    _run(
+        tmp_path,
+        "--rw=randrw",
+        "--runtime=1",
+        "--output-format=terse,json",
+        f"--terse-version={terse_version}",
+        f"--output={tmp_path / 'o.txt'}",
+    )
     text = (tmp_path / "o.txt").read_text()
     terse_line = next(x for x in text.splitlines() if x.startswith(f"{terse_version};fio-"))
     (tmp_path / "t.terse").write_text(terse_line + "\n")
-    doc = json.loads(text[text.index("{"):])
+    doc = json.loads(text[text.index("{") :])
     j = doc["jobs"][0]
     df = fb.read_fio(tmp_path / "t.terse").intervals
     assert df.height == 1

@@ -17,7 +17,10 @@ pytestmark = pytest.mark.skipif(not REAL.is_dir(), reason="../shared/realdata is
 
 # fio-2.2.10, default logging (no log_avg_msec): one 500 ms window per row, carrying bs=4096
 JS = "asheplyakov__ceph-jemalloc-bench__journal-single_"
-JS_LOGS = [REAL / f"{JS}journal_single_bw.log_bw.1.log", REAL / f"{JS}journal_single_iops.log_iops.1.log"]
+JS_LOGS = [
+    REAL / f"{JS}journal_single_bw.log_bw.1.log",
+    REAL / f"{JS}journal_single_iops.log_iops.1.log",
+]
 DS = "asheplyakov__ceph-jemalloc-bench__desktop_ssd_"
 DS_LOGS = [REAL / f"{DS}journal_bw.log_bw.1.log", REAL / f"{DS}journal_iops.log_iops.1.log"]
 # fio-3.1, log_avg_msec=250, one job; JSON beside
@@ -26,7 +29,9 @@ PM_LOGS = [REAL / f"{PM}iodepth-16-numjobs-1_{k}.1.log" for k in ("bw", "iops", 
 PM_JSON = REAL / f"{PM}16-1.json"
 # fio-3.1, randrw numjobs=4 group_reporting, per-job logs .1-.4, log_avg_msec=250
 RW = "louwrentius__fio-plot__benchmark_data_HPDL380G8_RAID_NEW_P420i_INTEL_RW_randrw-"
-RW_LOGS = [REAL / f"{RW}iodepth-16-numjobs-4_{k}.{n}.log" for k in ("bw", "iops") for n in (1, 2, 3, 4)]
+RW_LOGS = [
+    REAL / f"{RW}iodepth-16-numjobs-4_{k}.{n}.log" for k in ("bw", "iops") for n in (1, 2, 3, 4)
+]
 RW_JSON = REAL / f"{RW}16-4.json"
 # fio-3.8 json+, numjobs=2 group_reporting (job_runtime summed over the two jobs)
 WIPC = REAL / (

@@ -71,7 +71,9 @@ def doc_version(doc: dict, path: Path, declared: fv.Version | None = None) -> fv
     v = v or declared
     if v is None:
         if inferred is None:
-            raise FioFormatError(f"{path}: the JSON names no fio version and its layout does not tell; pass fio_version=")
+            raise FioFormatError(
+                f"{path}: the JSON names no fio version and its layout does not tell; pass fio_version="
+            )
         return inferred
     if inferred is not None:
         fv.check_agrees(
@@ -152,9 +154,7 @@ def whole_run_rows(doc: dict, path: Path, v: fv.Version) -> list[dict[str, Any]]
                 runtime_s = max(runtime_s, rt / 1000.0)
                 if d != "trim" and i:
                     for key in ("lat", "clat"):
-                        lat_parts.setdefault(f"{d}_{key}", []).append(
-                            (i, _latency(x, key, v, i))
-                        )
+                        lat_parts.setdefault(f"{d}_{key}", []).append((i, _latency(x, key, v, i)))
             r[f"{d}_ios"], r[f"{d}_bytes"] = ios, nbytes
         rows.append((r, runtime_s, lat_parts, jobs))
     out = []

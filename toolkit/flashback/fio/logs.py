@@ -26,7 +26,9 @@ import polars as pl
 from flashback.errors import FioFormatError, ImportFormatError
 
 KINDS = ("bw", "iops", "lat", "clat", "slat", "clat_hist")
-_NAME = re.compile(r"^(?P<prefix>.*)_(?P<kind>bw|iops|lat|clat|slat|clat_hist)(?:\.(?P<job>\d+))?\.log$")
+_NAME = re.compile(
+    r"^(?P<prefix>.*)_(?P<kind>bw|iops|lat|clat|slat|clat_hist)(?:\.(?P<job>\d+))?\.log$"
+)
 _DDIRS = (0, 1, 2)
 
 

@@ -36,9 +36,11 @@ def _inputs(source: Any) -> tuple[list[Path], list[Path], str]:
     """
     if isinstance(source, (list, tuple)):
         ps = [Path(p) for p in source]
-        return [p for p in ps if p.name.endswith(".log")], [
-            p for p in ps if not p.name.endswith(".log")
-        ], "list"
+        return (
+            [p for p in ps if p.name.endswith(".log")],
+            [p for p in ps if not p.name.endswith(".log")],
+            "list",
+        )
     p = Path(source)
     if p.is_dir():
         files = sorted(x for x in p.iterdir() if x.is_file())
@@ -224,7 +226,9 @@ def _decide_modes(
         why.append(f"{path.name}: {counts.shape[1]} histogram buckets")
     if v is None and lo >= hi:
         raise FioFormatError(
-            "the logs were written by different fio versions (" + "; ".join(why) + "); they are not one run"
+            "the logs were written by different fio versions ("
+            + "; ".join(why)
+            + "); they are not one run"
         )
     needs_unit = any(lg.kind in ("lat", "clat", "slat") for lg in parsed) or bool(hists)
     if not needs_unit:
@@ -280,14 +284,22 @@ def _read_logs(
         nbytes = None if kib is None else kib * 1024.0
         slack[f"{name}_ios"] = _slack(by["iops"], d)
         slack[f"{name}_bytes"] = _slack(by["bw"], d) * 1024.0
-        h = series.hist_latency(hist_data, d, edges, ns_per_unit=ns_per_unit or 1.0) if hist_data else None
+        h = (
+            series.hist_latency(hist_data, d, edges, ns_per_unit=ns_per_unit or 1.0)
+            if hist_data
+            else None
+        )
         if ios is None and h is not None:
             ios = h[1]
-            slack[f"{name}_ios"] = max(float(c.sum(axis=1).max()) for _, _, c in hist_data) * len(hist_data)
+            slack[f"{name}_ios"] = max(float(c.sum(axis=1).max()) for _, _, c in hist_data) * len(
+                hist_data
+            )
         counted = series.per_io_counts(by["lat"] + by["clat"] + by["slat"], d, edges)
         if counted is not None:
             # per-I/O latency logs are exact; the first kind found holds every I/O
-            one = next(k for k in ("lat", "clat", "slat") if any(lg.mode == "per_io" for lg in by[k]))
+            one = next(
+                k for k in ("lat", "clat", "slat") if any(lg.mode == "per_io" for lg in by[k])
+            )
             counted = series.per_io_counts(by[one], d, edges)
             if ios is None:
                 ios, slack[f"{name}_ios"] = counted[0], 0.0

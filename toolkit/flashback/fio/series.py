@@ -67,7 +67,9 @@ def rate_total(logs: list[Log], d: int, edges: np.ndarray) -> np.ndarray | None:
     return total
 
 
-def per_io_counts(logs: list[Log], d: int, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+def per_io_counts(
+    logs: list[Log], d: int, edges: np.ndarray
+) -> tuple[np.ndarray, np.ndarray] | None:
     """(I/Os, bytes) per interval counted from per-I/O logs of one kind (jobs summed)."""
     fs = [lg for lg in logs if lg.mode == "per_io"]
     if not fs:

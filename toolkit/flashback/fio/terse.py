@@ -17,7 +17,11 @@ from flashback.errors import FioFormatError, ImportFormatError
 from flashback.fio import version as fv
 
 _LINE = re.compile(r"^(\d+);fio-")
-_BLOCK = {3: (("read", "write"), 41), 4: (("read", "write", "trim"), 41), 5: (("read", "write", "trim"), 47)}
+_BLOCK = {
+    3: (("read", "write"), 41),
+    4: (("read", "write", "trim"), 41),
+    5: (("read", "write", "trim"), 47),
+}
 
 
 def is_terse(head: str) -> bool:
