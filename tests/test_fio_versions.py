@@ -184,3 +184,27 @@ def test_rows_are_evenly_spaced_but_the_last():
     iv = df["interval_s"].to_numpy()
     assert (iv[:-1] == 1.0).all() and 0 < iv[-1] <= 1.0
     assert np.allclose(np.diff(df["t_s"].to_numpy())[:-1], 1.0)
+
+
+FIO218 = REPO / "tests" / "data" / "fio" / "louwrentius__fio-plot__example_data01_randwrite-04.json"
+
+
+def test_fio2_json_io_bytes_are_kib_and_latencies_us():
+    (j,) = _json(FIO218)["jobs"]
+    w = j["write"]
+    cap = fb.read_fio(FIO218)
+    df = cap.intervals
+    assert cap.meta["fio_version"] == "fio-2.18"
+    # fio 2.18 printed io_bytes=67836 (KiB: 16959 I/Os of 4 KiB), bw=1130 KiB/s, runtime 60021 ms
+    assert df["write_bytes"][0] == 67836 * 1024 == w["total_ios"] * 4096
+    assert df["write_mbps"][0] == pytest.approx(w["bw"] * 1024 / 1e6, abs=1024 / 1e6)
+    assert df["write_iops"][0] == pytest.approx(w["iops"], rel=1e-6)
+    # µs blocks named clat/lat (no _ns): read as µs, not ns
+    assert df["write_clat_p99_us"][0] == w["clat"]["percentile"]["99.000000"] == 280576
+    assert df["write_lat_mean_us"][0] == pytest.approx(w["lat"]["mean"])
+    assert df["write_lat_max_us"][0] == pytest.approx(w["lat"]["max"])
+
+
+def test_fio2_json_declared_as_fio3_is_refused():
+    with pytest.raises(fb.FioFormatError, match="fio-2.18"):
+        fb.read_fio(FIO218, fio_version="3.1")
