@@ -302,3 +302,20 @@ def test_max_value_logs_fill_max_only(tmp_path):
     assert df["write_lat_max_us"].to_list() == pytest.approx([10.0, 20.0])
     assert df["write_lat_mean_us"].null_count() == 2
     assert df["write_lat_p99_us"].null_count() == 2
+
+
+def test_fio3_latency_log_alone_is_ns_and_exact(tmp_path):
+    # a per-I/O lat log written by fio 3.33 (time, value, ddir, bs, prio) read without its
+    # JSON: the priority column says fio 3.x, so values are ns; every I/O is counted
+    doc = _fio(tmp_path, "--rw=randwrite", "--runtime=1", f"--write_lat_log={tmp_path}/one")
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    shutil.copy(tmp_path / "one_lat.1.log", alone / "one_lat.1.log")
+    df = fb.read_fio(alone / "one_lat.1.log").intervals
+    w = doc["jobs"][0]["write"]
+    assert df["write_ios"].sum() == w["total_ios"]
+    mean_us = (df["write_lat_mean_us"] * df["write_ios"]).sum() / df["write_ios"].sum()
+    assert mean_us == pytest.approx(w["lat_ns"]["mean"] / 1000, rel=1e-3)
+    assert df["write_lat_max_us"].max() == pytest.approx(w["lat_ns"]["max"] / 1000)
+    with pytest.raises(fb.FioFormatError, match="not written by fio-2.2.10"):
+        fb.read_fio(alone / "one_lat.1.log", fio_version="2.2.10")

@@ -122,6 +122,7 @@ class Log:
     both: bool
     mode: str = "per_io"
     avg_ms: float = 0.0
+    extra: np.ndarray | None = None  # fields after bs: [offset], [prio], [issue_time]
 
 
 def parse_log(path: Path, *, window_value: str | None = None) -> Log:
@@ -168,7 +169,22 @@ def parse_log(path: Path, *, window_value: str | None = None) -> Log:
         value, vmax = None, v
     else:
         value, vmax = v, None
-    return Log(path, kind, job, a[:, 0].astype(np.float64), ddir, bs, value, vmax, both)
+    extra = a[:, i + 3 :] if w > i + 3 else None
+    return Log(
+        path, kind, job, a[:, 0].astype(np.float64), ddir, bs, value, vmax, both, extra=extra
+    )
+
+
+def fio3_columns(log: Log) -> bool:
+    """Whether the fields after ``bs`` can only be fio 3.x's: two or more (offset + prio,
+    issue time), or one that is a priority rather than a ``log_offset`` offset (all zero, or
+    not sector-aligned). fio 2.x wrote at most ``offset`` there."""
+    if log.extra is None or log.extra.shape[0] == 0:
+        return False
+    if log.extra.shape[1] >= 2:
+        return True
+    last = log.extra[:, 0]
+    return bool((last == 0).all() or (last % 512 != 0).any())
 
 
 def window_ms(log: "Log") -> float:

@@ -213,9 +213,14 @@ def _decide_modes(
                 why.append(f"{lg.path.name}: one row per I/O (fio >= 2.10)")
         elif (lg.bs == 0).mean() > 0.5 or lg.kind in ("bw", "iops"):
             lg.mode, lg.avg_ms = "avg", logs.window_ms(lg)
-        if lg.both:
+        if lg.both or logs.fio3_columns(lg):
+            layout = "mean and max columns" if lg.both else "priority/issue-time columns"
+            if v is not None:
+                fv.check_agrees(
+                    v, inferred_ok=v >= fv.NANOSECONDS_FROM, layout=layout, path=lg.path
+                )
             lo = max(lo, fv.NANOSECONDS_FROM)
-            why.append(f"{lg.path.name}: mean and max columns (fio 3.x)")
+            why.append(f"{lg.path.name}: {layout} (fio 3.x)")
     for path, (_t, _d, counts) in hists:
         h_lo, h_hi, _ = fhist.layout_version(counts.shape[1], path)
         if v is not None:
