@@ -319,3 +319,24 @@ def test_fio3_latency_log_alone_is_ns_and_exact(tmp_path):
     assert df["write_lat_max_us"].max() == pytest.approx(w["lat_ns"]["max"] / 1000)
     with pytest.raises(fb.FioFormatError, match="not written by fio-2.2.10"):
         fb.read_fio(alone / "one_lat.1.log", fio_version="2.2.10")
+
+
+@pytest.mark.parametrize("buckets, us", [(1216, 100.0), (1856, 0.1)])
+def test_histogram_bucket_count_sets_the_unit(tmp_path, buckets, us):
+    # fio's buckets below index 128 hold their own value: 100 µs in fio 2.x (1216 buckets),
+    # 100 ns in fio 3.x (1856 buckets)
+    counts = ["0"] * buckets
+    counts[100] = "7"
+    p = tmp_path / "h_clat_hist.1.log"
+    p.write_text(f"1000, 1, 0, {', '.join(counts)}\n")
+    df = fb.read_fio(p).intervals
+    assert df["write_ios"][0] == 7
+    assert df["write_clat_p50_us"][0] == pytest.approx(us)
+    assert df["write_clat_max_us"][0] == pytest.approx(us)
+
+
+def test_histogram_with_another_bucket_count_is_refused(tmp_path):
+    p = tmp_path / "h_clat_hist.1.log"
+    p.write_text("1000, 1, 0, " + ", ".join(["1"] * 1000) + "\n")
+    with pytest.raises(fb.FioFormatError, match="1000 buckets"):
+        fb.read_fio(p)
