@@ -109,7 +109,9 @@ def test_json_plus_output(averaged):
     n = sum(w["lat_ns"]["N"] for w in ws)
     mean = sum(w["lat_ns"]["mean"] * w["lat_ns"]["N"] for w in ws) / n / 1000
     assert df["write_lat_mean_us"][0] == pytest.approx(mean)
-    assert df["write_clat_p99_us"][0] is None  # two jobs' percentiles cannot be merged
+    # the two jobs' json+ bins are summed: the group's p99 lies between the jobs' own
+    p99s = [w["clat_ns"]["percentile"]["99.000000"] / 1000 for w in ws]
+    assert min(p99s) <= df["write_clat_p99_us"][0] <= max(p99s)
 
 
 def test_json_single_job_percentiles_are_fios(tmp_path):
@@ -237,7 +239,7 @@ def test_status_interval_stream_is_a_time_series(tmp_path):
         "--rw=randwrite",
         "--runtime=3",
         "--status-interval=1",
-        "--output-format=json",
+        "--output-format=json+",
         f"--output={tmp_path / 's.json'}",
     )
     text = (tmp_path / "s.json").read_text()
@@ -255,6 +257,13 @@ def test_status_interval_stream_is_a_time_series(tmp_path):
     assert df["t_s"][-1] == pytest.approx(final["runtime"] / 1000)
     assert df["interval_s"].sum() == pytest.approx(final["runtime"] / 1000)
     assert (df["write_lat_mean_us"].drop_nulls() > 0).all()
+    # json+: the first row is the first report, so its percentiles are the ones fio printed
+    first = docs[0]["jobs"][0]["write"]["clat_ns"]
+    for key, c in (("50.000000", "p50"), ("99.000000", "p99")):
+        assert df[f"write_clat_{c}_us"][0] == pytest.approx(first["percentile"][key] / 1000)
+    assert df["write_clat_max_us"][0] == pytest.approx(first["max"] / 1000)
+    assert (df["write_clat_p50_us"] <= df["write_clat_p99_us"]).all()
+    assert (df["write_clat_p99_us"] <= df["write_clat_max_us"]).all()
 
 
 @pytest.mark.parametrize("terse_version", [3, 4])

@@ -85,6 +85,23 @@ def doc_version(doc: dict, path: Path, declared: fv.Version | None = None) -> fv
     return v
 
 
+def _bins_ns(x: dict, key: str, v: fv.Version) -> dict[float, float] | None:
+    """A json+ latency block's ``bins`` as ``{value in ns: count}``, or ``None``."""
+    block = x.get(f"{key}_ns") if v >= fv.NANOSECONDS_FROM else x.get(key)
+    bins = block.get("bins") if isinstance(block, dict) else None
+    if not bins:
+        return None
+    unit = fv.latency_unit_ns(v)
+    return {float(k) * unit: float(c) for k, c in bins.items()}
+
+
+def _add_bins(a: dict[float, float] | None, b: dict[float, float] | None, sign: float = 1.0):
+    out = dict(a or {})
+    for k, c in (b or {}).items():
+        out[k] = out.get(k, 0.0) + sign * c
+    return out
+
+
 def _latency(x: dict, key: str, v: fv.Version, total_ios: int) -> dict[str, float | None]:
     """One latency block (``clat``/``lat``) → mean/p50/p99/p999/max in µs, null without I/O."""
     block = x.get(f"{key}_ns") if v >= fv.NANOSECONDS_FROM else x.get(key)
@@ -154,7 +171,9 @@ def whole_run_rows(doc: dict, path: Path, v: fv.Version) -> list[dict[str, Any]]
                 runtime_s = max(runtime_s, rt / 1000.0)
                 if d != "trim" and i:
                     for key in ("lat", "clat"):
-                        lat_parts.setdefault(f"{d}_{key}", []).append((i, _latency(x, key, v, i)))
+                        lat_parts.setdefault(f"{d}_{key}", []).append(
+                            (i, _latency(x, key, v, i), _bins_ns(x, key, v))
+                        )
             r[f"{d}_ios"], r[f"{d}_bytes"] = ios, nbytes
         rows.append((r, runtime_s, lat_parts, jobs))
     out = []
@@ -176,32 +195,40 @@ def whole_run_rows(doc: dict, path: Path, v: fv.Version) -> list[dict[str, Any]]
     return out
 
 
-def _merge(parts: list[tuple[int, dict]]) -> dict[str, float | None]:
-    """Latency stats of several jobs: count-weighted mean, largest max; percentiles only when
-    one job holds them all (fio's own group_reporting merges histograms we do not have)."""
+def _merge(parts: list[tuple[int, dict, dict | None]]) -> dict[str, float | None]:
+    """Latency stats of the jobs of a group: count-weighted mean, largest max; percentiles
+    from the jobs' summed json+ bins when every job has them (one job: fio's own values)."""
     if not parts:
         return dict.fromkeys(LAT_STATS)
     if len(parts) == 1:
         return parts[0][1]
-    n = sum(i for i, _ in parts)
-    means = [(i, s["mean"]) for i, s in parts if s["mean"] is not None]
-    maxes = [s["max"] for _, s in parts if s["max"] is not None]
+    n = sum(i for i, _, _ in parts)
+    means = [(i, s["mean"]) for i, s, _ in parts if s["mean"] is not None]
+    maxes = [s["max"] for _, s, _ in parts if s["max"] is not None]
     out = dict.fromkeys(LAT_STATS)
     if means and len(means) == len(parts):
         out["mean"] = sum(i * m for i, m in means) / n
     if maxes and len(maxes) == len(parts):
         out["max"] = max(maxes)
+    if all(b for _, _, b in parts):
+        merged: dict[float, float] = {}
+        for _, _, b in parts:
+            merged = _add_bins(merged, b)
+        st = fhist.stats_from_bins({str(k): c for k, c in merged.items()}, ns_per_unit=1.0)
+        for k in ("p50", "p99", "p999"):
+            out[k] = st[k] if st else None
     return out
 
 
 def stream_rows(docs: list[dict], path: Path, v: fv.Version) -> list[dict[str, Any]]:
     """A ``--status-interval`` stream: each document holds cumulative totals; row k is the
     difference between documents k and k−1 (time from the jobs' runtime). Latency means come
-    from the cumulative means and counts; percentiles and max are null (fio prints them
-    cumulatively only)."""
+    from the cumulative means and counts. Percentiles need json+ (the difference of the
+    cumulative bins, exact to fio's bucket); without bins they are null. Max is the new
+    cumulative max when it rose in the interval, else the highest bucket of the difference."""
     cum = []
     for doc in docs:
-        c: dict[str, float] = {"t_ms": 0.0}
+        c: dict[str, Any] = {"t_ms": 0.0}
         for j in doc["jobs"]:
             rt = 0.0
             for d in DIRS:
@@ -212,15 +239,21 @@ def stream_rows(docs: list[dict], path: Path, v: fv.Version) -> list[dict[str, A
                 rt = max(rt, drt)
                 if d != "trim":
                     for key in ("lat", "clat"):
-                        m = _latency(x, key, v, i)["mean"]
+                        st = _latency(x, key, v, i)
+                        m = st["mean"]
                         c[f"{d}_{key}_sum"] = c.get(f"{d}_{key}_sum", 0.0) + (
                             m * i if m is not None else np.nan
+                        )
+                        c[f"{d}_{key}_max"] = max(c.get(f"{d}_{key}_max", 0.0), st["max"] or 0.0)
+                        b = _bins_ns(x, key, v)
+                        c[f"{d}_{key}_bins"] = (
+                            _add_bins(c.get(f"{d}_{key}_bins"), b) if b is not None else None
                         )
             # per-direction runtimes are per group the longest job's; job_runtime (3.8+) is
             # summed over a group's jobs, so it is only the fallback
             c["t_ms"] = max(c["t_ms"], rt or float(j.get("job_runtime") or 0.0))
         cum.append(c)
-    rows, prev = [], {k: 0.0 for k in cum[0]}
+    rows, prev = [], {k: (None if k.endswith("_bins") else 0.0) for k in cum[0]}
     for c in cum:
         dt_s = (c["t_ms"] - prev["t_ms"]) / 1000.0
         if dt_s <= 0:
@@ -242,12 +275,29 @@ def stream_rows(docs: list[dict], path: Path, v: fv.Version) -> list[dict[str, A
                 for key in ("lat", "clat"):
                     s = c[f"{d}_{key}_sum"] - prev[f"{d}_{key}_sum"]
                     row[f"{d}_{key}_mean_us"] = s / ios if ios and np.isfinite(s) else None
-                    for k in ("p50", "p99", "p999", "max"):
-                        row[f"{d}_{key}_{k}_us"] = None
+                    row.update(_interval_tail(c, prev, f"{d}_{key}", ios))
         row["step"] = "fio"
         rows.append(row)
         prev = c
     return rows
+
+
+def _interval_tail(c: dict, prev: dict, name: str, ios: int) -> dict[str, float | None]:
+    """p50/p99/p999/max of one stream interval from cumulative json+ bins and maxima."""
+    out: dict[str, float | None] = {f"{name}_{k}_us": None for k in ("p50", "p99", "p999", "max")}
+    if not ios:
+        return out
+    mx = c[f"{name}_max"] if c[f"{name}_max"] > prev[f"{name}_max"] else None
+    if c.get(f"{name}_bins") is not None:
+        diff = _add_bins(c[f"{name}_bins"], prev.get(f"{name}_bins"), -1.0)
+        st = fhist.stats_from_bins({str(k): n for k, n in diff.items() if n > 0}, ns_per_unit=1.0)
+        if st:
+            if mx is None:
+                mx = min(st["max"], c[f"{name}_max"] or st["max"])
+            for k in ("p50", "p99", "p999"):
+                out[f"{name}_{k}_us"] = min(st[k], mx)
+    out[f"{name}_max_us"] = mx
+    return out
 
 
 def printed_totals(
