@@ -349,3 +349,37 @@ def test_histogram_with_another_bucket_count_is_refused(tmp_path):
     p.write_text("1000, 1, 0, " + ", ".join(["1"] * 1000) + "\n")
     with pytest.raises(fb.FioFormatError, match="1000 buckets"):
         fb.read_fio(p)
+
+
+def test_wrapped_negative_in_a_log_is_refused(tmp_path):
+    p = tmp_path / "w_bw.1.log"
+    p.write_text("500, 100, 1, 0, 0\n1000, 18446744073709551615, 1, 0, 0\n")
+    with pytest.raises(fb.FioFormatError, match="line 2: value 18446744073709551615"):
+        fb.read_fio(p)
+
+
+def test_stonewalled_groups_are_rows_one_after_another(tmp_path):
+    cmd = ["fio", f"--filename={tmp_path / 'f.bin'}", "--size=8m", "--bs=4k",
+           "--ioengine=psync", "--time_based", "--runtime=1", "--output-format=json",
+           f"--output={tmp_path / 'o.json'}", "--name=w", "--rw=write",
+           "--name=r", "--stonewall", "--rw=randread"]  # fmt: skip
+    subprocess.run(cmd, check=True, cwd=tmp_path, capture_output=True, timeout=60)
+    doc = json.loads((tmp_path / "o.json").read_text())
+    w, r = doc["jobs"]
+    df = fb.read_fio(tmp_path / "o.json").intervals
+    assert df["step"].to_list() == ["w", "r"]
+    assert df["write_bytes"].to_list() == [w["write"]["io_bytes"], 0]
+    assert df["read_ios"].to_list() == [0, r["read"]["total_ios"]]
+    assert df["interval_s"].to_list() == pytest.approx(
+        [w["write"]["runtime"] / 1000, r["read"]["runtime"] / 1000]
+    )
+    assert df["t_s"][1] == pytest.approx(df["interval_s"].sum())
+
+
+def test_a_directory_of_two_json_outputs_is_refused(tmp_path):
+    for name in ("a.json", "b.json"):
+        _fio(tmp_path, "--rw=randwrite", "--runtime=1")
+        shutil.copy(tmp_path / "out.json", tmp_path / name)
+    (tmp_path / "out.json").unlink()
+    with pytest.raises(fb.FioFormatError, match="holds 2 fio outputs"):
+        fb.read_fio(tmp_path)

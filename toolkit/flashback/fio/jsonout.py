@@ -134,6 +134,11 @@ def direction_totals(x: dict, v: fv.Version, path: Path, job: str) -> tuple[int,
     """
     ios = int(x.get("total_ios", 0))
     raw = int(x.get("io_bytes", 0))
+    if ios < 0 or raw < 0 or ios >= 2**63 or raw >= 2**63:
+        raise FioFormatError(
+            f"{path} job {job!r}: total_ios={ios}, io_bytes={raw} is negative or a wrapped "
+            "negative; the file is corrupt"
+        )
     nbytes = raw if v >= fv.NANOSECONDS_FROM else raw * 1024
     if "io_kbytes" in x and abs(nbytes / 1024 - float(x["io_kbytes"])) > 1:
         raise FioFormatError(

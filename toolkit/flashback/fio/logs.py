@@ -98,6 +98,12 @@ def _raise_bad_line(path: Path, width: int) -> None:
                     f"{path} line {lineno}: expected comma-separated integers, got {s[:60]!r}; "
                     "is this a fio log?"
                 )
+            big = [p for p in parts if int(p) >= 2**63]
+            if big:
+                raise FioFormatError(
+                    f"{path} line {lineno}: value {big[0]} is a negative number wrapped around "
+                    "(fio printed an unsigned underflow); the file is corrupt"
+                )
     raise ImportFormatError(f"{path}: not a fio log (polars could not read it as integers)")
 
 
