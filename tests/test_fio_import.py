@@ -383,3 +383,11 @@ def test_a_directory_of_two_json_outputs_is_refused(tmp_path):
     (tmp_path / "out.json").unlink()
     with pytest.raises(fb.FioFormatError, match="holds 2 fio outputs"):
         fb.read_fio(tmp_path)
+
+
+def test_a_directory_with_json_and_normal_output_reads_the_json(tmp_path):
+    doc = _fio(tmp_path, "--rw=randwrite", "--runtime=1")
+    _run(tmp_path, "--rw=randwrite", "--runtime=1", f"--output={tmp_path / 'result.txt'}")
+    (tmp_path / "f.bin").unlink()
+    df = fb.read_fio(tmp_path).intervals
+    assert df["write_bytes"].to_list() == [doc["jobs"][0]["write"]["io_bytes"]]

@@ -110,6 +110,14 @@ def read_fio(
         raise FioFormatError(f"fio_version={fio_version!r} is not a version such as '3.1'")
     log_files, others, how = _inputs(source)
     if not log_files:
+        jsons = [
+            p
+            for p in others
+            if '"fio version"' in p.open("rb").read(8192).decode("utf-8", "replace")
+        ]
+        if len(others) > 1 and len(jsons) == 1:
+            fv.printed_in(others)  # the other files (normal/terse output) must name its version
+            others = jsons
         if len(others) > 1:
             raise FioFormatError(
                 f"{source}: holds {len(others)} fio outputs ({', '.join(p.name for p in others[:4])}); "
@@ -196,14 +204,19 @@ def _decide_modes(
         if lg.t_ms.size == 0:
             continue
         if lg.kind in ("bw", "iops") and (lg.bs > 0).mean() > 0.5:
-            windowed = logs.looks_windowed(lg)
             if v is not None:
-                fv.check_agrees(
-                    v,
-                    inferred_ok=windowed == (v < fv.WINDOWED_DEFAULT_LOGS_BEFORE),
-                    layout="one row per 500 ms window" if windowed else "one row per I/O",
-                    path=lg.path,
-                )
+                # the version decides; an iops log can still contradict it (per-I/O rows are 1)
+                windowed = v < fv.WINDOWED_DEFAULT_LOGS_BEFORE
+                if lg.kind == "iops" and lg.value is not None:
+                    ones = bool((lg.value == 1).all())
+                    fv.check_agrees(
+                        v,
+                        inferred_ok=windowed != ones,
+                        layout="one row per I/O" if ones else "one row per 500 ms window",
+                        path=lg.path,
+                    )
+            else:
+                windowed = logs.looks_windowed(lg)
             if windowed:
                 lg.mode = "default_window"
                 hi = min(hi, fv.WINDOWED_DEFAULT_LOGS_BEFORE)
