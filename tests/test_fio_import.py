@@ -50,13 +50,9 @@ def averaged(tmp_path_factory):
     return tmp, doc
 
 
-def _raw_rate_total(path, ddir, avg_s):
-    tot = 0.0
-    for line in path.read_text().splitlines():
-        f = [int(x) for x in line.split(",")]
-        if f[2] == ddir:
-            tot += f[1] * avg_s
-    return tot
+def _raw_max(path, ddir):
+    rows = [[int(x) for x in line.split(",")] for line in path.read_text().splitlines()]
+    return max(f[1] for f in rows if f[2] == ddir)
 
 
 def test_averaged_logs_become_a_capture(averaged):
@@ -75,15 +71,16 @@ def test_averaged_logs_become_a_capture(averaged):
         "trim_ios",
     ):
         assert c in df.columns
-    # Jobs merged and units converted: totals equal the logs' own integrals (KiB/s → bytes).
+    # Jobs merged and units converted (KiB/s → bytes): the totals are fio's JSON totals less
+    # at most the two partial 250 ms windows per job fio leaves unlogged, and 0.5 % rounding.
     for d, name in ((0, "read"), (1, "write")):
-        ios = sum(_raw_rate_total(p, d, 0.25) for p in tmp.glob("lg_iops.*.log"))
-        kib = sum(_raw_rate_total(p, d, 0.25) for p in tmp.glob("lg_bw.*.log"))
-        assert df[f"{name}_ios"].sum() == pytest.approx(ios, rel=0.01, abs=2)
-        assert df[f"{name}_bytes"].sum() == pytest.approx(kib * 1024, rel=0.01)
-        # …and are close to what fio's JSON says (the logs miss the last partial window).
-        total = sum(j[name]["total_ios"] for j in doc["jobs"])
-        assert 0.6 * total <= df[f"{name}_ios"].sum() <= 1.01 * total
+        for kind, col, unit in (("iops", "ios", 1), ("bw", "bytes", 1024)):
+            key = "total_ios" if kind == "iops" else "io_bytes"
+            total = sum(j[name][key] for j in doc["jobs"])
+            peak = sum(_raw_max(p, d) for p in tmp.glob(f"lg_{kind}.*.log")) * unit
+            got = df[f"{name}_{col}"].sum()
+            assert abs(got - total) <= 2 * 0.25 * peak + 0.005 * total
+            assert got > 0.5 * total
     assert (np.diff(df["host_written_bytes"].to_numpy().astype(np.int64)) >= 0).all()
     lat = df["write_lat_mean_us"].drop_nulls()
     assert lat.len() > 0 and 0.1 < lat.median() < 1e5  # ns → µs

@@ -208,3 +208,12 @@ def test_fio2_json_io_bytes_are_kib_and_latencies_us():
 def test_fio2_json_declared_as_fio3_is_refused():
     with pytest.raises(fb.FioFormatError, match="fio-2.18"):
         fb.read_fio(FIO218, fio_version="3.1")
+
+
+def test_bw_log_alone_is_checked_on_bytes_only():
+    # a bw log measures bytes, not I/O counts: only bytes are compared with fio's JSON
+    w = _json(PM_JSON)["jobs"][0]["write"]
+    df = fb.read_fio([PM_LOGS[0], PM_JSON]).intervals
+    assert df["write_bytes"].sum() == pytest.approx(w["io_bytes"], rel=0.01)
+    assert df["write_ios"].null_count() == df.height  # not measured: null, not zero
+    assert df["write_iops"].null_count() == df.height

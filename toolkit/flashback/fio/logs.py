@@ -32,6 +32,11 @@ _NAME = re.compile(
 _DDIRS = (0, 1, 2)
 
 
+def is_log_name(name: str) -> bool:
+    """Whether ``name`` is a fio log file name (``PREFIX_kind[.N].log``)."""
+    return _NAME.match(name) is not None
+
+
 def kind_of(path: Path) -> tuple[str, int, str]:
     """(kind, job number, run prefix) from a fio log file name such as ``x_clat.2.log``.
 

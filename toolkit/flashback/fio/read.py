@@ -28,38 +28,36 @@ DIRS = ("read", "write", "trim")
 _LOG_ROUNDING = 0.005
 
 
-def _inputs(source: Any) -> tuple[list[Path], list[Path], str]:
-    """(log files, other fio files of the same run, how they were named).
+def _inputs(source: Any) -> tuple[list[Path], list[Path]]:
+    """(log files, other fio output files of the same run).
 
     Raises:
         ImportFormatError: nothing found.
     """
     if isinstance(source, (list, tuple)):
         ps = [Path(p) for p in source]
-        return (
-            [p for p in ps if p.name.endswith(".log")],
-            [p for p in ps if not p.name.endswith(".log")],
-            "list",
-        )
+        return [p for p in ps if p.name.endswith(".log")], [
+            p for p in ps if not p.name.endswith(".log")
+        ]
     p = Path(source)
     if p.is_dir():
         files = sorted(x for x in p.iterdir() if x.is_file())
-        lg = [x for x in files if logs._NAME.match(x.name)]
+        lg = [x for x in files if logs.is_log_name(x.name)]
         others = [x for x in files if x not in lg and _is_fio_output(x)]
-        found: tuple[list[Path], list[Path], str] = (lg, others, "directory")
+        found: tuple[list[Path], list[Path]] = (lg, others)
     elif p.exists():
-        found = ([p], [], "file") if p.name.endswith(".log") else ([], [p], "file")
+        found = ([p], []) if p.name.endswith(".log") else ([], [p])
     else:
         lg = sorted(Path(f) for f in glob.glob(glob.escape(os.fspath(p)) + "_*.log"))
         d = p.parent if str(p.parent) else Path(".")
-        same_dir = [x for x in d.iterdir() if logs._NAME.match(x.name)] if d.is_dir() else []
+        same_dir = [x for x in d.iterdir() if logs.is_log_name(x.name)] if d.is_dir() else []
         one_run = {logs.kind_of(x)[2] for x in same_dir} == {p.name}
         others = (
             [x for x in sorted(d.iterdir()) if x.is_file() and x not in lg and _is_fio_output(x)]
             if one_run
             else []
         )
-        found = (lg, others, "prefix")
+        found = (lg, others)
     if not found[0] and not found[1]:
         raise ImportFormatError(
             f"{source}: no fio logs or JSON found; pass a log, a directory or a log prefix"
@@ -67,12 +65,17 @@ def _inputs(source: Any) -> tuple[list[Path], list[Path], str]:
     return found
 
 
-def _is_fio_output(p: Path) -> bool:
+def _head(p: Path) -> str:
+    """The first 8 KiB of a file as text ("" when unreadable)."""
     try:
         with p.open("rb") as f:
-            head = f.read(8192).decode("utf-8", "replace")
+            return f.read(8192).decode("utf-8", "replace")
     except OSError:
-        return False
+        return ""
+
+
+def _is_fio_output(p: Path) -> bool:
+    head = _head(p)
     return '"fio version"' in head or terse.is_terse(head) or normal.is_normal(head)
 
 
@@ -108,13 +111,9 @@ def read_fio(
     declared = fv.parse_version(fio_version) if fio_version else None
     if fio_version and declared is None:
         raise FioFormatError(f"fio_version={fio_version!r} is not a version such as '3.1'")
-    log_files, others, how = _inputs(source)
+    log_files, others = _inputs(source)
     if not log_files:
-        jsons = [
-            p
-            for p in others
-            if '"fio version"' in p.open("rb").read(8192).decode("utf-8", "replace")
-        ]
+        jsons = [p for p in others if '"fio version"' in _head(p)]
         if len(others) > 1 and len(jsons) == 1:
             fv.printed_in(others)  # the other files (normal/terse output) must name its version
             others = jsons
@@ -144,7 +143,7 @@ def read_fio(
 
 
 def _read_result(path: Path, declared: fv.Version | None, capacity_bytes: int | None) -> Capture:
-    head = path.open("rb").read(8192).decode("utf-8", "replace")
+    head = _head(path)
     if terse.is_terse(head) and not head.lstrip().startswith("{"):
         rows, v = terse.read_terse(path, declared)
         kind = "terse"
@@ -173,8 +172,10 @@ def _read_result(path: Path, declared: fv.Version | None, capacity_bytes: int | 
 def _finish(df: pl.DataFrame) -> pl.DataFrame:
     for c in df.columns:
         if c.endswith("_ios") or c.endswith("_bytes"):
+            if df[c].dtype.is_float():
+                df = df.with_columns(pl.col(c).fill_nan(None))
             df = df.with_columns(pl.col(c).cast(pl.UInt64))
-        elif c.endswith("_us"):
+        elif c.endswith("_us") or c.endswith("_iops") or c.endswith("_mbps"):
             df = df.with_columns(pl.col(c).cast(pl.Float64).fill_nan(None))
     return df.with_columns(pl.col("write_bytes").cum_sum().alias("host_written_bytes"))
 
@@ -295,13 +296,18 @@ def _read_logs(
     dt_s = np.diff(edges) / 1000.0
     by = {k: [lg for lg in parsed if lg.kind == k] for k in logs.KINDS}
     cols: dict[str, Any] = {"t_s": edges[1:] / 1000.0, "interval_s": dt_s}
-    slack: dict[str, float] = {}
+    slack: dict[str, float] = {}  # the totals the logs measure, with their tolerance
+    per_io_kind = next(
+        (k for k in ("lat", "clat", "slat") if any(lg.mode == "per_io" for lg in by[k])), None
+    )
     for d, name in enumerate(DIRS):
         ios = series.rate_total(by["iops"], d, edges)
         kib = series.rate_total(by["bw"], d, edges)
         nbytes = None if kib is None else kib * 1024.0
-        slack[f"{name}_ios"] = _slack(by["iops"], d)
-        slack[f"{name}_bytes"] = _slack(by["bw"], d) * 1024.0
+        if ios is not None:
+            slack[f"{name}_ios"] = _slack(by["iops"], d)
+        if nbytes is not None:
+            slack[f"{name}_bytes"] = _slack(by["bw"], d) * 1024.0
         h = (
             series.hist_latency(hist_data, d, edges, ns_per_unit=ns_per_unit or 1.0)
             if hist_data
@@ -312,21 +318,18 @@ def _read_logs(
             slack[f"{name}_ios"] = max(float(c.sum(axis=1).max()) for _, _, c in hist_data) * len(
                 hist_data
             )
-        counted = series.per_io_counts(by["lat"] + by["clat"] + by["slat"], d, edges)
-        if counted is not None:
-            # per-I/O latency logs are exact; the first kind found holds every I/O
-            one = next(
-                k for k in ("lat", "clat", "slat") if any(lg.mode == "per_io" for lg in by[k])
-            )
-            counted = series.per_io_counts(by[one], d, edges)
+        if per_io_kind is not None:
+            # per-I/O latency logs hold every I/O once: exact counts and bytes
+            counted = series.per_io_counts(by[per_io_kind], d, edges)
             if ios is None:
                 ios, slack[f"{name}_ios"] = counted[0], 0.0
             if nbytes is None:
                 nbytes, slack[f"{name}_bytes"] = counted[1], 0.0
-        ios = np.zeros(n) if ios is None else ios
-        nbytes = np.zeros(n) if nbytes is None else nbytes
-        cols[f"{name}_ios"] = np.round(ios).astype(np.uint64)
-        cols[f"{name}_bytes"] = np.round(nbytes).astype(np.uint64)
+        # what no log measures is null, not zero (bw logs alone count no I/Os)
+        ios = np.full(n, np.nan) if ios is None else np.round(ios)
+        nbytes = np.full(n, np.nan) if nbytes is None else np.round(nbytes)
+        cols[f"{name}_ios"] = ios
+        cols[f"{name}_bytes"] = nbytes
         cols[f"{name}_iops"] = ios / dt_s
         if name == "trim":
             continue
@@ -356,8 +359,11 @@ def _slack(lgs: list[logs.Log], d: int) -> float:
         sel = lg.ddir == d
         if lg.mode == "per_io" or not sel.any() or lg.value is None:
             continue
-        t = np.unique(lg.t_ms[sel])
-        window_ms = float(np.diff(t).max()) if t.size > 1 else float(t[0])
+        if lg.mode == "avg":
+            window_ms = lg.avg_ms
+        else:  # fio < 2.10 windows: bw_avg_time, the usual spacing
+            t = np.unique(lg.t_ms[sel])
+            window_ms = float(np.median(np.diff(t))) if t.size > 1 else float(t[0])
         s += 2.0 * float(lg.value[sel].max()) * window_ms / 1000.0
     return s
 
@@ -372,7 +378,7 @@ def _check_against_printed(
         FioFormatError: a total differs beyond rounding.
     """
     for p in others:
-        head = p.open("rb").read(8192).decode("utf-8", "replace")
+        head = _head(p)
         if '"fio version"' in head:
             docs = jsonout.load_documents(p)
             pv = jsonout.doc_version(docs[-1], p, v)
@@ -382,6 +388,8 @@ def _check_against_printed(
         else:
             continue
         for key, want in printed.items():
+            if key not in slack:
+                continue  # the logs do not measure it (e.g. bw logs alone give no I/O count)
             got = float(df[key].sum())
             tol = _LOG_ROUNDING * want + slack.get(key, 0.0) + 1.0
             if abs(got - want) > tol:

@@ -31,13 +31,15 @@ def bin_of(t_ms: np.ndarray, edges: np.ndarray) -> np.ndarray:
 def window_integral(
     t_ms: np.ndarray, rate: np.ndarray, edges: np.ndarray, *, avg_ms: float
 ) -> np.ndarray:
-    """Integrates window-averaged rates over the intervals: each sample covers
-    (max(previous sample, t − avg_ms), t] (``avg_ms = inf`` for fio < 2.10 default logs, whose
-    samples cover the time since the previous one). Returns rate·ms per interval."""
+    """Integrates window-averaged rates over the intervals: each sample covers the time since
+    the previous one (fio logs a window when it closes, late or short ones included), except
+    after a gap longer than 1.5 windows, where windows without I/O went unlogged and the
+    sample covers one window (``avg_ms = inf`` for fio < 2.10 default logs: always since the
+    previous one). Returns rate·ms per interval."""
     order = np.argsort(t_ms, kind="stable")
     t, r = t_ms[order], rate[order]
-    prev = np.concatenate([[0.0 if np.isinf(avg_ms) else t[0] - avg_ms], t[:-1]])
-    start = np.maximum(prev, t - avg_ms)
+    prev = np.concatenate([[0.0 if np.isinf(avg_ms) else max(t[0] - avg_ms, 0.0)], t[:-1]])
+    start = np.where(t - prev > 1.5 * avg_ms, t - avg_ms, prev)
     cum = np.concatenate([[0.0], np.cumsum(r * (t - start))])
     xs = np.empty(2 * t.size)
     ys = np.empty(2 * t.size)
