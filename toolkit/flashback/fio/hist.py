@@ -43,9 +43,10 @@ def layout_version(n_buckets: int, path: Path | str) -> tuple[Version, Version, 
         return (3, 0), (99, 0), 1.0
     if n_buckets == BUCKETS_US:
         return (0, 0), (3, 0), 1000.0
+    coarse = any(n_buckets << c in (BUCKETS_NS, BUCKETS_US) for c in range(1, 7))
     raise FioFormatError(
         f"{path}: a histogram log with {n_buckets} buckets; fio writes 1216 (fio 2.x) or 1856 "
-        "(fio 3.x)"
+        "(fio 3.x)" + ("; logs written with log_hist_coarseness > 0 are not read" if coarse else "")
     )
 
 
