@@ -55,6 +55,7 @@ def test_real_job_file_with_unsupported_option_is_refused_by_name():
         ("ioengine=libaio", "ioengine=libaio"),
         ("rw=rw", "rw=rw"),
         ("bs=4k,64k", "per-direction"),
+        ("rw=randread\nio_size=1g", "io_size with rw=randread"),
     ],
 )
 def test_unsupported_values_are_refused(tmp_path, line, match):

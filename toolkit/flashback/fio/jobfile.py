@@ -143,7 +143,7 @@ def _fields(opts: dict[str, str], path: Path) -> tuple[dict[str, str], str | Non
             f["iodepth"] = v
         elif key == "numjobs":
             f["jobs"] = v
-        elif key in ("offset", "size", "loops", "iodepth"):
+        elif key in ("offset", "size", "loops"):
             f[key] = v
         elif key in ("io_size", "io_limit"):
             f["written"] = v
@@ -184,6 +184,11 @@ def _fields(opts: dict[str, str], path: Path) -> tuple[dict[str, str], str | Non
             filename = v
         else:
             raise ParameterError(f"{path}: fio option {key!r} is not one flashback has; remove it")
+    if "written" in f and f.get("rw", "write") not in ("write", "randwrite", "randrw"):
+        raise ParameterError(
+            f"{path}: io_size with rw={f.get('rw')} is not supported; flashback limits bytes "
+            "written only"
+        )
     if runtime is not None:
         f["time"] = runtime
         if not time_based:
