@@ -32,6 +32,12 @@ class ImportFormatError(FlashbackError, ValueError):
     """A foreign input (fio log or JSON, block trace) is malformed; the message names file and line."""
 
 
+class FioFormatError(ImportFormatError):
+    """fio output that cannot be read unambiguously: its layout contradicts the fio version it
+    names, its units cannot be told apart, it mixes runs, or its totals disagree with the totals
+    fio printed."""
+
+
 class DeviceError(FlashbackError, OSError):
     """The operating system reported an I/O error while flashback was using a target."""
 
@@ -55,6 +61,7 @@ __all__ = [
     "SafetyError",
     "CaptureFileError",
     "ImportFormatError",
+    "FioFormatError",
     "DeviceError",
     "AnalysisError",
     "ReplayError",

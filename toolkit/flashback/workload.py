@@ -61,6 +61,20 @@ class Workload:
         """Every field with defaults applied; sizes in bytes, ``time_s`` and ``interval_s`` in s."""
         return dict(self._resolved)  # type: ignore[attr-defined]
 
+    @classmethod
+    def from_fio(cls, path: str, *, job: str | None = None) -> "Workload":
+        """The workload of a fio job file (``[global]`` + the job section; ``job=`` picks one
+        of several). Options flashback does not have are refused by name.
+
+        Raises:
+            ParameterError: an unsupported option or value, several jobs and no ``job=``.
+            ImportFormatError: a malformed job file.
+        """
+        from flashback.fio.jobfile import read_job_file
+
+        fields, _filename = read_job_file(path, job=job)
+        return cls(**fields)
+
     def replace(self, **changes: Any) -> "Workload":
         """A copy with some fields changed (validated again)."""
         return dataclasses.replace(self, **changes)

@@ -20,6 +20,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--rule", default="snia", help="snia|tkperf|band|fio_iops|fio_iops_slope")
     p.add_argument("--round", default="60s", help="steady-state round: 60s, 1g, 0.25fill")
     p.add_argument("--fio", action="store_true", help="read CAPTURE as fio output")
+    p.add_argument("--fio-version", default=None, help="with --fio: e.g. 2.2.10, when not printed")
     p.set_defaults(func=main)
 
 
@@ -32,7 +33,7 @@ def main(args: argparse.Namespace) -> int:
     if args.fio:
         from flashback.fio import read_fio
 
-        cap = read_fio(args.capture)
+        cap = read_fio(args.capture, fio_version=args.fio_version)
     else:
         from flashback.capture import load
 

@@ -47,11 +47,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
+    from flashback.fio.jobfile import cli_job
     from flashback.targets import run
 
     fields = {
         name: getattr(args, name) for name, _ in _WORKLOAD_OPTS if getattr(args, name) is not None
     }
+    args.target, fields = cli_job(args.target, fields)  # TARGET may be a fio job file
     w = Workload(**fields)
     stream_to = args.output if args.output and args.output.endswith(".arrow") else None
     cap = run(

@@ -1,4 +1,5 @@
-"""fio import: bw/iops/lat/clat/slat logs, clat histogram logs and JSON output → a capture."""
+"""fio import: logs, histogram logs, JSON/json+ (and status-interval streams) and terse output
+of any fio version → a capture; fio job files → workloads."""
 
 from flashback.fio.read import read_fio
 

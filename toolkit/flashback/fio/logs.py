@@ -1,140 +1,226 @@
-"""Parsing fio's text logs into per-job sample frames.
+"""fio's text logs → per-file sample arrays, read with polars' CSV reader.
 
 Layouts (comma-separated integers, one sample per line):
 
-- fio ≤ 3.2x: ``time_ms, value, ddir, bs`` (+ ``offset`` with ``log_offset=1``)
-- fio 3.33:   ``time_ms, value, ddir, bs, prio`` (``log_offset=1``: ``…, bs, offset, prio``)
-- newer fio:  ``log_window_value=both`` gives ``time_ms, mean, max, ddir, bs, …``;
-  ``log_issue_time=1`` appends ``issue_time_ns``.
-- clat hist logs (``log_hist_msec``): ``time_ms, ddir, bs, count_0 … count_1215``.
+- ``time_ms, value, ddir, bs`` — every version; fio 3.2x+ appends ``prio``, ``log_offset=1``
+  inserts ``offset`` after ``bs``, ``log_issue_time=1`` appends ``issue_time_ns``.
+- ``log_window_value=both`` (fio 3.3x): ``time_ms, mean, max, ddir, bs, …``.
+- clat histogram logs (``log_hist_msec``): ``time_ms, ddir, bs, count_0 … count_N`` with
+  1216 buckets before fio 3.0 (µs) and 1856 from 3.0 (ns); see :mod:`flashback.fio.hist`.
 
-Values: bw in KiB/s, iops in IO/s, latencies in ns. ``bs`` is 0 in averaged logs
-(``log_avg_msec > 0``) and the I/O size in per-I/O logs.
+What a row means depends on ``bs`` and the fio version (see :mod:`flashback.fio.version`):
+``bs = 0`` is a ``log_avg_msec`` window average; ``bs > 0`` is one I/O (fio ≥ 2.10), except
+that fio < 2.10 bw/iops logs without ``log_avg_msec`` hold one 500 ms window per row, with bs.
+Values: bw in KiB/s, iops in I/O/s, latencies in µs (fio < 3.0) or ns (fio ≥ 3.0).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 
-from flashback.errors import ImportFormatError
+from flashback.errors import FioFormatError, ImportFormatError
 
 KINDS = ("bw", "iops", "lat", "clat", "slat", "clat_hist")
-_NAME = re.compile(r"_(bw|iops|lat|clat|slat|clat_hist)(?:\.(\d+))?\.log(?:\.\w+)?$")
+_NAME = re.compile(
+    r"^(?P<prefix>.*)_(?P<kind>bw|iops|lat|clat|slat|clat_hist)(?:\.(?P<job>\d+))?\.log$"
+)
+_DDIRS = (0, 1, 2)
 
 
-def kind_of(path: Path) -> tuple[str, int]:
-    """(kind, job number) from a fio log file name such as ``x_clat.2.log``.
+def is_log_name(name: str) -> bool:
+    """Whether ``name`` is a fio log file name (``PREFIX_kind[.N].log``)."""
+    return _NAME.match(name) is not None
+
+
+def kind_of(path: Path) -> tuple[str, int, str]:
+    """(kind, job number, run prefix) from a fio log file name such as ``x_clat.2.log``.
 
     Raises:
         ImportFormatError: the name is not a fio log name.
     """
-    m = _NAME.search(path.name)
+    m = _NAME.match(path.name)
     if not m:
         raise ImportFormatError(
-            f"{path}: not a fio log name (expected NAME_bw|iops|lat|clat|slat|clat_hist[.N].log); "
+            f"{path}: not a fio log name (expected PREFIX_bw|iops|lat|clat|slat|clat_hist[.N].log); "
             "rename it or pass the JSON output"
         )
-    return m.group(1), int(m.group(2) or 1)
+    return m.group("kind"), int(m.group("job") or 1), m.group("prefix")
 
 
-def _rows(path: Path) -> tuple[np.ndarray, int]:
-    text = path.read_text(errors="replace")
-    rows, width = [], None
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        s = line.strip()
-        if not s:
-            continue
-        parts = [p.strip() for p in s.split(",")]
-        if parts and parts[-1] == "":
-            parts.pop()
-        try:
-            vals = [int(p) for p in parts]
-        except ValueError:
-            raise ImportFormatError(
-                f"{path} line {lineno}: expected comma-separated integers, got {s[:60]!r}; "
-                "is this a fio log?"
-            ) from None
-        if width is None:
-            width = len(vals)
-        if len(vals) != width or width < 3:
-            raise ImportFormatError(
-                f"{path} line {lineno}: has {len(vals)} fields where earlier lines have {width}; "
-                "the file is truncated or mixes layouts"
-            )
-        rows.append(vals)
-    if not rows:
-        return np.zeros((0, 0), dtype=np.int64), 0
-    return np.asarray(rows, dtype=np.float64), width or 0
+def read_table(path: Path) -> np.ndarray:
+    """All rows of a fio log as an int64 array (rows × fields), parsed by polars.
+
+    Raises:
+        ImportFormatError: a line that is not comma-separated integers, or has a different
+            number of fields (names file and line).
+        FioFormatError: a negative value (fio never logs one; the file is corrupt).
+    """
+    with path.open("rb") as f:
+        first = f.readline()
+    if not first.strip():
+        return np.zeros((0, 0), dtype=np.int64)
+    width = len(first.rstrip(b"\r\n ,").split(b","))
+    try:
+        df = pl.read_csv(
+            path,
+            has_header=False,
+            schema={f"c{i}": pl.Int64 for i in range(width)},
+            truncate_ragged_lines=False,
+        )
+        ok = df.null_count().sum_horizontal().item() == 0
+    except (pl.exceptions.PolarsError, OSError):
+        ok = False
+    if not ok:
+        _raise_bad_line(path, width)
+    a = df.to_numpy()
+    if (a < 0).any():
+        row, col = np.argwhere(a < 0)[0]
+        raise FioFormatError(
+            f"{path} line {row + 1}: field {col + 1} is negative ({a[row, col]}); fio never logs "
+            "negative values, so the file is corrupt"
+        )
+    return a
 
 
-def parse_log(
-    path: Path, *, window_value: str | None = None, log_offset: bool | None = None
-) -> pl.DataFrame:
-    """One fio sample log → frame ``time_ms, value, value_max, ddir, bs, offset``.
+def _raise_bad_line(path: Path, width: int) -> None:
+    """Slow path, only when polars refused the file: finds and names the first bad line."""
+    with path.open("r", errors="replace") as f:
+        for lineno, line in enumerate(f, start=1):
+            s = line.strip().rstrip(",")
+            parts = [p.strip() for p in s.split(",")] if s else []
+            if len(parts) != width:
+                raise ImportFormatError(
+                    f"{path} line {lineno}: has {len(parts)} fields where line 1 has {width}; "
+                    "the file is truncated or mixes layouts"
+                )
+            if not all(re.fullmatch(r"-?\d+", p) for p in parts):
+                raise ImportFormatError(
+                    f"{path} line {lineno}: expected comma-separated integers, got {s[:60]!r}; "
+                    "is this a fio log?"
+                )
+            big = [p for p in parts if int(p) >= 2**63]
+            if big:
+                raise FioFormatError(
+                    f"{path} line {lineno}: value {big[0]} is a negative number wrapped around "
+                    "(fio printed an unsigned underflow); the file is corrupt"
+                )
+    raise ImportFormatError(f"{path}: not a fio log (polars could not read it as integers)")
+
+
+@dataclasses.dataclass
+class Log:
+    """One fio sample log.
+
+    ``mode``: ``"per_io"`` (one row per I/O), ``"avg"`` (``log_avg_msec`` window averages,
+    ``bs = 0``) or ``"default_window"`` (fio < 2.10 bw/iops rows, one per ``bw_avg_time``).
+    ``value_max`` is set when the log carries a true window maximum (``log_window_value=both``
+    or ``max``); ``value`` is ``None`` when the log carries only maxima.
+    """
+
+    path: Path
+    kind: str
+    job: int
+    t_ms: np.ndarray
+    ddir: np.ndarray
+    bs: np.ndarray
+    value: np.ndarray | None
+    value_max: np.ndarray | None
+    both: bool
+    mode: str = "per_io"
+    avg_ms: float = 0.0
+    extra: np.ndarray | None = None  # fields after bs: [offset], [prio], [issue_time]
+
+
+def parse_log(path: Path, *, window_value: str | None = None) -> Log:
+    """One fio sample log (bw/iops/lat/clat/slat) → :class:`Log` (mode not yet decided for
+    rows with ``bs > 0``; see :func:`decide_mode`).
+
+    ``window_value``: ``"both"`` (mean and max columns), ``"max"`` (``log_max_value=1``: the
+    value is the window maximum) or ``None``/``"mean"`` (inferred: ``both`` when the 4th
+    field, not the 3rd, is a data direction).
 
     Raises:
         ImportFormatError: malformed line (names file and line) or an unknown layout.
+        FioFormatError: a negative value.
     """
-    a, w = _rows(path)
-    cols = ["time_ms", "value", "value_max", "ddir", "bs", "offset"]
+    kind, job, _ = kind_of(path)
+    a = read_table(path)
     if a.shape[0] == 0:
-        return pl.DataFrame({c: [] for c in cols}, schema={c: pl.Float64 for c in cols})
+        z = np.zeros(0)
+        return Log(path, kind, job, z, z, z, z, None, False)
+    w = a.shape[1]
+    if w < 3:
+        raise ImportFormatError(f"{path}: {w} fields per line is not a fio log layout")
     both = window_value == "both"
     if window_value is None and w >= 6:
-        # 'both' puts ddir in column 3; plain layouts have it in column 2.
-        col2_is_ddir = np.isin(a[:, 2], (0, 1, 2)).all()
-        col3_is_ddir = np.isin(a[:, 3], (0, 1, 2)).all()
-        both = bool(col3_is_ddir and not col2_is_ddir)
+        col2 = np.isin(a[:, 2], _DDIRS).all()
+        col3 = np.isin(a[:, 3], _DDIRS).all()
+        both = bool(col3 and not col2)
     i = 2 if both else 1
     if w < i + 2:
         raise ImportFormatError(f"{path}: {w} fields per line is not a fio log layout")
     ddir = a[:, i + 1]
-    bs = a[:, i + 2] if w > i + 2 else np.zeros(len(a))
-    rest = w - (i + 3)  # fields after bs: [offset], [prio], [issue_time]
-    has_offset = log_offset if log_offset is not None else rest >= 2
-    offset = a[:, i + 3] if has_offset and rest >= 1 else np.zeros(len(a))
-    if not np.isin(ddir, (0, 1, 2)).all():
-        bad = int(np.argmax(~np.isin(ddir, (0, 1, 2))))
+    bad = ~np.isin(ddir, _DDIRS)
+    if bad.any():
+        k = int(np.argmax(bad))
         raise ImportFormatError(
-            f"{path} line {bad + 1}: data direction {int(ddir[bad])} is not 0, 1 or 2; pass "
-            "window_value='both' or log_offset= if the layout was guessed wrong"
+            f"{path} line {k + 1}: data direction {int(ddir[k])} is not 0, 1 or 2; pass "
+            "window_value='both' if the log was written with log_window_value=both"
         )
-    return pl.DataFrame(
-        {
-            "time_ms": a[:, 0],
-            "value": a[:, 1],
-            "value_max": a[:, 2] if both else a[:, 1],
-            "ddir": ddir,
-            "bs": bs,
-            "offset": offset,
-        }
+    bs = a[:, i + 2] if w > i + 2 else np.zeros(len(a), dtype=np.int64)
+    v = a[:, 1].astype(np.float64)
+    if both:
+        value, vmax = v, a[:, 2].astype(np.float64)
+    elif window_value == "max":
+        value, vmax = None, v
+    else:
+        value, vmax = v, None
+    extra = a[:, i + 3 :] if w > i + 3 else None
+    return Log(
+        path, kind, job, a[:, 0].astype(np.float64), ddir, bs, value, vmax, both, extra=extra
     )
 
 
-def plat_idx_to_val(idx: np.ndarray, bits: int = 6) -> np.ndarray:
-    """fio's latency histogram bucket index → the bucket's mid value in ns."""
-    val = 1 << bits
-    idx = np.asarray(idx, dtype=np.int64)
-    out = idx.astype(np.float64)
-    hi = idx >= (val << 1)
-    error_bits = (idx[hi] >> bits) - 1
-    base = np.left_shift(1, error_bits + bits).astype(np.float64)
-    k = idx[hi] % val
-    out[hi] = base + (k + 0.5) * np.left_shift(1, error_bits).astype(np.float64)
-    return out
+def fio3_columns(log: Log) -> bool:
+    """Whether the fields after ``bs`` can only be fio 3.x's: two or more (offset + prio,
+    issue time), or one that is a priority rather than a ``log_offset`` offset (all zero, or
+    not sector-aligned). fio 2.x wrote at most ``offset`` there."""
+    if log.extra is None or log.extra.shape[0] == 0:
+        return False
+    if log.extra.shape[1] >= 2:
+        return True
+    last = log.extra[:, 0]
+    return bool((last == 0).all() or (last % 512 != 0).any())
 
 
-def parse_hist(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """clat hist log → (time_ms, ddir, counts[n_lines, n_bins]).
+def window_ms(log: "Log") -> float:
+    """A ``log_avg_msec`` log's window: the typical spacing of one direction's sample times
+    (directions are logged a few ms apart, windows jitter by a few ms, and windows without
+    I/O are not logged)."""
+    spacings = [np.diff(np.unique(log.t_ms[log.ddir == d])) for d in _DDIRS]
+    spacings = [s for s in spacings if s.size]
+    if not spacings:
+        return float(log.t_ms.max()) if log.t_ms.size else 1.0
+    s = np.round(np.concatenate(spacings))
+    # the most common spacing (longer gaps are windows without samples, a shorter last one is
+    # the final partial window), then the median of those within 10 % of it (jitter)
+    vals, counts = np.unique(s, return_counts=True)
+    mode = vals[np.argmax(counts)]
+    return float(np.median(s[np.abs(s - mode) <= 0.1 * mode])) or 1.0
 
-    Raises:
-        ImportFormatError: malformed line.
-    """
-    a, w = _rows(path)
-    if a.shape[0] == 0:
-        return np.zeros(0), np.zeros(0), np.zeros((0, 0))
-    return a[:, 0], a[:, 1], a[:, 3:]
+
+def looks_windowed(log: Log) -> bool:
+    """Whether a bw/iops log with ``bs > 0`` holds window samples (fio < 2.10) rather than one
+    row per I/O: per-I/O iops rows are all 1, and per-I/O rows come many per window."""
+    if log.kind == "iops" and log.value is not None and (log.value == 1).all():
+        return False
+    t = np.unique(log.t_ms)
+    if t.size < 2:
+        return log.kind == "iops"
+    per_distinct = log.t_ms.size / t.size
+    return bool(np.median(np.diff(t)) >= 100.0 and per_distinct < 3.5)

@@ -1,10 +1,14 @@
-"""``read_fio``: fio's logs or JSON output → a :class:`~flashback.Capture` in the capture
-schema (KiB/s and ns converted, directions split, jobs merged, regular intervals)."""
+"""``read_fio``: fio's logs, JSON/json+ (one document or a ``--status-interval`` stream) or
+terse output → a :class:`~flashback.Capture`, checked against the totals fio printed.
+
+Latency columns: fio's ``lat`` (submission to completion) goes to ``{read,write}_lat_*_us``,
+fio's ``clat`` (logs, histogram logs, JSON blocks) to ``{read,write}_clat_*_us``; a clat
+value never fills a lat column.
+"""
 
 from __future__ import annotations
 
 import glob
-import math
 import os
 from pathlib import Path
 from typing import Any
@@ -13,67 +17,66 @@ import numpy as np
 import polars as pl
 
 from flashback.capture import Capture
-from flashback.errors import ImportFormatError
-from flashback.fio import logs
-from flashback.fio.jsonout import read_json
+from flashback.errors import FioFormatError, ImportFormatError
+from flashback.fio import hist as fhist
+from flashback.fio import jsonout, logs, normal, series, terse
+from flashback.fio import version as fv
 
 DIRS = ("read", "write", "trim")
+# the share of a total that integer rounding of log samples may lose, on top of the partial
+# windows fio leaves unlogged at each end of a job (see _slack)
+_LOG_ROUNDING = 0.005
 
 
-def _files(source: Any) -> list[Path]:
+def _inputs(source: Any) -> tuple[list[Path], list[Path]]:
+    """(log files, other fio output files of the same run).
+
+    Raises:
+        ImportFormatError: nothing found.
+    """
     if isinstance(source, (list, tuple)):
-        return [Path(p) for p in source]
+        ps = [Path(p) for p in source]
+        return [p for p in ps if p.name.endswith(".log")], [
+            p for p in ps if not p.name.endswith(".log")
+        ]
     p = Path(source)
     if p.is_dir():
-        out = sorted(p.glob("*.log"))
+        files = sorted(x for x in p.iterdir() if x.is_file())
+        lg = [x for x in files if logs.is_log_name(x.name)]
+        others = [x for x in files if x not in lg and _is_fio_output(x)]
+        found: tuple[list[Path], list[Path]] = (lg, others)
     elif p.exists():
-        out = [p]
+        found = ([p], []) if p.name.endswith(".log") else ([], [p])
     else:
-        out = sorted(Path(f) for f in glob.glob(os.fspath(p) + "_*.log*"))
-    if not out:
+        lg = sorted(Path(f) for f in glob.glob(glob.escape(os.fspath(p)) + "_*.log"))
+        d = p.parent if str(p.parent) else Path(".")
+        same_dir = [x for x in d.iterdir() if logs.is_log_name(x.name)] if d.is_dir() else []
+        one_run = {logs.kind_of(x)[2] for x in same_dir} == {p.name}
+        others = (
+            [x for x in sorted(d.iterdir()) if x.is_file() and x not in lg and _is_fio_output(x)]
+            if one_run
+            else []
+        )
+        found = (lg, others)
+    if not found[0] and not found[1]:
         raise ImportFormatError(
             f"{source}: no fio logs or JSON found; pass a log, a directory or a log prefix"
         )
-    return out
+    return found
 
 
-def _integral_bins(
-    t_ms: np.ndarray, rate: np.ndarray, edges_ms: np.ndarray, avg_ms: float
-) -> np.ndarray:
-    """Integrates a window-averaged rate (each sample covers (t − avg, t]) over bins."""
-    order = np.argsort(t_ms, kind="stable")
-    t, r = t_ms[order], rate[order]
-    prev = np.concatenate([[t[0] - avg_ms], t[:-1]])
-    start = np.maximum(prev, t - avg_ms)
-    area = r * (t - start)
-    cum = np.concatenate([[0.0], np.cumsum(area)])
-    xs = np.empty(2 * t.size)
-    ys = np.empty(2 * t.size)
-    xs[0::2], xs[1::2] = start, t
-    ys[0::2], ys[1::2] = cum[:-1], cum[1:]
-    xs = np.maximum.accumulate(xs)
-    c = np.interp(edges_ms, xs, ys, left=0.0, right=cum[-1])
-    return np.diff(c)
+def _head(p: Path) -> str:
+    """The first 8 KiB of a file as text ("" when unreadable)."""
+    try:
+        with p.open("rb") as f:
+            return f.read(8192).decode("utf-8", "replace")
+    except OSError:
+        return ""
 
 
-def _hist_stats(counts: np.ndarray) -> dict[str, float]:
-    total = counts.sum()
-    if total <= 0:
-        return {}
-    vals = logs.plat_idx_to_val(np.arange(counts.size))
-    cdf = np.cumsum(counts) / total
-    q = {
-        p: float(vals[min(int(np.searchsorted(cdf, p)), counts.size - 1)])
-        for p in (0.5, 0.99, 0.999)
-    }
-    return {
-        "ios": float(total),
-        "mean": float((vals * counts).sum() / total),
-        "p50": q[0.5],
-        "p99": q[0.99],
-        "p999": q[0.999],
-        "max": float(vals[np.nonzero(counts)[0].max()]),
-    }
+def _is_fio_output(p: Path) -> bool:
+    head = _head(p)
+    return '"fio version"' in head or terse.is_terse(head) or normal.is_normal(head)
 
 
 def read_fio(
@@ -82,178 +85,316 @@ def read_fio(
     interval: float = 1.0,
     window_value: str | None = None,
     log_offset: bool | None = None,
+    fio_version: str | None = None,
     capacity_bytes: int | None = None,
 ) -> Capture:
-    """Reads fio output into a capture.
+    """Reads fio output into a capture, knowing each fio version's formats.
 
-    ``source``: fio's JSON/json+ output file, one log, a list of logs, a directory of logs,
-    or the log prefix given to ``write_*_log`` (``PREFIX_bw.1.log`` ...). Averaged logs
-    (``log_avg_msec``) are integrated over regular ``interval``-second intervals; per-I/O
-    logs are counted; clat histogram logs give exact-bucket percentiles; jobs are summed
-    (rates) or averaged (latencies); intervals without samples are zero.
+    ``source``: fio's JSON/json+ output (one document, or a ``--status-interval`` stream →
+    one row per status report), terse output (one row per group), one log, a list of files
+    (logs of one run plus, optionally, its JSON or normal output), a directory holding one
+    run, or the log prefix given to ``write_*_log`` (``PREFIX_bw.1.log`` ...).
+
+    Logs are binned into ``interval``-second rows; the last row keeps its true length.
+    Per-job logs (``.1`` … ``.N``) are summed. ``fio_version`` (e.g. ``"2.2.10"``) is only
+    needed when no JSON/normal output of the run is given and the layout cannot tell
+    (fio 2.x latency logs are in µs, 3.x in ns). ``window_value``: ``"both"`` or ``"max"``
+    for logs written with ``log_window_value``/``log_max_value`` when the layout cannot tell;
+    ``log_offset`` is accepted for compatibility and not needed.
 
     Raises:
-        ImportFormatError: a malformed line (names file and line), unknown file names, or
-            no data.
+        ImportFormatError: a malformed line (names file and line), unknown file names, no data.
+        FioFormatError: the layout contradicts the fio version, units cannot be told apart,
+            two runs are mixed, a negative value, or the totals disagree with fio's.
     """
-    files = _files(source)
-    if len(files) == 1 and (
-        files[0].suffix == ".json" or files[0].read_bytes()[:200].lstrip().startswith(b"{")
-    ):
-        return read_json(files[0], capacity_bytes=capacity_bytes)
-    parsed: dict[str, list[pl.DataFrame]] = {k: [] for k in logs.KINDS}
-    hists = []
-    for f in files:
-        kind, _job = logs.kind_of(f)
-        if kind == "clat_hist":
-            hists.append(logs.parse_hist(f))
+    del log_offset
+    declared = fv.parse_version(fio_version) if fio_version else None
+    if fio_version and declared is None:
+        raise FioFormatError(f"fio_version={fio_version!r} is not a version such as '3.1'")
+    log_files, others = _inputs(source)
+    if not log_files:
+        jsons = [p for p in others if '"fio version"' in _head(p)]
+        if len(others) > 1 and len(jsons) == 1:
+            fv.printed_in(others)  # the other files (normal/terse output) must name its version
+            others = jsons
+        if len(others) > 1:
+            raise FioFormatError(
+                f"{source}: holds {len(others)} fio outputs ({', '.join(p.name for p in others[:4])}); "
+                "pass one file, they are not summed"
+            )
+        return _read_result(others[0], declared, capacity_bytes)
+    seen: dict[tuple[str, int], Path] = {}
+    for p in log_files:
+        kind, job, _ = logs.kind_of(p)
+        if (kind, job) in seen:
+            raise FioFormatError(
+                f"{source}: {seen[kind, job].name} and {p.name} are both job {job}'s {kind} log, "
+                "so the files hold more than one run; pass one run, runs are not summed"
+            )
+        seen[kind, job] = p
+    prefixes = {logs.kind_of(p)[2] for p in log_files}
+    printed, printed_at = fv.printed_in(others)
+    if declared and printed and declared != printed:
+        raise FioFormatError(
+            f"{printed_at}: says {fv.show(printed)} but fio_version={fv.show(declared)} was given"
+        )
+    v = declared or printed
+    return _read_logs(log_files, others, v, prefixes, interval, window_value, capacity_bytes)
+
+
+def _read_result(path: Path, declared: fv.Version | None, capacity_bytes: int | None) -> Capture:
+    head = _head(path)
+    if terse.is_terse(head) and not head.lstrip().startswith("{"):
+        rows, v = terse.read_terse(path, declared)
+        kind = "terse"
+    elif "{" in head:
+        docs = jsonout.load_documents(path)
+        v = jsonout.doc_version(docs[-1], path, declared)
+        if len(docs) > 1:
+            rows, kind = jsonout.stream_rows(docs, path, v), "json-stream"
         else:
-            parsed[kind].append(logs.parse_log(f, window_value=window_value, log_offset=log_offset))
-    t_max = max(
-        [float(d["time_ms"].max()) for v in parsed.values() for d in v if d.height]
-        + [float(h[0].max()) for h in hists if h[0].size]
-        + [0.0]
-    )
-    if t_max <= 0:
+            rows, kind = jsonout.whole_run_rows(docs[0], path, v), "json"
+    else:
         raise ImportFormatError(
-            f"{files[0]}: the fio logs hold no samples; run fio longer or check log_avg_msec"
+            f"{path}: neither fio JSON nor terse output; fio's normal output holds only "
+            "summaries, pass --output-format=json (or the logs)"
         )
-    iv_ms = interval * 1000.0
-    n = max(1, math.ceil(t_max / iv_ms - 1e-9))
-    edges = np.arange(n + 1) * iv_ms
-    cols: dict[str, Any] = {
-        "t_s": (np.arange(n) + 1) * interval,
-        "interval_s": np.full(n, interval),
-    }
-    for d, name in enumerate(DIRS):
-        ios, nbytes = (
-            _rate_series(parsed["iops"], d, edges, iv_ms, unit=1.0),
-            _rate_series(parsed["bw"], d, edges, iv_ms, unit=1024.0),
-        )
-        lat_src = parsed["clat"] or parsed["lat"]
-        lat = _lat_series(lat_src, d, edges)
-        hist = [h for h in hists if h[0].size]
-        if hist:
-            lat_h, ios_h = _hist_series(hist, d, edges)
-            if ios is None:
-                ios = ios_h
-            if name != "trim":
-                lat = lat_h if lat is None or not parsed["clat"] else lat
-        if ios is None:
-            ios = _count_series(lat_src, d, edges)
-        if nbytes is None:
-            nbytes = _bytes_series(lat_src + parsed["iops"], d, edges)
-        ios = np.zeros(n) if ios is None else ios
-        nbytes = np.zeros(n) if nbytes is None else nbytes
-        cols[f"{name}_ios"] = np.round(ios).astype(np.uint64)
-        cols[f"{name}_bytes"] = np.round(nbytes).astype(np.uint64)
-        cols[f"{name}_iops"] = ios / interval
-        if name != "trim":
-            cols[f"{name}_mbps"] = nbytes / interval / 1e6
-            for s in ("mean", "p50", "p99", "p999", "max"):
-                v = None if lat is None else lat.get(s)
-                cols[f"{name}_lat_{s}_us"] = np.full(n, np.nan) if v is None else v / 1000.0
-    df = pl.DataFrame(cols)
-    df = df.with_columns([pl.col(c).fill_nan(None) for c in df.columns if "_lat_" in c])
-    df = df.with_columns(
-        pl.col("write_bytes").cum_sum().alias("host_written_bytes"), pl.lit("fio").alias("step")
-    )
-    meta = {
+    df = pl.DataFrame(rows, infer_schema_length=None)
+    df = _finish(df)
+    meta = _meta([path], v, capacity_bytes, kind)
+    if kind.startswith("json"):
+        meta["jobs"] = [
+            {"jobname": j.get("jobname"), "options": j.get("job options")} for j in docs[-1]["jobs"]
+        ]
+    return Capture(intervals=df, meta=meta)
+
+
+def _finish(df: pl.DataFrame) -> pl.DataFrame:
+    for c in df.columns:
+        if c.endswith("_ios") or c.endswith("_bytes"):
+            if df[c].dtype.is_float():
+                df = df.with_columns(pl.col(c).fill_nan(None))
+            df = df.with_columns(pl.col(c).cast(pl.UInt64))
+        elif c.endswith("_us") or c.endswith("_iops") or c.endswith("_mbps"):
+            df = df.with_columns(pl.col(c).cast(pl.Float64).fill_nan(None))
+    return df.with_columns(pl.col("write_bytes").cum_sum().alias("host_written_bytes"))
+
+
+def _meta(files: list[Path], v: fv.Version | None, capacity_bytes: int | None, kind: str) -> dict:
+    return {
         "source": "fio",
+        "fio_format": kind,
+        "fio_version": fv.show(v) if v else None,
         "files": [str(f) for f in files],
         "status": "complete",
         "target": {"kind": "fio", "size_bytes": capacity_bytes},
     }
+
+
+def _decide_modes(
+    parsed: list[logs.Log], hists: list, v: fv.Version | None
+) -> tuple[fv.Version | None, float | None]:
+    """Decides what each log's rows are and the run's latency unit (ns per unit, or None when
+    no log needs one), from the version when known, the layout otherwise.
+
+    Raises:
+        FioFormatError: the layout contradicts the version, or the unit cannot be told.
+    """
+    lo, hi, why = (0, 0), (99, 0), []
+    for lg in parsed:
+        if lg.t_ms.size == 0:
+            continue
+        if lg.kind in ("bw", "iops") and (lg.bs > 0).mean() > 0.5:
+            if v is not None:
+                # the version decides; an iops log can still contradict it (per-I/O rows are 1)
+                windowed = v < fv.WINDOWED_DEFAULT_LOGS_BEFORE
+                if lg.kind == "iops" and lg.value is not None:
+                    ones = bool((lg.value == 1).all())
+                    fv.check_agrees(
+                        v,
+                        inferred_ok=windowed != ones,
+                        layout="one row per I/O" if ones else "one row per 500 ms window",
+                        path=lg.path,
+                    )
+            else:
+                windowed = logs.looks_windowed(lg)
+            if windowed:
+                lg.mode = "default_window"
+                hi = min(hi, fv.WINDOWED_DEFAULT_LOGS_BEFORE)
+                why.append(f"{lg.path.name}: windows with bs (fio < 2.10)")
+            else:
+                lo = max(lo, fv.WINDOWED_DEFAULT_LOGS_BEFORE)
+                why.append(f"{lg.path.name}: one row per I/O (fio >= 2.10)")
+        elif (lg.bs == 0).mean() > 0.5 or lg.kind in ("bw", "iops"):
+            lg.mode, lg.avg_ms = "avg", logs.window_ms(lg)
+        if lg.both or logs.fio3_columns(lg):
+            layout = "mean and max columns" if lg.both else "priority/issue-time columns"
+            if v is not None:
+                fv.check_agrees(
+                    v, inferred_ok=v >= fv.NANOSECONDS_FROM, layout=layout, path=lg.path
+                )
+            lo = max(lo, fv.NANOSECONDS_FROM)
+            why.append(f"{lg.path.name}: {layout} (fio 3.x)")
+    for path, (_t, _d, counts) in hists:
+        h_lo, h_hi, _ = fhist.layout_version(counts.shape[1], path)
+        if v is not None:
+            fv.check_agrees(
+                v, inferred_ok=h_lo <= v < h_hi, layout=f"{counts.shape[1]} buckets", path=path
+            )
+        lo, hi = max(lo, h_lo), min(hi, h_hi)
+        why.append(f"{path.name}: {counts.shape[1]} histogram buckets")
+    if v is None and lo >= hi:
+        raise FioFormatError(
+            "the logs were written by different fio versions ("
+            + "; ".join(why)
+            + "); they are not one run"
+        )
+    needs_unit = any(lg.kind in ("lat", "clat", "slat") for lg in parsed) or bool(hists)
+    if not needs_unit:
+        return v, None
+    if v is not None:
+        return v, fv.latency_unit_ns(v)
+    if lo >= fv.NANOSECONDS_FROM:
+        return None, 1.0
+    if hi <= fv.NANOSECONDS_FROM:
+        return None, 1000.0
+    raise FioFormatError(
+        f"{parsed[0].path if parsed else hists[0][0]}: cannot tell µs (fio 2.x) from ns (fio 3.x) "
+        "latency logs; pass fio_version= or the run's JSON/normal output with the logs"
+    )
+
+
+def _read_logs(
+    log_files: list[Path],
+    others: list[Path],
+    v: fv.Version | None,
+    prefixes: set[str],
+    interval: float,
+    window_value: str | None,
+    capacity_bytes: int | None,
+) -> Capture:
+    parsed, hists = [], []
+    for f in log_files:
+        kind = logs.kind_of(f)[0]
+        if kind == "clat_hist":
+            hists.append((f, fhist.parse_hist(f)))
+        else:
+            parsed.append(logs.parse_log(f, window_value=window_value))
+    v, ns_per_unit = _decide_modes(parsed, [(p, h) for p, h in hists], v)
+    hist_data = [h for _, h in hists if h[0].size]
+    t_end = max(
+        [float(lg.t_ms.max()) for lg in parsed if lg.t_ms.size]
+        + [float(h[0].max()) for h in hist_data]
+        + [0.0]
+    )
+    if t_end <= 0:
+        raise ImportFormatError(
+            f"{log_files[0]}: the fio logs hold no samples; run fio longer or check log_avg_msec"
+        )
+    edges = series.edges_ms(t_end, interval * 1000.0)
+    n = edges.size - 1
+    dt_s = np.diff(edges) / 1000.0
+    by = {k: [lg for lg in parsed if lg.kind == k] for k in logs.KINDS}
+    cols: dict[str, Any] = {"t_s": edges[1:] / 1000.0, "interval_s": dt_s}
+    slack: dict[str, float] = {}  # the totals the logs measure, with their tolerance
+    per_io_kind = next(
+        (k for k in ("lat", "clat", "slat") if any(lg.mode == "per_io" for lg in by[k])), None
+    )
+    for d, name in enumerate(DIRS):
+        ios = series.rate_total(by["iops"], d, edges)
+        kib = series.rate_total(by["bw"], d, edges)
+        nbytes = None if kib is None else kib * 1024.0
+        if ios is not None:
+            slack[f"{name}_ios"] = _slack(by["iops"], d)
+        if nbytes is not None:
+            slack[f"{name}_bytes"] = _slack(by["bw"], d) * 1024.0
+        h = (
+            series.hist_latency(hist_data, d, edges, ns_per_unit=ns_per_unit or 1.0)
+            if hist_data
+            else None
+        )
+        if ios is None and h is not None:
+            ios = h[1]
+            slack[f"{name}_ios"] = max(float(c.sum(axis=1).max()) for _, _, c in hist_data) * len(
+                hist_data
+            )
+        if per_io_kind is not None:
+            # per-I/O latency logs hold every I/O once: exact counts and bytes
+            counted = series.per_io_counts(by[per_io_kind], d, edges)
+            if ios is None:
+                ios, slack[f"{name}_ios"] = counted[0], 0.0
+            if nbytes is None:
+                nbytes, slack[f"{name}_bytes"] = counted[1], 0.0
+        # what no log measures is null, not zero (bw logs alone count no I/Os)
+        ios = np.full(n, np.nan) if ios is None else np.round(ios)
+        nbytes = np.full(n, np.nan) if nbytes is None else np.round(nbytes)
+        cols[f"{name}_ios"] = ios
+        cols[f"{name}_bytes"] = nbytes
+        cols[f"{name}_iops"] = ios / dt_s
+        if name == "trim":
+            continue
+        cols[f"{name}_mbps"] = nbytes / dt_s / 1e6
+        lat = series.latency(by["lat"], d, edges, ns_per_unit=ns_per_unit or 1.0)
+        clat = series.latency(by["clat"], d, edges, ns_per_unit=ns_per_unit or 1.0)
+        if clat is None and h is not None:
+            clat = h[0]
+        for s in series.LAT_STATS:
+            cols[f"{name}_lat_{s}_us"] = np.full(n, np.nan) if lat is None else lat[s]
+        if clat is not None or by["clat"] or hist_data:
+            for s in series.LAT_STATS:
+                cols[f"{name}_clat_{s}_us"] = np.full(n, np.nan) if clat is None else clat[s]
+    df = _finish(pl.DataFrame(cols).with_columns(pl.lit("fio").alias("step")))
+    _check_against_printed(df, others, v, prefixes, slack)
+    meta = _meta(log_files + others, v, capacity_bytes, "logs")
+    meta["log_modes"] = {lg.path.name: lg.mode for lg in parsed}
     return Capture(intervals=df, meta=meta)
 
 
-def _dir_frames(frames: list[pl.DataFrame], d: int) -> list[pl.DataFrame]:
-    return [f.filter(pl.col("ddir") == d) for f in frames]
+def _slack(lgs: list[logs.Log], d: int) -> float:
+    """How much a total from window logs may differ from fio's besides integer rounding: the
+    partial windows fio leaves unlogged at the start and end of each job, at most two
+    windows at the job's highest rate (in the log's unit·s)."""
+    s = 0.0
+    for lg in lgs:
+        sel = lg.ddir == d
+        if lg.mode == "per_io" or not sel.any() or lg.value is None:
+            continue
+        if lg.mode == "avg":
+            window_ms = lg.avg_ms
+        else:  # fio < 2.10 windows: bw_avg_time, the usual spacing
+            t = np.unique(lg.t_ms[sel])
+            window_ms = float(np.median(np.diff(t))) if t.size > 1 else float(t[0])
+        s += 2.0 * float(lg.value[sel].max()) * window_ms / 1000.0
+    return s
 
 
-def _per_io(f: pl.DataFrame) -> bool:
-    return f.height > 0 and float((f["bs"] > 0).mean()) > 0.5
+def _check_against_printed(
+    df: pl.DataFrame, others: list[Path], v: fv.Version | None, prefixes: set[str], slack: dict
+) -> None:
+    """Compares the import's totals with the totals fio printed in the run's JSON or normal
+    output, when given.
 
-
-def _avg_ms(f: pl.DataFrame) -> float:
-    t = np.unique(f["time_ms"].to_numpy())
-    # The smallest spacing is log_avg_msec; longer gaps are windows without samples.
-    return float(np.diff(t).min()) if t.size > 1 else float(t[0] or 1.0)
-
-
-def _rate_series(frames, d, edges, iv_ms, *, unit):
-    fs = [f for f in _dir_frames(frames, d) if f.height]
-    if not frames:
-        return None
-    total = np.zeros(edges.size - 1)
-    for f in fs:
-        t = f["time_ms"].to_numpy()
-        if _per_io(f):
-            if unit == 1.0:
-                total += np.histogram(t, bins=edges)[0] * 1000.0 / iv_ms
-            else:
-                total += (
-                    np.histogram(t, bins=edges, weights=f["bs"].to_numpy())[0]
-                    * 1000.0
-                    / iv_ms
-                    / unit
-                )
+    Raises:
+        FioFormatError: a total differs beyond rounding.
+    """
+    for p in others:
+        head = _head(p)
+        if '"fio version"' in head:
+            docs = jsonout.load_documents(p)
+            pv = jsonout.doc_version(docs[-1], p, v)
+            printed = jsonout.printed_totals(docs[-1], p, pv, prefixes=prefixes)
+        elif normal.is_normal(head):
+            printed = normal.printed_ios(p)[1]
         else:
-            total += _integral_bins(t, f["value"].to_numpy(), edges, _avg_ms(f)) / iv_ms
-    return total * unit * iv_ms / 1000.0
-
-
-def _lat_series(frames, d, edges):
-    fs = [f for f in _dir_frames(frames, d) if f.height]
-    if not fs:
-        return None
-    t = np.concatenate([f["time_ms"].to_numpy() for f in fs])
-    v = np.concatenate([f["value"].to_numpy() for f in fs])
-    vmax = np.concatenate([f["value_max"].to_numpy() for f in fs])
-    b = np.clip(np.searchsorted(edges, t, side="left") - 1, 0, edges.size - 2)
-    n = edges.size - 1
-    out = {k: np.full(n, np.nan) for k in ("mean", "p50", "p99", "p999", "max")}
-    order = np.argsort(b, kind="stable")
-    b, v, vmax = b[order], v[order], vmax[order]
-    splits = np.flatnonzero(np.diff(b)) + 1
-    for idx, vv, mm in zip(np.split(b, splits), np.split(v, splits), np.split(vmax, splits)):
-        i = idx[0]
-        out["mean"][i] = vv.mean()
-        out["p50"][i], out["p99"][i], out["p999"][i] = np.percentile(vv, [50, 99, 99.9])
-        out["max"][i] = mm.max()
-    return out
-
-
-def _hist_series(hists, d, edges):
-    n = edges.size - 1
-    acc: dict[int, np.ndarray] = {}
-    for t, dd, counts in hists:
-        sel = dd == d
-        b = np.clip(np.searchsorted(edges, t[sel], side="left") - 1, 0, n - 1)
-        for i, c in zip(b, counts[sel]):
-            acc[i] = acc.get(i, 0) + c
-    out = {k: np.full(n, np.nan) for k in ("mean", "p50", "p99", "p999", "max")}
-    ios = np.zeros(n)
-    for i, c in acc.items():
-        s = _hist_stats(np.asarray(c))
-        if s:
-            ios[i] = s["ios"]
-            for k in out:
-                out[k][i] = s[k]
-    return out, ios
-
-
-def _count_series(frames, d, edges):
-    fs = [f for f in _dir_frames(frames, d) if _per_io(f)]
-    if not fs:
-        return None
-    return sum(np.histogram(f["time_ms"].to_numpy(), bins=edges)[0] for f in fs).astype(float)
-
-
-def _bytes_series(frames, d, edges):
-    fs = [f for f in _dir_frames(frames, d) if _per_io(f)]
-    if not fs:
-        return None
-    return sum(
-        np.histogram(f["time_ms"].to_numpy(), bins=edges, weights=f["bs"].to_numpy())[0] for f in fs
-    )
+            continue
+        for key, want in printed.items():
+            if key not in slack:
+                continue  # the logs do not measure it (e.g. bw logs alone give no I/O count)
+            got = float(df[key].sum())
+            tol = _LOG_ROUNDING * want + slack.get(key, 0.0) + 1.0
+            if abs(got - want) > tol:
+                raise FioFormatError(
+                    f"{p}: fio printed {key}={want} but the logs add up to {got:.0f} "
+                    f"({got / want if want else float('inf'):.4g}×); the logs and the output "
+                    "are not one run, or the fio version is wrong"
+                )

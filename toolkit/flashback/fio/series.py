@@ -1,0 +1,162 @@
+"""Sample logs → regular intervals (the capture's rows).
+
+Intervals end at ``interval, 2·interval, …`` and the last one ends at the last sample: a
+partial last window keeps its true length (``interval_s``), so its rates are not diluted
+into a fake cliff. A sample at time t belongs to the interval (start, end] holding t.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from flashback.fio import hist as fhist
+from flashback.fio.logs import Log
+
+LAT_STATS = ("mean", "p50", "p99", "p999", "max")
+
+
+def edges_ms(t_end_ms: float, interval_ms: float) -> np.ndarray:
+    """Interval edges from 0 to ``t_end_ms``; the last interval may be shorter."""
+    n_full = int(np.floor(t_end_ms / interval_ms + 1e-9))
+    e = np.arange(n_full + 1) * interval_ms
+    if t_end_ms - e[-1] > 1e-6:
+        e = np.append(e, t_end_ms)
+    return e
+
+
+def bin_of(t_ms: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    return np.clip(np.searchsorted(edges, t_ms, side="left") - 1, 0, edges.size - 2)
+
+
+def window_integral(
+    t_ms: np.ndarray, rate: np.ndarray, edges: np.ndarray, *, avg_ms: float
+) -> np.ndarray:
+    """Integrates window-averaged rates over the intervals: each sample covers the time since
+    the previous one (fio logs a window when it closes, late or short ones included), except
+    after a gap longer than 1.5 windows, where windows without I/O went unlogged and the
+    sample covers one window (``avg_ms = inf`` for fio < 2.10 default logs: always since the
+    previous one). Returns rate·ms per interval."""
+    order = np.argsort(t_ms, kind="stable")
+    t, r = t_ms[order], rate[order]
+    prev = np.concatenate([[0.0 if np.isinf(avg_ms) else max(t[0] - avg_ms, 0.0)], t[:-1]])
+    start = np.where(t - prev > 1.5 * avg_ms, t - avg_ms, prev)
+    cum = np.concatenate([[0.0], np.cumsum(r * (t - start))])
+    xs = np.empty(2 * t.size)
+    ys = np.empty(2 * t.size)
+    xs[0::2], xs[1::2] = start, t
+    ys[0::2], ys[1::2] = cum[:-1], cum[1:]
+    xs = np.maximum.accumulate(xs)
+    return np.diff(np.interp(edges, xs, ys, left=0.0, right=cum[-1]))
+
+
+def rate_total(logs: list[Log], d: int, edges: np.ndarray) -> np.ndarray | None:
+    """Sum over jobs of a bw (KiB) or iops (I/Os) log's content per interval, in the log's
+    unit·s; ``None`` without such logs."""
+    if not logs:
+        return None
+    total = np.zeros(edges.size - 1)
+    for lg in logs:
+        sel = lg.ddir == d
+        if not sel.any():
+            continue
+        t = lg.t_ms[sel]
+        if lg.mode == "per_io":
+            w = lg.bs[sel] / 1024.0 if lg.kind == "bw" else None
+            total += np.bincount(bin_of(t, edges), weights=w, minlength=edges.size - 1)
+        else:
+            avg = np.inf if lg.mode == "default_window" else lg.avg_ms
+            total += window_integral(t, lg.value[sel], edges, avg_ms=avg) / 1000.0
+    return total
+
+
+def per_io_counts(
+    logs: list[Log], d: int, edges: np.ndarray
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """(I/Os, bytes) per interval counted from per-I/O logs of one kind (jobs summed)."""
+    fs = [lg for lg in logs if lg.mode == "per_io"]
+    if not fs:
+        return None
+    n = edges.size - 1
+    ios, nbytes = np.zeros(n), np.zeros(n)
+    for lg in fs:
+        sel = lg.ddir == d
+        b = bin_of(lg.t_ms[sel], edges)
+        ios += np.bincount(b, minlength=n)
+        nbytes += np.bincount(b, weights=lg.bs[sel].astype(np.float64), minlength=n)
+    return ios, nbytes
+
+
+def latency(logs: list[Log], d: int, edges: np.ndarray, *, ns_per_unit: float) -> dict | None:
+    """Per-interval latency stats in µs from latency logs of one kind (jobs pooled).
+
+    Per-I/O logs give exact sample statistics. Window-averaged logs (``log_avg_msec``) give
+    the mean of the window means only; their percentiles are null, and their max is null
+    unless the log carries maxima (``log_window_value=both``/``max``)."""
+    fs = [lg for lg in logs if (lg.ddir == d).any()]
+    if not fs:
+        return None
+    n = edges.size - 1
+    out = {k: np.full(n, np.nan) for k in LAT_STATS}
+    scale = ns_per_unit / 1000.0
+    per_io = [lg for lg in fs if lg.mode == "per_io"]
+    if per_io:
+        t = np.concatenate([lg.t_ms[lg.ddir == d] for lg in per_io])
+        v = np.concatenate([lg.value[lg.ddir == d] for lg in per_io]) * scale
+        b = bin_of(t, edges)
+        order = np.lexsort((v, b))
+        b, v = b[order], v[order]
+        starts = np.flatnonzero(np.r_[True, np.diff(b) != 0])
+        ends = np.r_[starts[1:], b.size]
+        for s, e in zip(starts, ends):
+            i, vv = b[s], v[s:e]
+            out["mean"][i] = vv.mean()
+            # fio's rule on exact samples: the smallest value with at least p·N samples <= it
+            for k, p in (("p50", 0.5), ("p99", 0.99), ("p999", 0.999)):
+                out[k][i] = vv[min(int(np.ceil(p * vv.size - 1e-9)) - 1, vv.size - 1)]
+            out["max"][i] = vv[-1]
+        return out
+    means = [lg for lg in fs if lg.value is not None]
+    if means:
+        t = np.concatenate([lg.t_ms[lg.ddir == d] for lg in means])
+        v = np.concatenate([lg.value[lg.ddir == d] for lg in means]) * scale
+        b = bin_of(t, edges)
+        cnt = np.bincount(b, minlength=n)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out["mean"] = np.where(cnt > 0, np.bincount(b, weights=v, minlength=n) / cnt, np.nan)
+    maxes = [lg for lg in fs if lg.value_max is not None]
+    if maxes:
+        t = np.concatenate([lg.t_ms[lg.ddir == d] for lg in maxes])
+        v = np.concatenate([lg.value_max[lg.ddir == d] for lg in maxes]) * scale
+        b = bin_of(t, edges)
+        m = np.full(n, -np.inf)
+        np.maximum.at(m, b, v)
+        out["max"] = np.where(np.isfinite(m), m, np.nan)
+    return out
+
+
+def hist_latency(
+    hists: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
+    d: int,
+    edges: np.ndarray,
+    *,
+    ns_per_unit: float,
+) -> tuple[dict, np.ndarray] | None:
+    """Per-interval clat stats (µs) and I/O counts from clat histogram logs (jobs merged)."""
+    n = edges.size - 1
+    acc = None
+    for t, dd, counts in hists:
+        sel = dd == d
+        if not sel.any():
+            continue
+        if acc is None:
+            acc = np.zeros((n, counts.shape[1]))
+        np.add.at(acc, bin_of(t[sel], edges), counts[sel])
+    if acc is None:
+        return None
+    out = {k: np.full(n, np.nan) for k in LAT_STATS}
+    ios = acc.sum(axis=1)
+    for i in np.flatnonzero(ios > 0):
+        s = fhist.stats(acc[i], ns_per_unit=ns_per_unit)
+        for k in LAT_STATS:
+            out[k][i] = s[k]
+    return out, ios
