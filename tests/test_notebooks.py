@@ -24,10 +24,10 @@ from conftest import need_root_and  # noqa: E402
 from support.chromium import Chromium, chromium_binary  # noqa: E402
 
 NOTEBOOKS_DIR = Path(__file__).resolve().parent.parent / "notebooks"
-WIDGET = "application/vnd.jupyter.widget-view+json"
-STATIC = "image/png"  # the static form flashback.notebook.setup() stores beside each chart
+VEGA = "application/vnd.vega.v5+json"  # the interactive form JupyterLab draws
+STATIC = "image/png"  # the static form saved/exported notebooks show
 
-# notebook -> the number of charts it draws (each displayed chart is one widget output)
+# notebook -> the number of charts it draws (each displayed chart is one output)
 CHARTS = {
     "00-quickstart": 3,
     "01-puget-cdm-loop": 4,
@@ -79,7 +79,7 @@ def _check_outputs(name: str, nb: nbformat.NotebookNode) -> None:
     outs = _outputs(nb)
     errors = [o for o in outs if o.get("output_type") == "error"]
     assert not errors, f"{name}: {errors[0].get('ename')}: {errors[0].get('evalue')}"
-    charts = [o for o in outs if WIDGET in o.get("data", {})]
+    charts = [o for o in outs if VEGA in o.get("data", {})]
     assert len(charts) == CHARTS[name], (
         f"{name} displayed {len(charts)} charts; it draws {CHARTS[name]}"
     )
