@@ -12,6 +12,8 @@ from typing import Any, Iterable
 
 #: Terminal width every table is kept within.
 WIDTH = 80
+#: Text cells are cut (with …) to no fewer characters than this before a table is turned.
+MIN_TEXT = 12
 
 
 def fmt_value(v: Any) -> str:
@@ -37,8 +39,9 @@ def fmt_value(v: Any) -> str:
 def text_table(rows: list[dict[str, Any]], *, width: int = WIDTH) -> str:
     """``rows`` as an aligned table no wider than ``width`` characters.
 
-    A table that would be wider is printed as one block per row (``column  value`` lines)
-    instead of wrapping. Text columns align left, numbers right.
+    A table that would be wider first has its widest text columns cut (``…``, down to
+    ``MIN_TEXT`` characters); one still too wide is printed as one block per row
+    (``column  value`` lines) instead of wrapping. Text columns align left, numbers right.
     """
     if not rows:
         return "(nothing)"
@@ -48,7 +51,22 @@ def text_table(rows: list[dict[str, Any]], *, width: int = WIDTH) -> str:
     numeric = [
         all(isinstance(r.get(c), (int, float)) or r.get(c) is None for r in rows) for c in cols
     ]
-    if sum(widths) + 2 * (len(cols) - 1) <= width:
+    full = [list(row) for row in cells]  # uncut, for the turned layout
+    text_cols = [i for i, num in enumerate(numeric) if not num]
+
+    def total() -> int:
+        return sum(widths) + 2 * (len(cols) - 1)
+
+    while total() > width:
+        i = max(text_cols, key=lambda j: widths[j], default=None)
+        if i is None or widths[i] <= max(MIN_TEXT, len(cols[i])):
+            break
+        widths[i] -= 1
+    for row in cells:
+        for i in text_cols:
+            if len(row[i]) > widths[i]:
+                row[i] = row[i][: widths[i] - 1] + "…"
+    if total() <= width:
 
         def line(values: list[str]) -> str:
             return "  ".join(
@@ -59,7 +77,7 @@ def text_table(rows: list[dict[str, Any]], *, width: int = WIDTH) -> str:
         return "\n".join([line(cols), rule, *(line(r) for r in cells)])
     key_w = max(len(c) for c in cols)
     blocks = []
-    for row in cells:
+    for row in full:
         lines = []
         for c, v in zip(cols, row):
             room = max(width - key_w - 2, 10)

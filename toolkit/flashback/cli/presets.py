@@ -24,9 +24,15 @@ def main(args: argparse.Namespace) -> int:
     if not presets:
         print("no presets")
         return 0
-    print(
-        text_table(
-            [{k: v for k, v in p.items() if not isinstance(v, (dict, list))} for p in presets]
-        )
-    )
+    rows = [
+        {
+            "name": p.get("name"),
+            "capacity_gb": p.get("capacity_gb"),
+            "op": p.get("op"),
+            "controller": p.get("controller"),
+        }
+        for p in presets
+    ]
+    print(text_table(rows))
+    print("\n(flashback presets --json gives every parameter and its source)")
     return 0
