@@ -164,8 +164,8 @@ class Bar:
             self.total = None
             if self._tqdm is not None:
                 self._tqdm.total = None
-            else:
-                self._rich.update(self._task, total=None)
+            else:  # rich's update() reads total=None as "unchanged"
+                next(t for t in self._rich.tasks if t.id == self._task).total = None
         if self._tqdm is not None:
             self._tqdm.update(step)
             self._tqdm.set_postfix(MBps=f"{mbps:.0f}", IOPS=f"{iops:.0f}", refresh=False)
