@@ -186,3 +186,18 @@ def test_prose_is_not_copied_from_the_reviews() -> None:
                 if " ".join(w[i : i + 7]) in text
             ]
     assert not copied, copied
+
+
+@pytest.mark.parametrize("name", sorted(CHARTS))
+def test_parameter_advice_is_valid(name: str) -> None:
+    """Every size a parameters-cell comment suggests (``e.g. "400g"``) is one flashback takes:
+    07 once advised ``size="100%"``, which raises."""
+    from flashback.units import parse_size
+
+    ipynb = nbformat.read(NOTEBOOKS_DIR / f"{name}.ipynb", as_version=4)
+    (cell,) = [c for c in ipynb.cells if "parameters" in c.metadata.get("tags", [])]
+    for line in cell.source.splitlines():
+        m = re.match(r"(size|written|offset)\s*=.*?#(.*)$", line)
+        if m:
+            for suggested in re.findall(r'"([^"]+)"', m.group(2)):
+                parse_size(suggested, field=m.group(1))  # raises ParameterError if not
