@@ -64,7 +64,7 @@ def _replay_dir(tmp_path):
     """A saved replay whose two tests interleave, loop after loop, over the same bytes
     written: `seq` drops from 500 to 200 MB/s at 150 GB, `rnd` stays at 60 MB/s."""
     rng = np.random.default_rng(1)
-    loops, per = 300, 1  # one interval per step, as Puget's CDM passes
+    loops = 300  # one interval per step, as Puget's CDM passes
     rows, steps, written = [], [], 0
     for loop in range(loops):
         for test, level in (("seq", 500.0 if loop < 100 else 200.0), ("rnd", 60.0)):
@@ -73,16 +73,33 @@ def _replay_dir(tmp_path):
             written += wb
             name = f"loop_{loop:03d}/{test}_write"
             rows.append(
-                dict(t_s=float(len(rows) + 1) * 1.5, interval_s=1.5, write_bytes=wb,
-                     read_bytes=0, write_ios=wb // 4096, read_ios=0, write_mbps=mbps,
-                     read_mbps=0.0, write_lat_mean_us=100.0, read_lat_mean_us=None,
-                     host_written_bytes=written, step=name)  # fmt: skip
+                dict(
+                    t_s=float(len(rows) + 1) * 1.5,
+                    interval_s=1.5,
+                    write_bytes=wb,
+                    read_bytes=0,
+                    write_ios=wb // 4096,
+                    read_ios=0,
+                    write_mbps=mbps,
+                    read_mbps=0.0,
+                    write_lat_mean_us=100.0,
+                    read_lat_mean_us=None,
+                    host_written_bytes=written,
+                    step=name,
+                )  # fmt: skip
             )
             steps.append(
-                dict(step=name, kind="run", t_start_s=rows[-1]["t_s"] - 1.5, duration_s=1.5,
-                     workload={}, status="complete", host_written_start_bytes=written - wb,
-                     host_written_end_bytes=written,
-                     labels={"loop": loop, "test": test, "direction": "write"})  # fmt: skip
+                dict(
+                    step=name,
+                    kind="run",
+                    t_start_s=rows[-1]["t_s"] - 1.5,
+                    duration_s=1.5,
+                    workload={},
+                    status="complete",
+                    host_written_start_bytes=written - wb,
+                    host_written_end_bytes=written,
+                    labels={"loop": loop, "test": test, "direction": "write"},
+                )  # fmt: skip
             )
     frame = pl.DataFrame(rows, schema_overrides={"read_lat_mean_us": pl.Float64})
     rep = fb.Replay(frame, steps, {"protocol": "puget-cdm-loop", "scale": 1.0,

@@ -101,7 +101,9 @@ def test_progress_without_a_terminal_is_lines_on_stderr():
     )  # fmt: skip
     lines = proc.stderr.splitlines()
     assert len(lines) > 5, proc.stderr
-    pat = re.compile(r"^flashback: randwrite  [\d.]+ of [\d.]+ GB \(\d+%\)  [\d.]+ MB/s  [\d,]+ IOPS")
+    pat = re.compile(
+        r"^flashback: randwrite  [\d.]+ of [\d.]+ GB \(\d+%\)  [\d.]+ MB/s  [\d,]+ IOPS"
+    )
     assert all(pat.match(line) for line in lines), lines[:3]
     assert "(100%)" in lines[-1]
     assert "\r" not in proc.stderr and "\x1b[" not in proc.stderr  # no terminal codes
@@ -163,7 +165,9 @@ def test_plot_writes_png_svg_and_offline_html(capture, tmp_path):
             text = body.decode()
             assert "vegaEmbed" in text and "<script src=" not in text  # Vega inlined
     bad = cli("plot", str(capture), "-o", str(tmp_path / "fig.jpg"), check=False)
-    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and ".png, .svg or .html" in bad.stderr
+    assert (
+        bad.returncode == 2 and bad.stderr.count("\n") == 1 and ".png, .svg or .html" in bad.stderr
+    )
     assert not (tmp_path / "fig.jpg").exists()
 
 

@@ -146,7 +146,13 @@ class Chromium:
         params: dict[str, Any] = {"format": "png"}
         if full_page:
             m = self.send("Page.getLayoutMetrics")["cssContentSize"]
-            params["clip"] = {"x": 0, "y": 0, "width": m["width"], "height": m["height"], "scale": 1}
+            params["clip"] = {
+                "x": 0,
+                "y": 0,
+                "width": m["width"],
+                "height": m["height"],
+                "scale": 1,
+            }
             params["captureBeyondViewport"] = True
         data = self.send("Page.captureScreenshot", **params)["data"]
         Path(path).write_bytes(base64.b64decode(data))
