@@ -69,9 +69,7 @@ def render(
 alt.renderers.register(RENDERER, render)
 
 
-def setup(
-    *, offline: bool = True, static_scale: float = 1.0, max_rows: int | None = None
-) -> None:
+def setup(*, offline: bool = True, static_scale: float = 1.0, max_rows: int | None = None) -> None:
     """Enables the ``flashback`` renderer (interactive Vega + static PNG) and theme.
 
     Args:

@@ -24,7 +24,7 @@ def _loops(rep: fb.Replay, data: str) -> pl.DataFrame:
     return w.filter(pl.col("direction") == "write").select(
         "loop",
         "test",
-        pl.col("gb_written_full").alias("written_gb"),
+        "gb_written_full",
         pl.col("mbps").alias("write_mbps"),
         pl.lit(data).alias("data"),
     )
@@ -33,13 +33,13 @@ def _loops(rep: fb.Replay, data: str) -> pl.DataFrame:
 def _segments(part: pl.DataFrame, test: str) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Segments and breakpoints of one test's incompressible curve, found by the fit the
     replay's checks use (:func:`level_changes`): one breakpoint value everywhere."""
-    part = part.sort("written_gb")
-    x, y = part["written_gb"].to_numpy(), part["write_mbps"].to_numpy()
+    part = part.sort("gb_written_full")
+    x, y = part["gb_written_full"].to_numpy(), part["write_mbps"].to_numpy()
     bps = level_changes(x, y)
     edges = [float(x[0]), *bps, float(x[-1]) + 1e-9]
     rows = []
     for lo, hi in zip(edges[:-1], edges[1:]):
-        piece = part.filter((pl.col("written_gb") >= lo) & (pl.col("written_gb") < hi))
+        piece = part.filter((pl.col("gb_written_full") >= lo) & (pl.col("gb_written_full") < hi))
         rows.append(
             {
                 "test": test,
@@ -91,7 +91,7 @@ def build(*, scale: str, progress: bool) -> tuple[Section, pl.DataFrame]:
             "performance vs written",
             figures.performance_vs_written(
                 curves,
-                x="written_gb",
+                x="gb_written_full",
                 y="write_mbps",
                 test="test",
                 data="data",
