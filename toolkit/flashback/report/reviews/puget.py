@@ -7,6 +7,7 @@ import polars as pl
 import flashback as fb
 from flashback import figures
 from flashback.report.html import Section
+from flashback.report.html import _fmt as fmt_cell
 from flashback.replay.procedures.common import level_changes
 from flashback.replay.procedures.puget_checks import loops_frame
 from flashback.report.reviews.common import compare_part, replay
@@ -68,7 +69,7 @@ def build(*, scale: str, progress: bool) -> tuple[Section, pl.DataFrame]:
         seg, bp = _segments(part, test)
         segs.append(seg)
         bps.append(bp)
-        where = ", ".join(f"{v:.1f} GB" for v in bp["x"]) or "none"
+        where = ", ".join(f"{fmt_cell(v)} GB" for v in bp["x"]) or "none"  # as in the tables
         found.append(f"{test}: {where}")
     segments, breakpoints = pl.concat(segs), pl.concat(bps)
     s = Section(
