@@ -12,6 +12,10 @@ from flashback.figures.latency import latency_percentiles
 from flashback.figures.written import performance_vs_written
 
 
+#: At most this many panels (tests or steps); a capture with more is drawn as one curve.
+MAX_PANELS = 8
+
+
 def main_direction(intervals: pl.DataFrame) -> str:
     """``write`` when the capture wrote anything, else ``read``.
 
@@ -30,11 +34,13 @@ def main_direction(intervals: pl.DataFrame) -> str:
 
 def capture_overview(intervals: pl.DataFrame, *, width: int = 560) -> alt.VConcatChart:
     """Throughput (MB/s) against host GB written — against time for a capture that only
-    reads — and, below it, the latency percentiles (µs) on the same axis.
+    reads — and, below it, the latency percentiles (µs) on the same axis (for one series;
+    a replay split into panels per test shows throughput only).
 
     Args:
-        intervals: a capture's ``intervals`` (design schema; a ``step`` column splits the
-            curve into one colour per step when there are several).
+        intervals: a capture's ``intervals`` (design schema). A ``test`` column (a saved
+            replay read by ``flashback plot``) or else ``step`` column with 2 to
+            :data:`MAX_PANELS` values splits the throughput into one panel each.
         width: width of each panel in pixels.
 
     Raises:
@@ -47,11 +53,25 @@ def capture_overview(intervals: pl.DataFrame, *, width: int = 560) -> alt.VConca
         if op == "write" and "host_written_bytes" in intervals.columns
         else "t_s"
     )
-    steps = "step" if "step" in intervals.columns and intervals["step"].n_unique() > 1 else None
+    if "test" in intervals.columns:  # a saved replay: only the tests that did this I/O
+        did = intervals.group_by("test").agg((pl.col(f"{op}_bytes").sum() > 0).alias("_did"))
+        keep = did.filter(pl.col("_did"))["test"]
+        intervals = intervals.filter(pl.col("test").is_in(keep.implode()))
+    # one panel per test (a saved replay) or per step, when there are a few
+    panels = next(
+        (
+            c
+            for c in ("test", "step")
+            if c in intervals.columns and 1 < intervals[c].n_unique() <= MAX_PANELS
+        ),
+        None,
+    )
     top = performance_vs_written(
-        intervals, x=x, y=f"{op}_mbps", test=None, data=steps, width=width, height=220
+        intervals, x=x, y=f"{op}_mbps", test=panels, data=None, width=width, height=160
     )
     parts = [top]
-    if f"{op}_lat_p99_us" in intervals.columns and intervals[f"{op}_lat_p99_us"].drop_nulls().len():
+    lat = f"{op}_lat_p99_us"
+    # latency of tests mixed in one panel would zig-zag between them: one capture only
+    if panels is None and lat in intervals.columns and intervals[lat].drop_nulls().len():
         parts.append(latency_percentiles(intervals, op=op, x=x, width=width, height=220))
     return alt.vconcat(*parts).resolve_scale(color="independent")
