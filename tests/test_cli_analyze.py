@@ -124,3 +124,12 @@ def test_analyze_a_replay_directory_per_test(tmp_path, capsys):
     assert set(by_test) == {"seq_write", "rnd_write"}
     assert by_test["seq_write"]["breakpoints"] == [pytest.approx(84e9, rel=0.01)]
     assert by_test["rnd_write"]["breakpoints"] == []
+
+
+def test_plot_a_replay_directory_one_panel_per_test(tmp_path, capsys):
+    d = _replay_dir(tmp_path)
+    out = tmp_path / "replay.svg"
+    assert main(["plot", str(d), "-o", str(out)]) == 0
+    svg = out.read_text()
+    assert ">seq_write<" in svg and ">rnd_write<" in svg
+    assert "latency" not in svg  # tests are not mixed in one latency panel
