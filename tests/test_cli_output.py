@@ -127,6 +127,14 @@ def test_progress_lines_pace_on_their_clock():
     lines.close()
     text = out.getvalue().splitlines()
     assert len(text) == 3 and text[-1].startswith("flashback: w  0.60 of 2.00 GB (30%)")
+    for _ in range(20):  # 2.60 GB of an estimated 2.00: no "100%" while it runs on
+        lines(row)
+    lines.close()
+    assert (
+        out.getvalue()
+        .splitlines()[-1]
+        .startswith("flashback: w  2.60 GB (past the 2.00 estimated)")
+    )
 
 
 def test_bar_is_open_ended_once_its_estimate_is_passed():

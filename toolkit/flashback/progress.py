@@ -108,7 +108,9 @@ class Lines:
         elapsed = int(self._last - self._t0)
         hms = f"{elapsed // 3600}:{elapsed // 60 % 60:02d}:{elapsed % 60:02d}"
         mbps, iops = self._rates
-        if self.total:
+        if self.total and self.done > self.total * 1.005:  # the estimate was short
+            where = f"{self.done:.2f} {self.unit} (past the {self.total:.2f} estimated)"
+        elif self.total:
             pct = min(100.0, 100.0 * self.done / self.total)
             where = f"{self.done:.2f} of {self.total:.2f} {self.unit} ({pct:.0f}%)"
         else:
