@@ -23,7 +23,8 @@ def main(args: argparse.Namespace) -> int:
     path, summary = build_demo(
         args.output, quick=args.quick, only=args.only, progress=not args.no_progress
     )
-    print(text_table(frame_rows(summary)))
+    short = {"within_tolerance": "within", "median_abs_rel_error_pct": "median_err_pct"}
+    print(text_table(frame_rows(summary.rename(short, strict=False))))
     print(f"report written to {path.resolve()}")
     print(f"figures (PNG/SVG) in {(path.parent / 'figures').resolve()}")
     return 0

@@ -22,7 +22,9 @@ def build_consistency(*, scale: str, progress: bool) -> tuple[Section, pl.DataFr
         # seconds at the review drive's scale, as the review's x axis and the tables
         parts.append(
             iv.with_columns(
-                ((pl.col("t_s") - t0) / rep.scale).alias("t_s"), pl.lit(variant).alias("variant")
+                ((pl.col("t_s") - t0) / rep.scale).alias("t_s"),
+                (pl.col("interval_s") / rep.scale).alias("interval_s"),
+                pl.lit(variant).alias("variant"),
             )
         )
     both = pl.concat(parts)
