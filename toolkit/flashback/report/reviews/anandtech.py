@@ -36,8 +36,8 @@ def build_consistency(*, scale: str, progress: bool) -> tuple[Section, pl.DataFr
             "queue depth 32 for about 2000 s and plotted every second's IOPS, once with the whole "
             "drive and once with 25 % of it left unpartitioned.",
             f"Replayed on the simulated {PRESET} shrunk by {scale}. Time scales with capacity: "
-            f"seconds in the charts and tables are quoted at the review drive's scale (replayed "
-            f"seconds divided by {scale}); IOPS are as measured.",
+            f"seconds and GB in the charts and tables are quoted at the review drive's scale "
+            f"(replayed values divided by {scale}); IOPS and write amplification as measured.",
         ],
     )
     s.charts.append(
@@ -48,7 +48,8 @@ def build_consistency(*, scale: str, progress: bool) -> tuple[Section, pl.DataFr
     )
     gt = default.intervals.filter(pl.col("step") == "random_write")
     if "wa" in gt.columns:
-        s.charts.append(("write amplification", figures.wa_free_blocks(gt)))
+        gt = gt.with_columns((pl.col("host_written_bytes") / default.scale).alias("review_bytes"))
+        s.charts.append(("write amplification", figures.wa_free_blocks(gt, x="review_bytes")))
     metrics = [
         {
             "variant": v,
