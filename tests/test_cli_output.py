@@ -189,3 +189,25 @@ def test_cli_messages_name_commands_not_python_calls(capture, tmp_path):
     # and the advice is a command that runs
     out = cli("recover", str(torn), "-o", str(tmp_path / "ok.arrow")).stdout
     assert out.startswith("salvaged") and (tmp_path / "ok.arrow").exists()
+
+
+def test_start_imports_nothing_heavy():
+    """`flashback --version`, `presets` and `import flashback` load neither polars nor Altair
+    (they took 1.3 s of every start); the speed itself is measured outside the tests."""
+    for args in (["-m", "flashback", "presets"], ["-m", "flashback", "--version"]):
+        proc = subprocess.run([sys.executable, "-X", "importtime", *args], capture_output=True,
+                              text=True, timeout=120)  # fmt: skip
+        assert proc.returncode == 0, proc.stderr[-500:]
+        loaded = {line.split("|")[-1].strip() for line in proc.stderr.splitlines() if "|" in line}
+        assert not {"polars", "altair", "numpy", "scipy"} & loaded, args
+
+
+def test_lazy_names_stay_functions_after_their_modules_load():
+    """`fb.replay` and `fb.published` are functions even once the submodules of the same
+    name are imported (a lazy package would otherwise hand back the module)."""
+    code = (
+        "import flashback as fb, flashback.replay.base, flashback.published; "
+        "print(callable(fb.replay), callable(fb.published), fb.replay.__module__)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.split() == ["True", "True", "flashback.replay.api"], out.stderr[-500:]
