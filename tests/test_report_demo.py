@@ -68,6 +68,9 @@ def test_every_chart_renders_offline(report):
         assert done and missing == [], missing
         assert b.console_errors == [] and b.exceptions == [], (b.console_errors, b.exceptions)
         assert b.failed_requests == []
+        # a picture of the page as drawn, beside the report, for a person to look at
+        shot = b.screenshot(path.parent / "report-screenshot.png")
+        assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 50_000
         assert all(u.startswith(("file:", "data:", "about:")) for u in b.requests), b.requests
 
 
