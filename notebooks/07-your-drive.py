@@ -37,7 +37,7 @@
 # %% tags=["parameters"]
 device = None  # e.g. "/dev/sdX" — a whole drive you are willing to wipe; None: a temp file
 destroy = None  # must repeat `device` exactly to confirm, e.g. "/dev/sdX"
-size = "32m"  # LBA span (file size); full size: the drive's capacity, e.g. "100%"
+size = "32m"  # LBA span (file size); full size on a device: None, the whole drive
 written = "96m"  # stop after this many bytes; full size: 3-5 × the capacity
 iodepth = 32
 interval = "5ms"  # one row per interval, several per round even at GB/s; full size: "1s"

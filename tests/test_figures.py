@@ -322,6 +322,10 @@ def test_latency_percentiles():
     enc = encodings(d)[0]
     assert enc["y"]["scale"]["type"] == "log" and enc["y"]["title"] == "Write latency (µs)"
     assert {r["stat"] for r in datasets(d)[0]} == {"p50", "p99", "p999", "max"}
+    # the maximum is drawn first and faint, so the percentiles are not hidden under it
+    first, second = d["layer"]
+    assert "max" in str(first["transform"][0]["filter"]) and first["mark"]["opacity"] < 1
+    assert second["transform"][0]["filter"]["oneOf"] == ["p50", "p99", "p999"]
     with pytest.raises(AnalysisError):
         ff.latency_percentiles(intervals(10), stats=("p42",))
 
@@ -342,7 +346,12 @@ def test_latency_binning_keeps_the_worst_spike():
 
 def test_wa_free_blocks():
     d = ff.wa_free_blocks(intervals(3000, sim=True)).to_dict()
-    assert len(d["vconcat"]) == 2 and marks(d) == ["line", "area"]
+    assert len(d["vconcat"]) == 2 and marks(d) == ["line", "line", "area"]
+    # the spiky per-interval WA underneath, the cumulative line over it (it once hid there)
+    wa_layers = d["vconcat"][0]["layer"]
+    kinds = [lay["transform"][0]["filter"] for lay in wa_layers]
+    assert "interval" in kinds[0] and "cumulative" in kinds[1]
+    assert wa_layers[1]["mark"]["strokeWidth"] > wa_layers[0]["mark"]["strokeWidth"]
     assert {
         "Write amplification (NAND / host)",
         "Free blocks (count)",

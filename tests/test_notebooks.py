@@ -1,8 +1,10 @@
-"""The notebooks: each runs at its small defaults without an error and draws its charts, and
-each ``.ipynb`` is the stripped twin of its ``py:percent`` file.
+"""The notebooks: each runs at its small defaults without an error and draws its charts, the
+executed notebook keeps every chart when saved and exported (nbconvert HTML opened offline in
+headless Chromium), and each ``.ipynb`` is the stripped twin of its ``py:percent`` file.
 
 Notebooks are executed for real with papermill on the ``python3`` kernel of this interpreter,
-at the small defaults of their ``parameters`` cell (simulated drives, temporary files).
+at the small defaults of their ``parameters`` cell (simulated drives, temporary files). Each
+is executed once per session; the export test reuses that execution.
 """
 
 from __future__ import annotations
@@ -19,11 +21,13 @@ jupytext = pytest.importorskip("jupytext")
 papermill = pytest.importorskip("papermill")
 
 from conftest import need_root_and  # noqa: E402
+from support.chromium import Chromium, chromium_binary  # noqa: E402
 
 NOTEBOOKS_DIR = Path(__file__).resolve().parent.parent / "notebooks"
-WIDGET = "application/vnd.jupyter.widget-view+json"
+VEGA = "application/vnd.vega.v5+json"  # the interactive form JupyterLab draws
+STATIC = "image/png"  # the static form saved/exported notebooks show
 
-# notebook -> the number of charts it draws (each displayed chart is one widget output)
+# notebook -> the number of charts it draws (each displayed chart is one output)
 CHARTS = {
     "00-quickstart": 3,
     "01-puget-cdm-loop": 4,
@@ -52,6 +56,21 @@ def _execute(name: str, tmp_path: Path, parameters: dict) -> tuple[nbformat.Note
     return nbformat.read(out, as_version=4), time.monotonic() - t0
 
 
+_EXECUTED: dict[str, tuple[nbformat.NotebookNode, float]] = {}
+
+
+@pytest.fixture(scope="session")
+def executed(tmp_path_factory):
+    """``executed(name)`` -> (executed notebook, seconds), run once per session at defaults."""
+
+    def get(name: str) -> tuple[nbformat.NotebookNode, float]:
+        if name not in _EXECUTED:
+            _EXECUTED[name] = _execute(name, tmp_path_factory.mktemp(name), {})
+        return _EXECUTED[name]
+
+    return get
+
+
 def _outputs(nb: nbformat.NotebookNode) -> list[dict]:
     return [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
 
@@ -60,18 +79,54 @@ def _check_outputs(name: str, nb: nbformat.NotebookNode) -> None:
     outs = _outputs(nb)
     errors = [o for o in outs if o.get("output_type") == "error"]
     assert not errors, f"{name}: {errors[0].get('ename')}: {errors[0].get('evalue')}"
-    charts = [o for o in outs if WIDGET in o.get("data", {})]
-    assert len(charts) >= CHARTS[name], (
+    charts = [o for o in outs if VEGA in o.get("data", {})]
+    assert len(charts) == CHARTS[name], (
         f"{name} displayed {len(charts)} charts; it draws {CHARTS[name]}"
     )
+    # every chart also carries its static form, which saved/exported notebooks show
+    static = [o for o in charts if o["data"].get(STATIC, "").startswith("iVBORw0KGgo")]
+    assert len(static) == len(charts), f"{name}: {len(charts) - len(static)} charts lack a PNG"
 
 
 @pytest.mark.parametrize("name", sorted(CHARTS))
-def test_notebook_runs_and_draws_its_charts(name: str, tmp_path: Path, record_property) -> None:
-    nb, seconds = _execute(name, tmp_path, {})
+def test_notebook_runs_and_draws_its_charts(name: str, executed, record_property) -> None:
+    nb, seconds = executed(name)
     record_property("seconds", round(seconds, 1))
     print(f"{name}: {seconds:.1f} s")
     _check_outputs(name, nb)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if chromium_binary() is None:
+        pytest.skip("chromium is not installed (make test installs it)")
+    with Chromium() as b:
+        b.offline()
+        yield b
+
+
+@pytest.mark.parametrize("name", sorted(CHARTS))
+def test_exported_html_shows_every_chart_offline(
+    name: str, executed, browser, tmp_path: Path
+) -> None:
+    """The executed notebook, exported by nbconvert to HTML and opened with networking off,
+    shows one drawn image per chart output (the widget alone would leave them blank)."""
+    from nbconvert import HTMLExporter
+
+    nb, _ = executed(name)
+    body, _ = HTMLExporter().from_notebook_node(nb)
+    path = tmp_path / f"{name}.html"
+    path.write_text(body, encoding="utf-8")
+    browser.navigate(path.as_uri())
+    browser.wait_for("document.readyState === 'complete'", timeout_s=30)
+    drawn = browser.evaluate(
+        "[...document.querySelectorAll('.jp-OutputArea-output')]"
+        ".filter(o => [...o.querySelectorAll('img, svg, canvas')]"
+        ".some(e => e.getBoundingClientRect().width > 100 && e.getBoundingClientRect().height > 50"
+        " && (e.tagName !== 'IMG' || (e.complete && e.naturalWidth > 100)))).length"
+    )
+    print(f"{name}: {drawn} charts drawn in the exported HTML (chart cells: {CHARTS[name]})")
+    assert drawn == CHARTS[name], f"{name}: {drawn} of {CHARTS[name]} charts drawn offline"
 
 
 def test_your_drive_on_a_loop_device(tmp_path: Path, loopdev) -> None:
@@ -131,3 +186,18 @@ def test_prose_is_not_copied_from_the_reviews() -> None:
                 if " ".join(w[i : i + 7]) in text
             ]
     assert not copied, copied
+
+
+@pytest.mark.parametrize("name", sorted(CHARTS))
+def test_parameter_advice_is_valid(name: str) -> None:
+    """Every size a parameters-cell comment suggests (``e.g. "400g"``) is one flashback takes:
+    07 once advised ``size="100%"``, which raises."""
+    from flashback.units import parse_size
+
+    ipynb = nbformat.read(NOTEBOOKS_DIR / f"{name}.ipynb", as_version=4)
+    (cell,) = [c for c in ipynb.cells if "parameters" in c.metadata.get("tags", [])]
+    for line in cell.source.splitlines():
+        m = re.match(r"(size|written|offset)\s*=.*?#(.*)$", line)
+        if m:
+            for suggested in re.findall(r'"([^"]+)"', m.group(2)):
+                parse_size(suggested, field=m.group(1))  # raises ParameterError if not

@@ -129,6 +129,35 @@ class Chromium:
         finally:
             self._ws.settimeout(self.timeout_s)
 
+    def offline(self) -> None:
+        """Cuts the page off the network: any request but file:/data: fails."""
+        self.send(
+            "Network.emulateNetworkConditions",
+            offline=True,
+            latency=0,
+            downloadThroughput=-1,
+            uploadThroughput=-1,
+        )
+
+    def screenshot(self, path: str | Path, *, full_page: bool = True) -> Path:
+        """Saves a PNG of the page (the whole document when ``full_page``)."""
+        import base64
+
+        params: dict[str, Any] = {"format": "png"}
+        if full_page:
+            m = self.send("Page.getLayoutMetrics")["cssContentSize"]
+            params["clip"] = {
+                "x": 0,
+                "y": 0,
+                "width": m["width"],
+                "height": m["height"],
+                "scale": 1,
+            }
+            params["captureBeyondViewport"] = True
+        data = self.send("Page.captureScreenshot", **params)["data"]
+        Path(path).write_bytes(base64.b64decode(data))
+        return Path(path)
+
     def navigate(self, url: str) -> None:
         self.send("Page.navigate", url=url)
 

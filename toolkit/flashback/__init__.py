@@ -5,8 +5,9 @@
 >>> cap = fb.run("sim:generic?scale=1/64", w)
 """
 
-from flashback import _native
-from flashback.capture import Capture, load, recover
+import sys as _sys
+import types as _types
+
 from flashback.errors import (
     AnalysisError,
     CaptureFileError,
@@ -20,39 +21,70 @@ from flashback.errors import (
     SafetyError,
     TargetError,
 )
-from flashback.published import published
-from flashback.replay import Replay, protocols, replay
-from flashback.targets import Target, open_target, run
-from flashback.trace import replay_trace
-from flashback.analysis import (
-    Effect,
-    SegmentedFit,
-    Segments,
-    SteadyState,
-    changepoints,
-    compression_effect,
-    consistency,
-    degradation,
-    idle_recovery,
-    segmented_fit,
-    steady_state,
-    steady_state_onset,
-    to_rounds,
-    trim_effect,
-)
-from flashback.fio import read_fio
-from flashback.workload import Workload
 
-__version__ = _native.__version__
+# Public names -> the module that defines them, imported on first use: polars, numpy and
+# Altair take a second or more to import, and `flashback --version`/`presets` need none.
+_LAZY = {
+    **dict.fromkeys(("Capture", "load", "recover"), "flashback.capture"),
+    "published": "flashback.published",
+    **dict.fromkeys(("Replay", "protocols", "replay"), "flashback.replay"),
+    **dict.fromkeys(("Target", "open_target", "run"), "flashback.targets"),
+    "replay_trace": "flashback.trace",
+    **dict.fromkeys(
+        (
+            "Effect",
+            "SegmentedFit",
+            "Segments",
+            "SteadyState",
+            "changepoints",
+            "compression_effect",
+            "consistency",
+            "degradation",
+            "idle_recovery",
+            "segmented_fit",
+            "steady_state",
+            "steady_state_onset",
+            "to_rounds",
+            "trim_effect",
+        ),
+        "flashback.analysis",
+    ),
+    "read_fio": "flashback.fio",
+    "Workload": "flashback.workload",
+}
 
 
 def __getattr__(name: str):
-    # `fb.figures` is imported on first use: Altair takes seconds to import.
-    if name == "figures":
-        import importlib
+    import importlib
 
-        return importlib.import_module("flashback.figures")
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value  # later look-ups skip this function
+        return value
+    if name == "__version__":
+        from flashback import _native
+
+        return _native.__version__
+    if name in ("figures", "notebook", "report", "sim", "cli"):
+        return importlib.import_module(f"flashback.{name}")
     raise AttributeError(f"module 'flashback' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY, "__version__", "figures"})
+
+
+class _Package(_types.ModuleType):
+    """``flashback.replay`` and ``flashback.published`` are both a function (the public API)
+    and a submodule. Importing the submodule must not replace the function on the package."""
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if name in _LAZY and isinstance(value, _types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+_sys.modules[__name__].__class__ = _Package
 
 
 __all__ = [

@@ -1,16 +1,18 @@
-"""``flashback`` command line: ``run | replay | analyze | report | presets | published | recover``.
+"""``flashback`` command line: ``run | replay | analyze | plot | report | presets | published |
+recover``.
 
-Each subcommand lives in its own module with ``add_parser(subparsers)`` and ``main(args)``.
-Errors are one sentence on stderr and a non-zero exit code.
+Each subcommand lives in its own module with ``add_parser(subparsers)`` and ``main(args)``;
+modules import the heavy libraries (polars, Altair) inside ``main``, so ``--help``,
+``--version`` and ``presets`` start fast. Errors are one sentence on stderr and a non-zero
+exit code; output piped into a reader that stops early (``| head``) ends quietly.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
-
-from flashback.errors import FlashbackError
 
 # subcommand name -> module in this package
 COMMANDS = {
@@ -20,8 +22,35 @@ COMMANDS = {
     "replay": "replay",
     "published": "published",
     "analyze": "analyze",
+    "plot": "plot",
     "report": "report",
 }
+
+#: Python-API advice in library messages -> the command a CLI user types instead.
+CLI_WORDING = {
+    "use flashback.recover() to salvage it": "salvage it with `flashback recover FILE`",
+    "see flashback.recover()": "see `flashback recover --help`",
+}
+
+#: Exit status after the reader of stdout went away (as a shell reports SIGPIPE: 128 + 13).
+EXIT_BROKEN_PIPE = 141
+
+
+def version() -> str:
+    """The flashback version, from the native module (importlib.metadata scans every
+    installed distribution: ten times slower)."""
+    from flashback import _native
+
+    return _native.__version__
+
+
+class _Version(argparse.Action):
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, help="print the version and exit")
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(f"flashback {version()}")
+        parser.exit()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -29,23 +58,45 @@ def build_parser() -> argparse.ArgumentParser:
         prog="flashback",
         description="Capture, replay and analyse how SSD performance changes as a drive is written.",
     )
+    p.add_argument("--version", action=_Version)
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, module in COMMANDS.items():
         importlib.import_module(f"flashback.cli.{module}").add_parser(sub)
     return p
 
 
+def cli_message(text: str) -> str:
+    """A library message reworded for the command line (commands, not Python calls)."""
+    for python_advice, command in CLI_WORDING.items():
+        text = text.replace(python_advice, command)
+    return text
+
+
+def _stdout_gone() -> int:
+    # Point stdout at /dev/null so the interpreter's final flush does not raise again.
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    return EXIT_BROKEN_PIPE
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    from flashback.errors import FlashbackError
+
     try:
-        return int(args.func(args) or 0)
-    except FlashbackError as e:
-        print(f"flashback: {e}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("flashback: interrupted", file=sys.stderr)
-        return 130
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        try:
+            code = int(args.func(args) or 0)
+            sys.stdout.flush()
+            return code
+        except FlashbackError as e:
+            print(f"flashback: {cli_message(str(e))}", file=sys.stderr)
+            return 2
+        except KeyboardInterrupt:
+            print("flashback: interrupted", file=sys.stderr)
+            return 130
+    except BrokenPipeError:
+        return _stdout_gone()
 
 
 if __name__ == "__main__":

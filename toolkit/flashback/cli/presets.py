@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from flashback.cli._output import print_json, text_table
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("presets", help="list the simulated-drive presets")
@@ -17,17 +19,20 @@ def main(args: argparse.Namespace) -> int:
 
     presets = json.loads(_native.sim_presets_json())
     if args.json:
-        print(json.dumps(presets, indent=2))
+        print_json(presets)
         return 0
-    import polars as pl
-
     if not presets:
         print("no presets")
         return 0
-    with pl.Config(tbl_rows=-1, tbl_cols=-1, fmt_str_lengths=60, tbl_width_chars=200):
-        print(
-            pl.DataFrame(
-                [{k: v for k, v in p.items() if not isinstance(v, (dict, list))} for p in presets]
-            )
-        )
+    rows = [
+        {
+            "name": p.get("name"),
+            "capacity_gb": p.get("capacity_gb"),
+            "op": p.get("op"),
+            "controller": p.get("controller"),
+        }
+        for p in presets
+    ]
+    print(text_table(rows))
+    print("\n(flashback presets --json gives every parameter and its source)")
     return 0

@@ -5,6 +5,11 @@ from __future__ import annotations
 import argparse
 import sys
 
+from flashback.cli._output import frame_rows, print_json, text_table
+
+#: Columns of the terminal table (--csv and --json give every column).
+TABLE_COLS = ("drive", "test", "condition", "metric", "value", "unit")
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("published", help="print the numbers the five reviews published")
@@ -13,13 +18,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--test", help="exact test name, e.g. cdm_seq_write")
     p.add_argument("--metric", help="exact metric name, e.g. max_mbps")
     p.add_argument("--condition", help="exact condition, e.g. fresh, used, after_trim")
-    p.add_argument("--csv", action="store_true", help="write CSV to stdout instead of a table")
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--csv", action="store_true", help="write CSV to stdout instead of a table")
+    out.add_argument("--json", action="store_true", help="write JSON (a list of rows)")
     p.set_defaults(func=main)
 
 
 def main(args: argparse.Namespace) -> int:
-    import polars as pl
-
     from flashback.published import published
 
     df = published(
@@ -32,14 +37,9 @@ def main(args: argparse.Namespace) -> int:
     if args.csv:
         sys.stdout.write(df.write_csv())
         return 0
-    cols = ["publication", "drive", "test", "condition", "metric", "value", "unit", "x", "x_unit"]
-    with pl.Config(
-        tbl_rows=-1,
-        tbl_cols=-1,
-        fmt_str_lengths=40,
-        tbl_width_chars=220,
-        tbl_hide_dataframe_shape=True,
-    ):
-        print(df.select(cols))
-    print(f"{len(df)} rows")
+    if args.json:
+        print_json(df)
+        return 0
+    print(text_table(frame_rows(df.select(TABLE_COLS))))
+    print(f"{len(df)} rows (--csv or --json for every column: publication, x, note...)")
     return 0

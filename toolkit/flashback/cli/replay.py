@@ -6,6 +6,12 @@ import argparse
 import json
 import sys
 
+from flashback.cli._output import frame_rows, print_json, print_tables
+
+#: Columns printed per step and per compared number (--json prints every column).
+STEP_COLS = ("step", "duration_s", "written_gb", "write_mbps", "read_mbps", "write_iops")
+COMPARE_COLS = ("test", "metric", "condition", "published", "replayed", "unit", "within_tolerance")
+
 
 def _value(text: str):
     """A ``--param key=value`` value: JSON when it parses (numbers, true, lists), else text."""
@@ -38,12 +44,46 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("-o", "--output", help="save the replay to this directory")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--json", action="store_true", help="print steps and comparison as JSON")
     p.set_defaults(func=main)
 
 
-def main(args: argparse.Namespace) -> int:
-    import polars as pl
+def print_result(res, *, output: str | None, as_json: bool) -> None:
+    """The replay's steps and published-vs-replayed table (80 columns), or JSON."""
+    cmp = res.compare()
+    if as_json:
+        print_json(
+            {
+                "status": res.status,
+                "output": output,
+                "meta": res.meta,
+                "steps": res.steps,
+                "compare": cmp,
+            }
+        )
+        return
+    steps = res.steps
+    if steps.height and "kind" in steps.columns:
+        steps = steps.filter(steps["kind"] == "run")
+    cols = [c for c in STEP_COLS if c in steps.columns]
+    print_tables(
+        [
+            (f"steps ({steps.height} runs)", frame_rows(steps.select(cols)) if cols else []),
+            (
+                "published vs replayed (bytes and seconds at the review drive's scale)",
+                frame_rows(
+                    cmp.select([c for c in COMPARE_COLS if c in cmp.columns]).rename(
+                        {"within_tolerance": "ok"}, strict=False
+                    )
+                ),
+            ),
+        ]
+    )
+    if output:
+        print(f"replay written to {output}")
 
+
+def main(args: argparse.Namespace) -> int:
     from flashback.errors import ParameterError
     from flashback.replay import replay
     from flashback.replay.base import registered
@@ -68,18 +108,9 @@ def main(args: argparse.Namespace) -> int:
         progress=not args.no_progress,
         **params,
     )
-    with pl.Config(tbl_rows=60, tbl_cols=12, fmt_str_lengths=40, tbl_width_chars=160):
-        print(
-            res.steps.select(
-                "step", "kind", "duration_s", "written_gb", "write_mbps", "read_mbps", "write_iops"
-            )
-            if res.intervals.height
-            else res.steps
-        )
-        print(res.compare().drop("source", "note"))
-    if args.output:
+    if args.output:  # saved before anything is printed: a closed pipe must not lose it
         res.save(args.output)
-        print(f"replay written to {args.output}")
+    print_result(res, output=args.output, as_json=args.json)
     if res.status != "complete":
         print(f"flashback: replay {res.status}", file=sys.stderr)
         return 130

@@ -17,15 +17,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    import polars as pl
-
+    from flashback.cli._output import frame_rows, text_table
     from flashback.report.demo import build_demo
 
     path, summary = build_demo(
         args.output, quick=args.quick, only=args.only, progress=not args.no_progress
     )
-    with pl.Config(tbl_rows=-1, tbl_width_chars=160):
-        print(summary)
+    short = {"within_tolerance": "within", "median_abs_rel_error_pct": "median_err_pct"}
+    print(text_table(frame_rows(summary.rename(short, strict=False))))
     print(f"report written to {path.resolve()}")
     print(f"figures (PNG/SVG) in {(path.parent / 'figures').resolve()}")
     return 0

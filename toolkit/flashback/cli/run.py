@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from flashback.workload import Workload
+from flashback.cli._output import frame_rows, print_json, text_table
 
 _WORKLOAD_OPTS = [
     ("rw", "read|write|randread|randwrite|randrw|trim|randtrim"),
@@ -43,12 +43,26 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--overwrite", action="store_true", help="allow writing over a foreign regular file"
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--json", action="store_true", help="print the summary and metadata as JSON")
     p.set_defaults(func=main)
+
+
+def print_summary(cap, *, output: str | None, as_json: bool) -> None:
+    """The run's summary on stdout: a table within 80 columns, or JSON (``--json``)."""
+    summary = cap.summary()
+    if as_json:
+        rows = summary if isinstance(summary, str) else frame_rows(summary)
+        print_json({"status": cap.status, "output": output, "summary": rows, "meta": cap.meta})
+        return
+    print(summary if isinstance(summary, str) else text_table(frame_rows(summary)))
+    if output:
+        print(f"capture written to {output}")
 
 
 def main(args: argparse.Namespace) -> int:
     from flashback.fio.jobfile import cli_job
     from flashback.targets import run
+    from flashback.workload import Workload
 
     fields = {
         name: getattr(args, name) for name, _ in _WORKLOAD_OPTS if getattr(args, name) is not None
@@ -67,9 +81,7 @@ def main(args: argparse.Namespace) -> int:
     )
     if args.output and not stream_to:
         cap.save(args.output)
-    print(cap.summary())
-    if args.output:
-        print(f"capture written to {args.output}")
+    print_summary(cap, output=args.output, as_json=args.json)
     if cap.status != "complete":
         print(f"flashback: run {cap.status}", file=sys.stderr)
         return 130 if cap.status == "interrupted" else 1

@@ -21,13 +21,15 @@ factory                               review figure
 :func:`latency_percentiles`           latency p50/p99/p99.9/max over time
 :func:`wa_free_blocks`                simulator WA and free blocks
 :func:`steady_state_window`           SNIA PTS steady-state window
+:func:`capture_overview`              a capture: throughput and latency (``flashback plot``)
 ====================================  ===========================================
 
 Inputs are frames, never result objects: ``capture.intervals`` / ``replay.intervals``
 (design schema), per-step or per-loop summaries, ``fb.published(...)`` rows,
 ``Segments.to_frame()`` (``x_start, x_end, level, level_lo, level_hi``) and
 ``Segments.breakpoint_frame()`` (``x, x_lo, x_hi``). Save with :func:`save_chart`
-(``.png`` / ``.svg``, offline through vl-convert).
+(``.png`` / ``.svg`` through vl-convert, or ``.html`` with the Vega JavaScript inlined:
+all offline).
 
 >>> import flashback as fb
 >>> chart = fb.figures.condition_bars(fb.published(test="as_ssd_seq_write"))
@@ -38,6 +40,7 @@ from flashback.figures._theme import CONDITION_COLORS, THEME_NAME, use_theme
 from flashback.figures.bars import max_avg_bars
 from flashback.figures.consistency import consistency_panel, iops_scatter
 from flashback.figures.latency import latency_percentiles
+from flashback.figures.overview import capture_overview
 from flashback.figures.overlay import compare_errors, published_overlay
 from flashback.figures.pts import steady_state_window
 from flashback.figures.save import save_chart
@@ -66,4 +69,5 @@ __all__ = [
     "latency_percentiles",
     "wa_free_blocks",
     "steady_state_window",
+    "capture_overview",
 ]

@@ -20,7 +20,7 @@ def latency_percentiles(
     max_points: int = 4000,
     width: int = 560,
     height: int = 260,
-) -> alt.Chart:
+) -> alt.LayerChart:
     """One line per latency statistic (µs) against time or bytes written.
 
     Args:
@@ -57,22 +57,31 @@ def latency_percentiles(
         .with_columns(pl.col("stat").str.extract(r"_lat_(\w+)_us$"))
         .filter(pl.col("latency_us").is_not_null() & (pl.col("latency_us") > 0))
     )
-    return (
-        alt.Chart(long)
-        .mark_line()
-        .encode(
-            x=alt.X(f"{x}:Q", title=title_for(x)),
-            y=alt.Y(
-                "latency_us:Q",
-                title=f"{op.capitalize()} latency (µs)",
-                scale=alt.Scale(type="log") if log else alt.Scale(),
-            ),
-            color=alt.Color("stat:N", title="Statistic", sort=list(stats)),
-            tooltip=[
-                "stat",
-                alt.Tooltip(f"{x}:Q", format=".1f"),
-                alt.Tooltip("latency_us:Q", format=",.0f"),
-            ],
-        )
-        .properties(width=width, height=height)
+    base = alt.Chart(long).encode(
+        x=alt.X(f"{x}:Q", title=title_for(x)),
+        y=alt.Y(
+            "latency_us:Q",
+            title=f"{op.capitalize()} latency (µs)",
+            scale=alt.Scale(type="log") if log else alt.Scale(),
+        ),
+        color=alt.Color("stat:N", title="Statistic", sort=list(stats)),
+        tooltip=[
+            "stat",
+            alt.Tooltip(f"{x}:Q", format=".1f"),
+            alt.Tooltip("latency_us:Q", format=",.0f"),
+        ],
     )
+    # The spiky maximum is drawn first and faint: the percentiles stay visible over it.
+    layers = []
+    if "max" in stats:
+        layers.append(
+            base.transform_filter(alt.datum.stat == "max").mark_line(opacity=0.45, strokeWidth=1)
+        )
+    rest = [s for s in stats if s != "max"]
+    if rest:
+        layers.append(
+            base.transform_filter(alt.FieldOneOfPredicate(field="stat", oneOf=rest)).mark_line(
+                strokeWidth=1.8
+            )
+        )
+    return alt.layer(*layers).properties(width=width, height=height)

@@ -1,4 +1,5 @@
-"""Saving charts to PNG or SVG offline through vl-convert (no browser, no network)."""
+"""Saving charts to PNG, SVG or self-contained HTML offline through vl-convert (no browser,
+no network)."""
 
 from __future__ import annotations
 
@@ -9,20 +10,26 @@ import altair as alt
 
 from flashback.errors import ParameterError
 
+#: File suffixes :func:`save_chart` writes.
+FORMATS = (".png", ".svg", ".html")
+
 
 def save_chart(
     chart: alt.TopLevelMixin, path: str | os.PathLike[str], *, scale: float = 2.0
 ) -> Path:
-    """Renders ``chart`` to ``path`` (``.png`` or ``.svg``, by suffix) and returns the path.
+    """Renders ``chart`` to ``path`` (``.png``, ``.svg`` or ``.html``, by suffix) and returns
+    the path.
 
-    The spec is rendered by vl-convert's bundled Vega, so this works offline; the
-    ``flashback`` theme is applied. Parent folders are created.
+    PNG and SVG are drawn by vl-convert's bundled Vega; ``.html`` is one interactive page
+    with the Vega JavaScript inlined (about 1 MB), which opens with no network. The
+    ``flashback`` theme is applied. Parent folders are created; the file appears whole or
+    not at all.
 
     Args:
         scale: PNG pixel density (2 = retina-sharp); ignored for SVG.
 
     Raises:
-        ParameterError: the suffix is neither ``.png`` nor ``.svg``.
+        ParameterError: the suffix is not ``.png``, ``.svg`` or ``.html``.
     """
     import vl_convert as vlc
 
@@ -30,13 +37,20 @@ def save_chart(
 
     path = Path(path)
     suffix = path.suffix.lower()
-    if suffix not in (".png", ".svg"):
-        raise ParameterError(f"cannot save a chart as {path.name!r}; use a .png or .svg name")
-    with alt.theme.enable(THEME_NAME):
+    if suffix not in FORMATS:
+        raise ParameterError(
+            f"cannot save a chart as {path.name!r}; use a .png, .svg or .html name"
+        )
+    with alt.theme.enable(THEME_NAME), alt.data_transformers.disable_max_rows():
         spec = chart.to_json()
-    path.parent.mkdir(parents=True, exist_ok=True)
     if suffix == ".png":
-        path.write_bytes(vlc.vegalite_to_png(spec, scale=scale))
+        body: bytes = vlc.vegalite_to_png(spec, scale=scale)
+    elif suffix == ".svg":
+        body = vlc.vegalite_to_svg(spec).encode("utf-8")
     else:
-        path.write_text(vlc.vegalite_to_svg(spec), encoding="utf-8")
+        body = vlc.vegalite_to_html(spec, bundle=True).encode("utf-8")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    tmp.write_bytes(body)
+    os.replace(tmp, path)
     return path

@@ -22,8 +22,8 @@ def wa_free_blocks(
     Args:
         intervals: a ``sim:`` capture's interval frame: ``wa``, ``free_blocks``,
             ``nand_written_bytes``, ``host_written_bytes`` (cumulative byte counters).
-        cumulative: also draw cumulative WA = NAND bytes / host bytes (dashed) beside
-            the per-interval ``wa`` column.
+        cumulative: also draw cumulative WA = NAND bytes / host bytes (a bold line over
+            the per-interval ``wa`` column's lighter one).
 
     Raises:
         AnalysisError: not a simulator capture (columns missing) or empty.
@@ -48,21 +48,22 @@ def wa_free_blocks(
         .filter(pl.lit(cumulative) | (pl.col("kind") == "interval"))
     )
     x_enc = alt.X("x_gb:Q", title="Host data written (GB)")
-    wa = (
-        alt.Chart(wa_long)
-        .mark_line()
-        .encode(
-            x=x_enc,
-            y=alt.Y("wa:Q", title="Write amplification (NAND / host)"),
-            strokeDash=alt.StrokeDash("kind:N", title="WA"),
-            tooltip=[
-                "kind",
-                alt.Tooltip("x_gb:Q", format=".1f"),
-                alt.Tooltip("wa:Q", format=".2f"),
-            ],
-        )
-        .properties(width=width, height=height)
+    # the per-interval spikes underneath (light), cumulative WA on top: neither hides
+    color = alt.Color(
+        "kind:N",
+        title="WA",
+        scale=alt.Scale(domain=["interval", "cumulative"], range=["#9ecae1", "#d62728"]),
     )
+    base = alt.Chart(wa_long).encode(
+        x=x_enc,
+        y=alt.Y("wa:Q", title="Write amplification (NAND / host)"),
+        color=color,
+        tooltip=["kind", alt.Tooltip("x_gb:Q", format=".1f"), alt.Tooltip("wa:Q", format=".2f")],
+    )
+    wa = alt.layer(
+        base.transform_filter(alt.datum.kind == "interval").mark_line(strokeWidth=1),
+        base.transform_filter(alt.datum.kind == "cumulative").mark_line(strokeWidth=2.5),
+    ).properties(width=width, height=height)
     free = (
         alt.Chart(clean(df.select("x_gb", "free_blocks")))
         .mark_area(opacity=0.5, line=True)

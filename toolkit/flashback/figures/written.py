@@ -112,6 +112,20 @@ def performance_vs_written(
         else alt.value("#1f77b4")
     )
     base = alt.Chart(df).properties(width=width, height=height)
+    # Curves that coincide (compressible = incompressible where compression does not help)
+    # stay visible: every data type after the first is dashed, drawn over a solid line.
+    dash = (
+        alt.StrokeDash(
+            f"{data_col}:N",
+            legend=None,
+            scale=alt.Scale(
+                domain=sorted(df[data_col].drop_nulls().unique().to_list()),
+                range=[[1, 0], [6, 4], [2, 2], [8, 2, 2, 2]],
+            ),
+        )
+        if data_col
+        else alt.value([1, 0])
+    )
     line = (
         base.transform_filter(alt.datum.layer == "curve")
         .mark_line(point=len(pts) <= 400, opacity=0.8)
@@ -119,6 +133,7 @@ def performance_vs_written(
             x=x_enc,
             y=alt.Y("y:Q", title=title_for(y)),
             color=color,
+            strokeDash=dash,
             tooltip=[
                 alt.Tooltip("x_gb:Q", title="GB written", format=".1f"),
                 alt.Tooltip("y:Q", title=title_for(y), format=".1f"),

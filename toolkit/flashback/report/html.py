@@ -59,7 +59,10 @@ def _fmt(v: object) -> str:
 
 
 def table_html(df: pl.DataFrame, *, caption: str = "", max_rows: int = 200) -> str:
-    """A plain HTML table of ``df`` (first ``max_rows`` rows)."""
+    """A plain HTML table of ``df`` (first ``max_rows`` rows); columns with no value in any
+    row are left out."""
+    if df.height:
+        df = df.select([c for c in df.columns if df[c].null_count() < df.height])
     head = "".join(f"<th>{html.escape(c)}</th>" for c in df.columns)
     rows = []
     for r in df.head(max_rows).iter_rows():

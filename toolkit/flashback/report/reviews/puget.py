@@ -7,23 +7,56 @@ import polars as pl
 import flashback as fb
 from flashback import figures
 from flashback.report.html import Section
-from flashback.report.reviews.common import compare_part, replay, runs
+from flashback.report.html import _fmt as fmt_cell
+from flashback.replay.procedures.common import level_changes
+from flashback.replay.procedures.puget_checks import loops_frame
+from flashback.report.reviews.common import compare_part, replay
 
 NAME = "puget-cdm-loop"
 PRESET = "intel-520-120g"
 
 
 def _loops(rep: fb.Replay, data: str) -> pl.DataFrame:
-    """One row per loop and write test: review-equivalent GB written and MB/s."""
-    w = runs(rep).filter(pl.col("direction") == "write")
-    return (
-        w.group_by("loop", "test", maintain_order=True)
-        .agg(
-            (pl.col("host_written_end_bytes").max() / rep.scale / 1e9).alias("written_gb"),
-            pl.col("write_mbps").mean(),
-        )
-        .with_columns(pl.lit(data).alias("data"))
+    """One row per loop and write test: review-scale GB written and MB/s — the replay's own
+    per-loop results (:func:`loops_frame`), so that every number here matches its checks."""
+    w = loops_frame(rep)
+    if w.is_empty():
+        return w
+    return w.filter(pl.col("direction") == "write").select(
+        "loop",
+        "test",
+        "gb_written_full",
+        pl.col("mbps").alias("write_mbps"),
+        pl.lit(data).alias("data"),
     )
+
+
+def _segments(part: pl.DataFrame, test: str) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Segments and breakpoints of one test's incompressible curve, found by the fit the
+    replay's checks use (:func:`level_changes`): one breakpoint value everywhere."""
+    part = part.sort("gb_written_full")
+    x, y = part["gb_written_full"].to_numpy(), part["write_mbps"].to_numpy()
+    bps = level_changes(x, y)
+    edges = [float(x[0]), *bps, float(x[-1]) + 1e-9]
+    rows = []
+    for lo, hi in zip(edges[:-1], edges[1:]):
+        piece = part.filter((pl.col("gb_written_full") >= lo) & (pl.col("gb_written_full") < hi))
+        rows.append(
+            {
+                "test": test,
+                "x_start": lo,
+                "x_end": min(hi, float(x[-1])),
+                "level": float(piece["write_mbps"].mean()),
+                "level_lo": float(piece["write_mbps"].min()),
+                "level_hi": float(piece["write_mbps"].max()),
+                "loops": piece.height,
+            }
+        )
+    bp = pl.DataFrame(
+        {"x": bps, "x_lo": bps, "x_hi": bps, "test": [test] * len(bps)},
+        schema={"x": pl.Float64, "x_lo": pl.Float64, "x_hi": pl.Float64, "test": pl.String},
+    )
+    return pl.DataFrame(rows), bp
 
 
 def build(*, scale: str, progress: bool) -> tuple[Section, pl.DataFrame]:
@@ -33,10 +66,10 @@ def build(*, scale: str, progress: bool) -> tuple[Section, pl.DataFrame]:
     inc = curves.filter(pl.col("data") == "incompressible")
     segs, bps, found = [], [], []
     for (test,), part in inc.group_by("test", maintain_order=True):
-        seg = fb.changepoints(part.sort("written_gb"), x="written_gb", y="write_mbps")
-        segs.append(seg.to_frame().with_columns(pl.lit(test).alias("test")))
-        bps.append(seg.breakpoint_frame().with_columns(pl.lit(test).alias("test")))
-        where = ", ".join(f"{x:.0f} GB" for x in seg.breakpoints) or "none"
+        seg, bp = _segments(part, test)
+        segs.append(seg)
+        bps.append(bp)
+        where = ", ".join(f"{fmt_cell(v)} GB" for v in bp["x"]) or "none"  # as in the tables
         found.append(f"{test}: {where}")
     segments, breakpoints = pl.concat(segs), pl.concat(bps)
     s = Section(
@@ -45,8 +78,10 @@ def build(*, scale: str, progress: bool) -> tuple[Section, pl.DataFrame]:
             "The review ran CrystalDiskMark over and over on an Intel 520 120GB (SandForce SF-2281) "
             "from a secure erase until about 1.8 TB had been written, with incompressible and with "
             "compressible data, and watched each test's speed against the data written.",
-            f"Here the same loop runs on the simulated {PRESET} shrunk by {scale}; bytes are quoted "
-            "at the review drive's scale. Change points in the incompressible curves: "
+            f"Here the same loop runs on the simulated {PRESET} shrunk by {scale}; GB written "
+            "are quoted at the review drive's scale (replayed bytes divided by the scale), "
+            "speeds as measured; one point per loop, CrystalDiskMark's best pass. Change "
+            "points in the incompressible curves (the fit the comparison table checks): "
             + "; ".join(found)
             + ". The review saw speed fall after about 40 GB and level off "
             "after about 380 GB.",
@@ -57,7 +92,7 @@ def build(*, scale: str, progress: bool) -> tuple[Section, pl.DataFrame]:
             "performance vs written",
             figures.performance_vs_written(
                 curves,
-                x="written_gb",
+                x="gb_written_full",
                 y="write_mbps",
                 test="test",
                 data="data",
@@ -70,6 +105,12 @@ def build(*, scale: str, progress: bool) -> tuple[Section, pl.DataFrame]:
         pl.col("write_mbps").max().alias("max_mbps"), pl.col("write_mbps").mean().alias("avg_mbps")
     )
     s.charts.append(("max and average", figures.max_avg_bars(summary)))
-    s.tables.append(("segments (incompressible, per test)", segments))
+    s.tables.append(
+        (
+            "segments (incompressible, per test; GB at review scale, level = mean MB/s of the "
+            "loops, lo/hi = slowest/fastest loop)",
+            segments,
+        )
+    )
     cmp = compare_part(s, rnd.compare(other=zer))
     return s, cmp
