@@ -39,6 +39,8 @@ from flashback.analysis import (
     trim_effect,
 )
 from flashback.fio import read_fio
+from flashback.dataset import scan_captures
+from flashback.sweep import Job, SweepResult, sweep
 from flashback.workload import Workload
 
 __version__ = _native.__version__
@@ -86,6 +88,10 @@ __all__ = [
     "consistency",
     "segmented_fit",
     "read_fio",
+    "scan_captures",
+    "sweep",
+    "Job",
+    "SweepResult",
     "Segments",
     "SteadyState",
     "Effect",
