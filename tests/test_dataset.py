@@ -36,7 +36,13 @@ FIO_LOG = (
 def _sim(op: float, *, written: str = "600m", serial: str | None = None) -> fb.Capture:
     """4 KiB uniform random writes on a small seeded sim drive (deterministic)."""
     w = fb.Workload(
-        rw="randwrite", bs="4k", iodepth=32, written=written, seed=7, random="uniform", interval=0.02
+        rw="randwrite",
+        bs="4k",
+        iodepth=32,
+        written=written,
+        seed=7,
+        random="uniform",
+        interval=0.02,
     )
     cap = fb.run(f"sim:generic?scale=1/512&op={op}", w)
     if serial is not None:
@@ -86,7 +92,7 @@ def test_scan_mixed_arrow_and_parquet(mixed) -> None:
         assert row["status"] == meta["status"]
         assert part["capture_id"].n_unique() == 1
         if k == "file":
-            t, w = meta["target"], meta["workload"]
+            t = meta["target"]
             assert row["serial"] == t.get("serial") and row["model"] == t.get("model")
             assert row["host"] == meta["host"]["hostname"]
             assert row["flashback_version"] == meta["flashback_version"]
@@ -238,7 +244,11 @@ def test_dataset_read_by_polars_alone(fleet) -> None:
         extra_columns="ignore",
     ).collect()
     assert df.height == sum(c.intervals.height for c in caps)
-    assert set(df["serial"].unique().to_list()) == {"SN-A", "SN/B 2", caps[3].meta["target"]["serial"]}
+    assert set(df["serial"].unique().to_list()) == {
+        "SN-A",
+        "SN/B 2",
+        caps[3].meta["target"]["serial"],
+    }
 
 
 def test_dataset_scans_back_as_the_captures(fleet, tmp_path: Path) -> None:

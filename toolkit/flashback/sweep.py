@@ -281,4 +281,3 @@ def sweep(
 
 
 __all__ = ["Job", "SweepResult", "as_job", "run_job", "sweep"]
-

@@ -93,7 +93,9 @@ def _scan_one(path: Path) -> pl.LazyFrame:
     try:
         names = lf.collect_schema().names()
     except Exception as e:
-        raise CaptureFileError(f"{path} is not a readable Parquet file ({_first_line(e)})") from None
+        raise CaptureFileError(
+            f"{path} is not a readable Parquet file ({_first_line(e)})"
+        ) from None
     # A file written by to_dataset already holds identity columns: they are derived again
     # from its metadata, the one source of truth.
     lf = lf.drop([c for c in names if c in IDENTITY_SCHEMA])
