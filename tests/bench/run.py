@@ -11,6 +11,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import engine  # noqa: E402
 import pelt  # noqa: E402
 import sim  # noqa: E402
+import sweep  # noqa: E402
 
 
 def main() -> None:
@@ -18,6 +19,7 @@ def main() -> None:
     sim.run(sys.argv[1:] or None)
     print("\n== change points: native PELT vs ruptures' Pelt (same penalty, jump 1)")
     pelt.main(["--ruptures-n", "5000"])
+    results["sweep"] = sweep.main(["--scale", "1/32"])
     out = Path("out")
     out.mkdir(exist_ok=True)
     (out / "bench.json").write_text(json.dumps(results, indent=2))
