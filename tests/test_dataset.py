@@ -344,3 +344,13 @@ def test_identity_is_derived_from_the_footer_not_the_file_body(fleet, tmp_path: 
     df.write_parquet(out, metadata={META_KEY: md[META_KEY]})
     host = fb.scan_captures(out).select("host").unique().collect().item()
     assert host == json.loads(md[META_KEY])["host"]["hostname"]
+
+
+def test_a_saved_replay_directory_scans_with_its_metadata(tmp_path: Path) -> None:
+    rep = fb.replay("anand2009-new-vs-used", target="sim:generic?scale=1/512", scale="1/1024")
+    rep.save(tmp_path / "rep")
+    df = fb.scan_captures(tmp_path).collect()
+    assert df.height == rep.intervals.height
+    assert df["test"].unique().to_list() == ["anand2009-new-vs-used"]
+    assert df["capacity_bytes"].unique().to_list() == [rep.meta["target_size_bytes"]]
+    assert df.select(rep.intervals.columns).equals(rep.intervals)

@@ -258,8 +258,6 @@ def sweep(
             try:
                 results[i] = fut.result()
             except FlashbackError as e:
-                for f in futures:
-                    f.cancel()
                 raise type(e)(f"sweep job {i} ({jobs[i].label}): {e}") from e
             if report is not None:
                 report(
@@ -271,6 +269,10 @@ def sweep(
                         "elapsed_s": time.monotonic() - t0,
                     }
                 )
+    except BaseException:  # a failed job or Ctrl-C: the jobs not yet started never start
+        for f in futures:
+            f.cancel()
+        raise
     finally:
         if own:
             executor.shutdown(wait=True, cancel_futures=True)
