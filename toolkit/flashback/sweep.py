@@ -216,7 +216,8 @@ def sweep(
     Args:
         jobs: :class:`Job` objects, ``(target, workload)`` or ``(target, protocol, params)``.
         executor: any ``concurrent.futures.Executor`` (``client.get_executor()`` of a
-            ``dask.distributed`` client, a Ray or MPI pool...), or a dask ``Client`` itself.
+            ``dask.distributed`` client, ``mpi4py.futures.MPIPoolExecutor``...), or a dask
+            ``Client`` itself.
             Default: a local process pool of ``max_workers`` (default: the CPU count).
         out: a directory every worker can write to (shared storage past one machine): each
             capture is saved there as ``<capture_id>.parquet`` and only its path travels back.
