@@ -116,6 +116,8 @@ def test_bad_job_lists_are_refused_before_anything_runs(tmp_path: Path) -> None:
         fb.sweep([])
     with pytest.raises(fb.ParameterError, match="cannot make a sweep job"):
         fb.sweep([("sim:generic", 42)])
+    with pytest.raises(fb.ParameterError, match="no field 'colour'"):
+        fb.sweep([{"target": "sim:generic", "workload": w, "colour": "red"}])
     with pytest.raises(fb.ParameterError, match="exactly one of"):
         fb.Job("sim:generic", workload=w, replay="snia-pts")
     with pytest.raises(fb.ParameterError, match="target string"):

@@ -65,7 +65,10 @@ class Capture:
         return path
 
     def to_dataset(
-        self, root: str | os.PathLike[str], *, partition_by: tuple[str, ...] = ("model", "serial", "test")
+        self,
+        root: str | os.PathLike[str],
+        *,
+        partition_by: tuple[str, ...] = ("model", "serial", "test"),
     ) -> Path:
         """Writes the capture into a hive-partitioned Parquet dataset under ``root``
         (``model=.../serial=.../test=.../<capture_id>.parquet``) and returns the file's path;

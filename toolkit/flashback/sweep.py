@@ -102,6 +102,12 @@ def as_job(spec: Any) -> Job:
     if isinstance(spec, Job):
         return spec
     if isinstance(spec, dict):
+        unknown = set(spec) - {f.name for f in dataclasses.fields(Job)}
+        if unknown:
+            raise ParameterError(
+                f"a sweep job has no field {sorted(unknown)[0]!r}; use target, workload, "
+                "replay, params and label"
+            )
         return Job(**spec)
     if isinstance(spec, tuple) and len(spec) in (2, 3):
         target, what, *params = spec
@@ -164,10 +170,10 @@ class SweepResult:
     def scan(self) -> pl.LazyFrame:
         """Every capture's intervals with ``job`` (index), ``job_label`` and the identity
         columns of :func:`flashback.scan_captures` first."""
-        from flashback.dataset.scan import _scan_one, capture_frame, concat_frames
+        from flashback.dataset.scan import capture_frame, concat_frames, scan_file
 
         if self._captures is None and self.paths is not None:
-            frames = [_scan_one(p) for p in self.paths]
+            frames = [scan_file(p) for p in self.paths]
         else:
             frames = [capture_frame(c) for c in self.captures]
         tagged = [

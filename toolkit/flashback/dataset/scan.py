@@ -83,7 +83,12 @@ def _parquet_meta(path: Path) -> dict[str, Any]:
     raise CaptureFileError(f"{path} has no flashback metadata; pass captures written by flashback")
 
 
-def _scan_one(path: Path) -> pl.LazyFrame:
+def scan_file(path: Path) -> pl.LazyFrame:
+    """One capture file as a lazy frame with its identity columns first.
+
+    Raises:
+        CaptureFileError: the file is not a readable flashback capture.
+    """
     if path.suffix in ARROW_SUFFIXES:
         # An IPC stream has no footer to scan: it is read whole (it is the format of one run
         # as it is written; finished captures and datasets are Parquet, scanned lazily).
@@ -165,4 +170,4 @@ def scan_captures(source: Source | Sequence[Source]) -> pl.LazyFrame:
             in kind between captures.
     """
     paths = capture_paths(source)
-    return concat_frames([_scan_one(p) for p in paths], [str(p) for p in paths])
+    return concat_frames([scan_file(p) for p in paths], [str(p) for p in paths])
