@@ -354,3 +354,19 @@ def test_a_saved_replay_directory_scans_with_its_metadata(tmp_path: Path) -> Non
     assert df["test"].unique().to_list() == ["anand2009-new-vs-used"]
     assert df["capacity_bytes"].unique().to_list() == [rep.meta["target_size_bytes"]]
     assert df.select(rep.intervals.columns).equals(rep.intervals)
+
+
+@pytest.mark.parametrize(
+    ("meta", "test", "model"),
+    [
+        ({"workload": {"rw": "randwrite", "bs": 4096, "iodepth": 32}}, "randwrite-4k-qd32", None),
+        ({"workload": {"rw": "write", "bs": 1000}}, "write-1000-qd1", None),
+        ({"workload": {"rw": "trim"}, "target": {"kind": "block", "model": "X"}}, "trim-qd1", "X"),
+        ({"protocol": "snia-pts", "target": {"kind": "sim", "preset": "p"}}, "snia-pts", "sim:p"),
+        ({}, None, None),
+    ],
+)
+def test_identity_of_hand_written_metadata(meta: dict, test: str | None, model: str | None) -> None:
+    row = fb.dataset.identity(meta)
+    assert list(row) == list(IDENTITY_SCHEMA)
+    assert (row["test"], row["model"]) == (test, model)

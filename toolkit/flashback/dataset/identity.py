@@ -83,8 +83,9 @@ def _test_name(meta: dict[str, Any]) -> str | None:
     if not w.get("rw"):
         return None
     bs = w.get("bs")
-    size = f"{bs // 1024}k" if isinstance(bs, int) and bs % 1024 == 0 else f"{bs}b"
-    return f"{w['rw']}-{size}-qd{w.get('iodepth', 1)}"
+    size = f"{bs // 1024}k" if isinstance(bs, int) and bs % 1024 == 0 else f"{bs}"
+    qd = f"qd{w.get('iodepth') or 1}"
+    return "-".join([str(w["rw"]), *([size] if bs else []), qd])
 
 
 def identity(meta: dict[str, Any], *, path: str | None = None) -> dict[str, Any]:
