@@ -230,6 +230,12 @@ def sweep(
             Default: captures travel back as Arrow IPC bytes.
         progress: ``True`` for a bar over jobs, or a callable receiving, as each job ends,
             ``{"done", "total", "job", "label", "elapsed_s"}``.
+        max_workers: size of the default local pool.
+
+    The default pool starts its workers with ``forkserver`` (safe with polars' threads): a
+    script that calls ``sweep`` needs the usual ``if __name__ == "__main__":`` guard, as
+    with any process pool. Captures are the same wherever a job runs, but a target that is
+    not simulated measures the worker's own machine.
 
     Raises:
         ParameterError: no jobs, or a job that is not one.
