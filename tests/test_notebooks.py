@@ -38,6 +38,7 @@ CHARTS = {
     "06-snia-pts": 2,
     "07-your-drive": 3,
     "08-simulator": 5,
+    "09-fleet": 2,
 }
 
 

@@ -12,6 +12,7 @@ import engine  # noqa: E402
 import fio_import  # noqa: E402
 import pelt  # noqa: E402
 import sim  # noqa: E402
+import sweep  # noqa: E402
 
 
 def main() -> None:
@@ -20,6 +21,7 @@ def main() -> None:
     print("\n== change points: native PELT vs ruptures' Pelt (same penalty, jump 1)")
     pelt.main(["--ruptures-n", "5000"])
     results["fio_import"] = fio_import.main([])
+    results["sweep"] = sweep.main(["--scale", "1/32"])
     out = Path("out")
     out.mkdir(exist_ok=True)
     (out / "bench.json").write_text(json.dumps(results, indent=2))

@@ -50,6 +50,8 @@ _LAZY = {
         "flashback.analysis",
     ),
     "read_fio": "flashback.fio",
+    "scan_captures": "flashback.dataset",
+    **dict.fromkeys(("Job", "SweepResult", "sweep"), "flashback.sweep"),
     "Workload": "flashback.workload",
 }
 
@@ -122,6 +124,10 @@ __all__ = [
     "consistency",
     "segmented_fit",
     "read_fio",
+    "scan_captures",
+    "sweep",
+    "Job",
+    "SweepResult",
     "Segments",
     "SteadyState",
     "Effect",

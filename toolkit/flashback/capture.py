@@ -64,6 +64,23 @@ class Capture:
             )
         return path
 
+    def to_dataset(
+        self,
+        root: str | os.PathLike[str],
+        *,
+        partition_by: tuple[str, ...] = ("model", "serial", "test"),
+    ) -> Path:
+        """Writes the capture into a hive-partitioned Parquet dataset under ``root``
+        (``model=.../serial=.../test=.../<capture_id>.parquet``) and returns the file's path;
+        see :func:`flashback.dataset.to_dataset`.
+
+        Raises:
+            ParameterError: a partition key is not an identity column.
+        """
+        from flashback.dataset.write import to_dataset
+
+        return to_dataset(self, root, partition_by=partition_by)
+
     def summary(self) -> pl.DataFrame:
         """Per-step totals: seconds, GB written/read, mean MB/s and IOPS."""
         return summarize(self.intervals)

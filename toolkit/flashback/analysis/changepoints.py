@@ -311,7 +311,11 @@ def changepoints(
         cost: ``"auto"`` (``huber`` when the series is heavy-tailed, else ``l2``), ``l2``,
             ``huber`` (L2 on a signal clipped to ±2 σ̂ of its running median), ``normal``
             (mean and variance), or a ruptures model name (``l1``, ``rbf``...).
-        by: a column name or polars expression; each group is segmented separately.
+        by: a column name or polars expression; each group is segmented separately. With a
+            ``pl.LazyFrame`` (a dataset from :func:`flashback.scan_captures`) ``by`` may
+            also be a list of columns, and the result is a
+            :class:`~flashback.dataset.grouped.Grouped` of one :class:`Segments` per group
+            (each with its own drive capacity).
         capacity_bytes: drive capacity for the ``fills`` columns (default: from capture meta).
         level: confidence level of ``level_lo``/``level_hi``.
         min_change_pct: breakpoints between segments whose levels differ by less than this
@@ -326,6 +330,14 @@ def changepoints(
         AnalysisError: empty input, missing or non-numeric column, NaN values, x going
             backwards, too few points, or a bad penalty/method/min_change_pct.
     """
+    if by is not None and isinstance(data, pl.LazyFrame):
+        from flashback.dataset.grouped import per_group
+
+        return per_group(
+            changepoints, data, by=by, x=x, y=y, transform=transform, penalty=penalty,
+            min_size=min_size, method=method, cost=cost, capacity_bytes=capacity_bytes,
+            level=level,
+        )  # fmt: skip
     df, meta = frames.as_frame(data)
     capacity = frames.capacity_bytes(meta, capacity_bytes)
     kw = dict(

@@ -160,6 +160,7 @@ def steady_state(
     ss_ramp: float = 0.0,
     limit: float | None = None,
     capacity_bytes: float | None = None,
+    by: str | list[str] | pl.Expr | None = None,
 ) -> SteadyState:
     """Applies a steady-state rule to a capture (per-interval data, aggregated into rounds
     with :func:`to_rounds`) or to a frame of rounds (a frame with a ``round`` column).
@@ -172,12 +173,23 @@ def steady_state(
         max_rounds: last round a window may end at (PTS: 25; None = all).
         ss_dur, ss_ramp: fio rules: window and ramp in seconds.
         limit: fio rules: the percentage (default 10 for iops, 0.1 for iops_slope); band: ±%.
+        by: column(s) or an expression: each group (a drive, a test... of a dataset from
+            :func:`flashback.scan_captures`) gets its own verdict, returned as a
+            :class:`~flashback.dataset.grouped.Grouped` of :class:`SteadyState`.
 
     Raises:
         AnalysisError: bad input, unknown rule, missing column, or too few rounds for a window.
     """
     if rule not in RULES:
         raise AnalysisError(f"rule={rule!r} is not known; use one of {', '.join(RULES)}")
+    if by is not None:
+        from flashback.dataset.grouped import per_group
+
+        return per_group(
+            steady_state, data, by=by, y=y, rule=rule, round=round, window=window,
+            max_rounds=max_rounds, ss_dur=ss_dur, ss_ramp=ss_ramp, limit=limit,
+            capacity_bytes=capacity_bytes,
+        )  # fmt: skip
     ys = [y] if isinstance(y, str) else list(y)
     df, meta = frames.as_frame(data)
     cap = frames.capacity_bytes(meta, capacity_bytes)

@@ -1,0 +1,298 @@
+"""``sweep``: many (target, workload or replay) jobs on any ``concurrent.futures.Executor`` —
+local processes by default, a ``dask.distributed`` client (``client.get_executor()``) or any
+other executor to go past one machine. The same code runs on a laptop and on a cluster.
+
+Each job runs in one worker with its own freshly opened target; its capture comes back as
+Arrow IPC bytes, or is written to a shared directory (``out=``) and only its path comes back.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import json
+import os
+import time
+from concurrent.futures import Executor, Future, as_completed
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+import polars as pl
+
+from flashback.capture import Capture, load
+from flashback.errors import FlashbackError, ParameterError
+from flashback.workload import Workload
+
+
+@dataclasses.dataclass(frozen=True)
+class Job:
+    """One run of a sweep: a workload, or a replayed protocol, on a target.
+
+    Args:
+        target: a target string (``"sim:generic?op=0.28&gc=fifo&seed=3"``, a file path...).
+            It is opened afresh by the worker (an open :class:`~flashback.Target` cannot
+            travel to another process or machine).
+        workload: the :class:`~flashback.Workload` to run, or
+        replay: the name of a protocol to replay (:func:`flashback.protocols`), with
+        params: its parameters and ``scale`` (as :func:`flashback.replay` takes them).
+        label: a name for progress reports and results (default: target and workload).
+
+    A simulated target with a seeded workload gives the same capture wherever it runs.
+    """
+
+    target: str
+    workload: Workload | None = None
+    replay: str | None = None
+    params: dict[str, Any] = dataclasses.field(default_factory=dict)
+    label: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.target, (str, os.PathLike)):
+            raise ParameterError(
+                f"a sweep job's target must be a target string, not a {type(self.target).__name__}"
+            )
+        object.__setattr__(self, "target", os.fspath(self.target))
+        if (self.workload is None) == (self.replay is None):
+            raise ParameterError(
+                f"the job on {self.target} needs exactly one of workload= or replay="
+            )
+        if self.workload is not None and not isinstance(self.workload, Workload):
+            raise ParameterError(
+                f"workload= must be a flashback Workload, not a {type(self.workload).__name__}"
+            )
+        if self.replay is not None:
+            from flashback.replay.base import get_protocol
+
+            get_protocol(self.replay)  # ReplayError names the known protocols
+        if not self.label:
+            what = self.workload.describe() if self.workload is not None else self.replay
+            object.__setattr__(self, "label", f"{self.target} {what}")
+
+    def run(self) -> Capture:
+        """Runs the job here, in this process, and returns its capture.
+
+        Raises:
+            FlashbackError: as :func:`flashback.run` or :func:`flashback.replay` raise.
+        """
+        from flashback.targets import run
+
+        if self.workload is not None:
+            return run(self.target, self.workload)
+        from flashback.replay import replay
+
+        rep = replay(self.replay, target=self.target, **self.params)
+        cap = rep.capture()
+        # A replay's metadata has no host or version of its own: its run steps carry them.
+        for step in rep.step_records:
+            m = step.get("capture_meta") or {}
+            if m.get("host"):
+                cap.meta.setdefault("host", m["host"])
+                cap.meta.setdefault("flashback_version", m.get("flashback_version"))
+                break
+        return cap
+
+
+def as_job(spec: Any) -> Job:
+    """A :class:`Job` from a Job, a ``(target, workload)`` or ``(target, protocol[, params])``
+    tuple, or a dict of Job fields.
+
+    Raises:
+        ParameterError: anything else.
+    """
+    if isinstance(spec, Job):
+        return spec
+    if isinstance(spec, dict):
+        unknown = set(spec) - {f.name for f in dataclasses.fields(Job)}
+        if unknown:
+            raise ParameterError(
+                f"a sweep job has no field {sorted(unknown)[0]!r}; use target, workload, "
+                "replay, params and label"
+            )
+        return Job(**spec)
+    if isinstance(spec, tuple) and len(spec) in (2, 3):
+        target, what, *params = spec
+        if isinstance(what, Workload) and not params:
+            return Job(target, workload=what)
+        if isinstance(what, str):
+            return Job(target, replay=what, params=dict(params[0]) if params else {})
+    raise ParameterError(
+        f"cannot make a sweep job of {spec!r}; pass a Job, (target, workload) or "
+        "(target, protocol, params)"
+    )
+
+
+def run_job(job: Job, out: str | None) -> tuple[str, Any]:
+    """What a worker runs: the job, then its capture as ``("ipc", (bytes, meta_json))`` or,
+    with ``out``, saved there as Parquet and returned as ``("path", path)``."""
+    cap = job.run()
+    if out is not None:
+        from flashback.dataset.identity import capture_id
+
+        path = Path(out) / f"{capture_id(cap.meta)}.parquet"
+        cap.save(path)
+        return "path", str(path)
+    buf = io.BytesIO()
+    cap.intervals.write_ipc_stream(buf)
+    return "ipc", (buf.getvalue(), json.dumps(cap.meta))
+
+
+def _from_ipc(payload: tuple[bytes, str]) -> Capture:
+    data, meta_json = payload
+    return Capture(intervals=pl.read_ipc_stream(io.BytesIO(data)), meta=json.loads(meta_json))
+
+
+@dataclasses.dataclass
+class SweepResult:
+    """The captures of a sweep, in the order of its jobs.
+
+    Attributes:
+        jobs: the jobs as run.
+        paths: with ``out=``, where each capture was written (else None).
+        elapsed_s: wall-clock seconds from the first submission to the last result.
+    """
+
+    jobs: list[Job]
+    paths: list[Path] | None
+    elapsed_s: float
+    _captures: list[Capture] | None = dataclasses.field(default=None, repr=False)
+
+    def __repr__(self) -> str:
+        where = f", out={self.paths[0].parent}" if self.paths else ""
+        return f"SweepResult({len(self.jobs)} jobs, {self.elapsed_s:.1f} s{where})"
+
+    @property
+    def captures(self) -> list[Capture]:
+        """One :class:`~flashback.Capture` per job (read from ``paths`` on first use)."""
+        if self._captures is None:
+            self._captures = [load(p) for p in self.paths or []]
+        return self._captures
+
+    def scan(self) -> pl.LazyFrame:
+        """Every capture's intervals with ``job`` (index), ``job_label`` and the identity
+        columns of :func:`flashback.scan_captures` first."""
+        from flashback.dataset.scan import capture_frame, concat_frames, scan_file
+
+        if self._captures is None and self.paths is not None:
+            frames = [scan_file(p) for p in self.paths]
+        else:
+            frames = [capture_frame(c) for c in self.captures]
+        tagged = [
+            f.select(
+                pl.lit(i, dtype=pl.Int64).alias("job"),
+                pl.lit(j.label, dtype=pl.String).alias("job_label"),
+                pl.all(),
+            )
+            for i, (j, f) in enumerate(zip(self.jobs, frames))
+        ]
+        return concat_frames(tagged, [j.label for j in self.jobs])
+
+    def to_dataset(self, root: str | os.PathLike[str], **kwargs: Any) -> list[Path]:
+        """Writes every capture with :meth:`Capture.to_dataset` under ``root``."""
+        return [c.to_dataset(root, **kwargs) for c in self.captures]
+
+
+def _reporter(progress: bool | Callable[[dict], None] | None, total: int) -> Any:
+    if progress is None or progress is False:
+        return None
+    if callable(progress) and progress is not True:
+        return progress
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=total, unit="job", desc="sweep")
+
+    def report(event: dict) -> None:
+        bar.update(1)
+        bar.set_postfix_str(event["label"][-40:], refresh=False)
+        if event["done"] == total:
+            bar.close()
+
+    return report
+
+
+def sweep(
+    jobs: Iterable[Any],
+    executor: Executor | Any | None = None,
+    *,
+    out: str | os.PathLike[str] | None = None,
+    progress: bool | Callable[[dict], None] | None = None,
+    max_workers: int | None = None,
+) -> SweepResult:
+    """Runs ``jobs`` on ``executor`` and returns their captures in job order.
+
+    Args:
+        jobs: :class:`Job` objects, ``(target, workload)`` or ``(target, protocol, params)``.
+        executor: any ``concurrent.futures.Executor`` (``client.get_executor()`` of a
+            ``dask.distributed`` client, ``mpi4py.futures.MPIPoolExecutor``...), or a dask
+            ``Client`` itself.
+            Default: a local process pool of ``max_workers`` (default: the CPU count).
+        out: a directory every worker can write to (shared storage past one machine): each
+            capture is saved there as ``<capture_id>.parquet`` and only its path travels back.
+            Default: captures travel back as Arrow IPC bytes.
+        progress: ``True`` for a bar over jobs, or a callable receiving, as each job ends,
+            ``{"done", "total", "job", "label", "elapsed_s"}``.
+        max_workers: size of the default local pool.
+
+    The default pool starts its workers with ``forkserver`` (safe with polars' threads): a
+    script that calls ``sweep`` needs the usual ``if __name__ == "__main__":`` guard, as
+    with any process pool. Captures are the same wherever a job runs, but a target that is
+    not simulated measures the worker's own machine.
+
+    Raises:
+        ParameterError: no jobs, or a job that is not one.
+        FlashbackError: the first job that failed, its message prefixed with the job (the
+            jobs not yet started are cancelled).
+    """
+    jobs = [as_job(j) for j in jobs]
+    if not jobs:
+        raise ParameterError("the sweep has no jobs; pass at least one (target, workload) job")
+    out_dir = None
+    if out is not None:
+        Path(out).mkdir(parents=True, exist_ok=True)
+        out_dir = os.fspath(Path(out).absolute())
+    own = executor is None
+    if own:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        n = max_workers or os.cpu_count() or 1
+        executor = ProcessPoolExecutor(
+            max_workers=min(n, len(jobs)), mp_context=multiprocessing.get_context("forkserver")
+        )
+    elif hasattr(executor, "get_executor"):
+        executor = executor.get_executor()
+    report = _reporter(progress, len(jobs))
+    results: list[Any] = [None] * len(jobs)
+    t0 = time.monotonic()
+    futures: dict[Future, int] = {}
+    try:
+        futures = {executor.submit(run_job, job, out_dir): i for i, job in enumerate(jobs)}
+        for done, fut in enumerate(as_completed(futures), 1):
+            i = futures[fut]
+            try:
+                results[i] = fut.result()
+            except FlashbackError as e:
+                raise type(e)(f"sweep job {i} ({jobs[i].label}): {e}") from e
+            if report is not None:
+                report(
+                    {
+                        "done": done,
+                        "total": len(jobs),
+                        "job": i,
+                        "label": jobs[i].label,
+                        "elapsed_s": time.monotonic() - t0,
+                    }
+                )
+    except BaseException:  # a failed job or Ctrl-C: the jobs not yet started never start
+        for f in futures:
+            f.cancel()
+        raise
+    finally:
+        if own:
+            executor.shutdown(wait=True, cancel_futures=True)
+    elapsed = time.monotonic() - t0
+    if out_dir is not None:
+        return SweepResult(jobs, [Path(p) for _, p in results], elapsed)
+    return SweepResult(jobs, None, elapsed, [_from_ipc(p) for _, p in results])
+
+
+__all__ = ["Job", "SweepResult", "as_job", "run_job", "sweep"]
