@@ -18,6 +18,39 @@ from flashback import _native
 from flashback.errors import CaptureFileError
 
 META_KEY = "flashback.meta"
+#: file suffixes a capture can be saved as; all but ``.parquet`` are Arrow IPC streams
+SAVE_SUFFIXES = (".arrow", ".arrows", ".ipc", ".parquet")
+
+
+def check_save_path(path: str | os.PathLike[str], *, overwrite: bool) -> Path:
+    """Checks, before anything is run or written, that a capture can be saved at ``path``:
+    a known suffix, an existing directory, and no existing file unless ``overwrite``.
+
+    Returns the path. Raises:
+        CaptureFileError: one sentence naming what is wrong with ``path``.
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise CaptureFileError(
+            f"{path} is a directory; give a capture file name such as {path / 'capture.arrow'}"
+        )
+    if path.suffix not in SAVE_SUFFIXES:
+        raise CaptureFileError(
+            f"cannot save a capture as {path.name!r}; use a .arrow or .parquet file name"
+        )
+    parent = path.parent
+    if not parent.is_dir():
+        raise CaptureFileError(
+            f"cannot save a capture in {parent}: that directory does not exist; create it first"
+        )
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise CaptureFileError(f"cannot save a capture in {parent}: the directory is not writable")
+    if (path.exists() or path.is_symlink()) and not overwrite:
+        raise CaptureFileError(
+            f"{path} already exists; choose another name or pass --overwrite (overwrite=True) to replace it"
+        )
+    return path
+
 
 
 @dataclasses.dataclass
@@ -42,12 +75,14 @@ class Capture:
         return t.get("size_bytes")
 
     def save(self, path: str | os.PathLike[str]) -> Path:
-        """Writes the capture to ``.arrow`` (IPC stream) or ``.parquet``, atomically.
+        """Writes the capture to ``.arrow`` (IPC stream) or ``.parquet``, atomically,
+        replacing an existing file.
 
         Raises:
-            CaptureFileError: the suffix is neither ``.arrow`` nor ``.parquet``.
+            CaptureFileError: the suffix is neither ``.arrow`` nor ``.parquet``, or the
+                directory does not exist.
         """
-        path = Path(path)
+        path = check_save_path(path, overwrite=True)
         meta_json = json.dumps(self.meta)
         if path.suffix == ".parquet":
             tmp = path.with_name(path.name + f".tmp{os.getpid()}")
@@ -56,12 +91,8 @@ class Capture:
                 os.replace(tmp, path)
             finally:
                 tmp.unlink(missing_ok=True)
-        elif path.suffix in (".arrow", ".arrows", ".ipc"):
-            _native.write_capture(str(path), self.intervals, meta_json)
         else:
-            raise CaptureFileError(
-                f"cannot save a capture as {path.name!r}; use a .arrow or .parquet file name"
-            )
+            _native.write_capture(str(path), self.intervals, meta_json)
         return path
 
     def summary(self) -> pl.DataFrame:

@@ -78,7 +78,13 @@ class Target:
 
         ``progress``: ``True`` for a progress bar (rich in a terminal, tqdm in a notebook),
         a callable to receive each interval as a dict, ``None``/``False`` for nothing.
-        Ctrl-C stops within a second; the capture comes back with status ``interrupted``.
+        The callable may read this target's properties (not run it again).
+
+        Raises:
+            RunInterrupted: Ctrl-C stopped the run within a second; the capture (status
+                ``interrupted``, already saved to ``capture_path`` when given) is its
+                ``.capture``. It is a ``KeyboardInterrupt``.
+            ParameterError, DeviceError: see :class:`Target`.
         """
         bar = make_progress(progress, workload, self.size_bytes, label=step or workload.rw)
         try:
@@ -93,6 +99,10 @@ class Target:
                 bar.close()
         cap = from_native(table, meta_json)
         cap.meta.setdefault("target", {})["spec"] = self.spec
+        if cap.status == "interrupted":
+            from flashback.errors import RunInterrupted
+
+            raise RunInterrupted(cap)
         return cap
 
     def discard(self, *, offset: int | str = 0, size: int | str | None = None) -> None:

@@ -40,29 +40,38 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--destroy", help="for a block device: name it again to confirm its data is lost"
     )
     p.add_argument(
-        "--overwrite", action="store_true", help="allow writing over a foreign regular file"
+        "--overwrite",
+        action="store_true",
+        help="allow writing over an existing file: a regular-file target flashback did not create, and the -o file",
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=main)
 
 
 def main(args: argparse.Namespace) -> int:
+    from flashback.capture import check_save_path
+    from flashback.errors import RunInterrupted
     from flashback.targets import run
 
     fields = {
         name: getattr(args, name) for name, _ in _WORKLOAD_OPTS if getattr(args, name) is not None
     }
     w = Workload(**fields)
-    stream_to = args.output if args.output and args.output.endswith(".arrow") else None
-    cap = run(
-        args.target,
-        w,
-        step=args.step,
-        capture_path=stream_to,
-        progress=not args.no_progress,
-        destroy=args.destroy,
-        overwrite=args.overwrite,
-    )
+    if args.output:  # before the target is opened: a bad -o costs nothing
+        check_save_path(args.output, overwrite=args.overwrite)
+    stream_to = args.output if args.output and not args.output.endswith(".parquet") else None
+    try:
+        cap = run(
+            args.target,
+            w,
+            step=args.step,
+            capture_path=stream_to,
+            progress=not args.no_progress,
+            destroy=args.destroy,
+            overwrite=args.overwrite,
+        )
+    except RunInterrupted as e:
+        cap = e.capture
     if args.output and not stream_to:
         cap.save(args.output)
     print(cap.summary())
