@@ -134,7 +134,7 @@ def test_ctrl_c_in_fb_run_raises_after_saving_the_capture(tmp_path: Path):
             p.kill()
     assert "the loop carried on" not in stdout
     assert "raised RunInterrupted interrupted" in stdout, (stdout, stderr)
-    assert "KeyboardInterrupt" in stderr  # uncaught, as Ctrl-C should be
+    assert "flashback.errors.RunInterrupted" in stderr  # uncaught, as Ctrl-C should be
     assert p.returncode != 0
     cap = fb.load(out)  # saved whole, with its final metadata
     assert cap.status == "interrupted"

@@ -194,7 +194,7 @@ impl<'o> Session<'o> {
             }
         }
         if let Some(s) = self.sink.take() {
-            s.finalize(&self.rows, &self.meta.to_string())?;
+            s.finalize(&self.meta.to_string())?;
         }
         Ok(RunOutput {
             rows: self.rows,

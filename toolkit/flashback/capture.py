@@ -122,17 +122,30 @@ def summarize(intervals: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def from_native(table: Any, meta_json: str) -> Capture:
-    """Builds a Capture from a native Arrow table (zero copy) and its metadata JSON."""
-    return Capture(intervals=pl.DataFrame(table), meta=json.loads(meta_json))
+def from_native(table: Any, meta_json: str, *, path: Path | None = None) -> Capture:
+    """Builds a Capture from a native Arrow table (zero copy) and its metadata JSON.
+
+    Raises:
+        CaptureFileError: the metadata is not a JSON object (a damaged file at ``path``).
+    """
+    try:
+        meta = json.loads(meta_json)
+    except ValueError as e:
+        meta = e
+    if not isinstance(meta, dict):
+        raise CaptureFileError(
+            f"{path or 'the capture'} has unreadable metadata ({meta}); pass a file written by flashback"
+        )
+    return Capture(intervals=pl.DataFrame(table), meta=meta)
 
 
 def load(path: str | os.PathLike[str]) -> Capture:
     """Reads a capture saved as ``.arrow`` (IPC stream) or ``.parquet``.
 
     Raises:
-        CaptureFileError: the file is missing, not a flashback capture, or torn (then
-            :func:`recover` salvages it).
+        CaptureFileError: the file is missing, not a flashback capture, torn, or altered
+            after writing (a batch fails its checksum: the message names its intervals); then
+            :func:`recover` salvages what comes before.
     """
     path = Path(path)
     if not path.exists():
@@ -148,8 +161,8 @@ def load(path: str | os.PathLike[str]) -> Capture:
                 f"{path} has no flashback metadata; pass a capture written by flashback"
             )
         return Capture(intervals=df, meta=json.loads(md[META_KEY]))
-    table, meta_json, torn = _native.read_capture(str(path), salvage=False)
-    cap = from_native(table, meta_json)
+    table, meta_json, torn, _ = _native.read_capture(str(path), salvage=False)
+    cap = from_native(table, meta_json, path=path)
     if cap.status == "running":
         # The writer never finished (killed): the stream is whole up to its last flush.
         cap.meta["status"] = "interrupted"
@@ -160,7 +173,9 @@ def load(path: str | os.PathLike[str]) -> Capture:
 def recover(path: str | os.PathLike[str], *, out: str | os.PathLike[str] | None = None) -> Capture:
     """Salvages a capture whose tail was torn by a crash or ``kill -9``.
 
-    Every whole interval before the tear is kept; the status becomes ``interrupted``.
+    Every whole interval before the tear (or before the first batch that fails its
+    checksum) is kept; the status becomes ``interrupted``, and ``meta["recovered"]["damage"]``
+    says what stopped the reading.
     With ``out`` the salvaged capture is also written there (never over ``path`` itself
     unless ``out == path``).
 
@@ -170,11 +185,15 @@ def recover(path: str | os.PathLike[str], *, out: str | os.PathLike[str] | None 
     path = Path(path)
     if not path.exists():
         raise CaptureFileError(f"{path} does not exist; give the path of a capture to recover")
-    table, meta_json, torn = _native.read_capture(str(path), salvage=True)
-    cap = from_native(table, meta_json)
+    table, meta_json, torn, damage = _native.read_capture(str(path), salvage=True)
+    cap = from_native(table, meta_json, path=path)
     if cap.status == "running" or (torn and cap.status == "complete"):
         cap.meta["status"] = "interrupted"
-    cap.meta["recovered"] = {"torn_tail": bool(torn), "intervals": len(cap.intervals)}
+    cap.meta["recovered"] = {
+        "torn_tail": bool(torn),
+        "intervals": len(cap.intervals),
+        "damage": damage,
+    }
     if out is not None:
         cap.save(out)
     return cap

@@ -196,6 +196,12 @@ pub fn run(
     obs: &mut dyn Observer,
 ) -> Result<Done> {
     let (offset, len) = check(t, w)?;
+    let reads = matches!(w.rw, Rw::Read | Rw::RandRead | Rw::RandRw);
+    let laid_out_bytes = if reads && t.kind == Kind::File {
+        super::layout::lay_out(t, offset, len, obs)?
+    } else {
+        0
+    };
     let trims = matches!(w.rw, Rw::Trim | Rw::RandTrim);
     if trims {
         check_discard(t)?;
@@ -326,6 +332,7 @@ pub fn run(
         "trim_issue": trim_issue,
         "iodepth_effective": depth,
         "span": { "offset": offset, "size": len },
+        "laid_out_bytes": laid_out_bytes,
     });
     let output = session.finish(end_ns, status, extra)?;
     Ok(Done {
