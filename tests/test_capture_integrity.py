@@ -123,3 +123,19 @@ def test_report_json_cannot_close_its_script(tmp_path):
     # one script element in the body, whose JSON still carries the label as data
     assert body.count("<script>") == 1 and body.count("</script>") == 1
     assert "\\u003c/script\\u003e\\u003cscript\\u003edocument.title='pwned'" in body
+
+
+def test_stream_only_keeps_the_intervals_in_the_file_alone(tmp_path):
+    path = tmp_path / "s.arrow"
+    w = fb.Workload(rw="randwrite", bs="4k", size="8m", time="2500ms", interval="1ms")
+    cap = fb.run("sim:generic?scale=1/256", w, capture_path=path, stream_only=True)
+    assert cap.intervals.is_empty() and cap.status == "complete"
+    back = fb.load(path)
+    assert len(back.intervals) == 2500
+    assert back.intervals["write_bytes"].sum() == cap.meta["totals"]["write_bytes"] > 0
+    from flashback.capture import summarize_totals
+
+    s = summarize_totals(cap.meta)
+    full = back.summary()
+    assert s["written_gb"][0] == pytest.approx(full["written_gb"][0])
+    assert s["write_iops"][0] == pytest.approx(full["write_iops"][0], rel=1e-6)

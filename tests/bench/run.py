@@ -9,6 +9,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import engine  # noqa: E402
+import memory  # noqa: E402
 import pelt  # noqa: E402
 import sim  # noqa: E402
 
@@ -18,6 +19,7 @@ def main() -> None:
     sim.run(sys.argv[1:] or None)
     print("\n== change points: native PELT vs ruptures' Pelt (same penalty, jump 1)")
     pelt.main(["--ruptures-n", "5000"])
+    results["memory"] = memory.main()
     out = Path("out")
     out.mkdir(exist_ok=True)
     (out / "bench.json").write_text(json.dumps(results, indent=2))

@@ -122,6 +122,25 @@ def summarize(intervals: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def summarize_totals(meta: dict[str, Any]) -> pl.DataFrame:
+    """The one-step summary of :func:`summarize` from a run's metadata totals alone (for a
+    capture streamed to its file without keeping its intervals)."""
+    t = meta.get("totals") or {}
+    s = float(meta.get("duration_s") or 0.0) or float("nan")
+    return pl.DataFrame(
+        {
+            "step": [str(meta.get("step", ""))],
+            "seconds": [s],
+            "written_gb": [t.get("write_bytes", 0) / 1e9],
+            "read_gb": [t.get("read_bytes", 0) / 1e9],
+            "write_mbps": [t.get("write_bytes", 0) / s / 1e6],
+            "read_mbps": [t.get("read_bytes", 0) / s / 1e6],
+            "write_iops": [t.get("write_ios", 0) / s],
+            "read_iops": [t.get("read_ios", 0) / s],
+        }
+    )
+
+
 def from_native(table: Any, meta_json: str, *, path: Path | None = None) -> Capture:
     """Builds a Capture from a native Arrow table (zero copy) and its metadata JSON.
 

@@ -127,6 +127,9 @@ mod tests {
         }
         assert_eq!(h, vec![(0, 2 << 20), (3 << 20, 5 << 20)]);
         assert_eq!(holes(&f, 2 << 20, 1 << 20).unwrap(), vec![]);
-        assert_eq!(holes(&f, (2 << 20) + 4096, 2 << 20).unwrap(), vec![(3 << 20, 1 << 20)]);
+        assert_eq!(
+            holes(&f, (2 << 20) + 4096, 2 << 20).unwrap(),
+            vec![(3 << 20, (1 << 20) + 4096)]
+        );
     }
 }

@@ -431,7 +431,7 @@ mod tests {
             &mut obs,
         )
         .unwrap();
-        let ctl = Control::new(None, None, [false, true, false]);
+        let ctl = Control::new(None, Budget::new(None, [false, true, false]));
         let (tx, rx) = sync_channel(16);
         let (sa, _ra) = sync_channel(8);
         let (sb, _rb) = sync_channel(8);

@@ -91,8 +91,10 @@ impl NativeTarget {
     }
 
     /// Runs a workload (fields as strings). Returns `(table, meta_json)`; Ctrl-C ends the run
-    /// early with status `interrupted`.
-    #[pyo3(signature = (fields, *, step="".to_string(), capture_path=None, progress=None, no_recording=false))]
+    /// early with status `interrupted`. `stream_only` (with `capture_path`) returns no rows:
+    /// they are in the file only.
+    #[pyo3(signature = (fields, *, step="".to_string(), capture_path=None, progress=None, no_recording=false, stream_only=false))]
+    #[allow(clippy::too_many_arguments)]
     fn run(
         &self,
         py: Python<'_>,
@@ -101,6 +103,7 @@ impl NativeTarget {
         capture_path: Option<PathBuf>,
         progress: Option<Py<PyAny>>,
         no_recording: bool,
+        stream_only: bool,
     ) -> PyResult<(ArrowTable, String)> {
         let w =
             Workload::from_pairs(fields.iter().map(|(k, v)| (k.as_str(), v.as_str()))).py_err()?;
@@ -108,6 +111,7 @@ impl NativeTarget {
             step,
             capture_path,
             no_recording,
+            stream_only,
         };
         let mut obs = PyObserver::new(progress).live(self.state.clone());
         let out = self.with_target(py, |t| run_detached(py, &mut obs, |obs| t.run(&w, &opts, obs)))?;
@@ -166,6 +170,7 @@ impl NativeTarget {
             step,
             capture_path,
             no_recording: false,
+            stream_only: false,
         };
         let mut obs = PyObserver::new(progress).live(self.state.clone());
         let out = self.with_target(py, |t| run_detached(py, &mut obs, |obs| t.run(&w, &opts, obs)))?;

@@ -49,7 +49,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from flashback.capture import check_save_path
+    from flashback.capture import check_save_path, summarize_totals
     from flashback.errors import RunInterrupted
     from flashback.targets import run
 
@@ -69,12 +69,13 @@ def main(args: argparse.Namespace) -> int:
             progress=not args.no_progress,
             destroy=args.destroy,
             overwrite=args.overwrite,
+            stream_only=stream_to is not None,  # memory stays flat: the file has the rows
         )
     except RunInterrupted as e:
         cap = e.capture
     if args.output and not stream_to:
         cap.save(args.output)
-    print(cap.summary())
+    print(summarize_totals(cap.meta) if stream_to else cap.summary())
     if args.output:
         print(f"capture written to {args.output}")
     if cap.status != "complete":
