@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import flashback as fb
+from flashback import units
 
 FAST = settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
 SLOW = settings(max_examples=10_000, deadline=None, suppress_health_check=list(HealthCheck))
@@ -57,8 +58,8 @@ def _workload(fields):
     w = allowed(fb.Workload, **fields)
     if w is not None:
         assert isinstance(w.resolved, dict)
-    allowed(fb.units.parse_size, fields.get("size", "1k"), field="size")
-    allowed(fb.units.parse_duration, fields.get("time", "1s"), field="time")
+    allowed(units.parse_size, fields.get("size", "1k"), field="size")
+    allowed(units.parse_duration, fields.get("time", "1s"), field="time")
 
 
 @FAST

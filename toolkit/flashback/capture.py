@@ -155,7 +155,13 @@ def from_native(table: Any, meta_json: str, *, path: Path | None = None) -> Capt
         raise CaptureFileError(
             f"{path or 'the capture'} has unreadable metadata ({meta}); pass a file written by flashback"
         )
-    return Capture(intervals=pl.DataFrame(table), meta=meta)
+    try:
+        frame = pl.DataFrame(table)
+    except Exception as e:  # polars refuses columns a damaged header describes
+        raise CaptureFileError(
+            f"{path or 'the capture'} has columns polars cannot read ({e}); pass a file written by flashback"
+        ) from None
+    return Capture(intervals=frame, meta=meta)
 
 
 def load(path: str | os.PathLike[str]) -> Capture:

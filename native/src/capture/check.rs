@@ -15,8 +15,19 @@ use std::sync::Arc;
 
 /// The column holding each batch's checksum in a capture file.
 pub const CRC_COL: &str = "_batch_crc32";
-/// The schema-metadata key holding the CRC-32 of the metadata JSON.
+/// The schema-metadata key holding the CRC-32 of the header: the metadata JSON and every
+/// column's name, type and nullability.
 pub const META_CRC_KEY: &str = "flashback.meta_crc32";
+
+/// The checksum stored under [`META_CRC_KEY`] for a file schema (checksum column included).
+pub fn header_crc(fields: &arrow_schema::Fields, meta_json: &str) -> u32 {
+    let mut crc = crc32(meta_json.as_bytes());
+    for f in fields {
+        let d = format!("{}\u{1f}{}\u{1f}{}\u{1e}", f.name(), f.data_type(), f.is_nullable());
+        crc = crc32_update(crc, d.as_bytes());
+    }
+    crc
+}
 
 const fn crc_table() -> [u32; 256] {
     let mut t = [0u32; 256];
@@ -68,8 +79,9 @@ pub fn file_schema(schema: &SchemaRef) -> SchemaRef {
     let mut fields: Vec<Arc<Field>> = schema.fields().iter().cloned().collect();
     fields.push(Arc::new(Field::new(CRC_COL, DataType::UInt32, false)));
     let mut md = schema.metadata().clone();
-    if let Some(m) = md.get(super::META_KEY) {
-        md.insert(META_CRC_KEY.to_string(), crc32(m.as_bytes()).to_string());
+    if let Some(m) = md.get(super::META_KEY).cloned() {
+        let crc = header_crc(&fields.clone().into(), &m);
+        md.insert(META_CRC_KEY.to_string(), crc.to_string());
     }
     Arc::new(Schema::new_with_metadata(fields, md))
 }

@@ -333,8 +333,10 @@ impl CaptureReader {
                 path.display()
             ))
         })?;
-        if let Some(want) = reader.schema().metadata().get(check::META_CRC_KEY) {
-            if want.parse::<u32>().ok() != Some(check::crc32(meta_json.as_bytes())) {
+        let file_schema = reader.schema();
+        if let Some(want) = file_schema.metadata().get(check::META_CRC_KEY) {
+            let got = check::header_crc(file_schema.fields(), &meta_json);
+            if want.parse::<u32>().ok() != Some(got) {
                 return Err(Error::Format(format!(
                     "{}: its metadata fails its checksum (the file was altered or damaged after it was written); the intervals may be intact but flashback cannot trust the file",
                     path.display()

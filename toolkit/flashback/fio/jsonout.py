@@ -34,6 +34,29 @@ def _lat(d: dict) -> dict[str, float | None]:
     return {k: (None if x is None else float(x) / 1000.0) for k, x in out.items()}
 
 
+def _rows(jobs: list) -> pl.DataFrame:
+    """One row per job; raises TypeError/ValueError/... on a malformed field."""
+    if not isinstance(jobs, list):
+        raise TypeError("'jobs' is not a list")
+    rows, t = [], 0.0
+    for j in jobs:
+        runtime_s = max(float(j.get("job_runtime") or j.get("elapsed", 0) * 1000) / 1000.0, 1e-9)
+        t += runtime_s
+        r = {"t_s": t, "interval_s": runtime_s, "step": str(j.get("jobname", ""))}
+        for d in ("read", "write", "trim"):
+            x = j.get(d) or {}
+            r[f"{d}_ios"] = int(x.get("total_ios", 0))
+            r[f"{d}_bytes"] = int(x.get("io_bytes", 0))
+            r[f"{d}_iops"] = r[f"{d}_ios"] / runtime_s
+            if d != "trim":
+                r[f"{d}_mbps"] = r[f"{d}_bytes"] / runtime_s / 1e6
+                for k, v in _lat(x).items():
+                    r[f"{d}_lat_{k}_us"] = v
+        rows.append(r)
+    df = pl.DataFrame(rows, infer_schema_length=None)
+    return df.with_columns(pl.col("write_bytes").cum_sum().alias("host_written_bytes"))
+
+
 def read_json(path: Path, *, capacity_bytes: int | None = None) -> Capture:
     """Reads fio's JSON output (text before the first ``{`` is skipped, as fio prints warnings
     there).
@@ -55,23 +78,12 @@ def read_json(path: Path, *, capacity_bytes: int | None = None) -> Capture:
         raise ImportFormatError(
             f"{path}: the JSON has no 'jobs'; pass fio's --output-format=json output"
         )
-    rows, t = [], 0.0
-    for j in jobs:
-        runtime_s = max(float(j.get("job_runtime") or j.get("elapsed", 0) * 1000) / 1000.0, 1e-9)
-        t += runtime_s
-        r = {"t_s": t, "interval_s": runtime_s, "step": str(j.get("jobname", ""))}
-        for d in ("read", "write", "trim"):
-            x = j.get(d) or {}
-            r[f"{d}_ios"] = int(x.get("total_ios", 0))
-            r[f"{d}_bytes"] = int(x.get("io_bytes", 0))
-            r[f"{d}_iops"] = r[f"{d}_ios"] / runtime_s
-            if d != "trim":
-                r[f"{d}_mbps"] = r[f"{d}_bytes"] / runtime_s / 1e6
-                for k, v in _lat(x).items():
-                    r[f"{d}_lat_{k}_us"] = v
-        rows.append(r)
-    df = pl.DataFrame(rows, infer_schema_length=None)
-    df = df.with_columns(pl.col("write_bytes").cum_sum().alias("host_written_bytes"))
+    try:
+        df = _rows(jobs)
+    except (TypeError, ValueError, AttributeError, KeyError, OverflowError, pl.exceptions.PolarsError) as e:
+        raise ImportFormatError(
+            f"{path}: a job has a malformed field ({type(e).__name__}: {e}); pass fio's --output-format=json output"
+        ) from None
     meta = {
         "source": "fio",
         "fio_version": doc.get("fio version"),
