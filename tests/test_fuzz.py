@@ -289,4 +289,3 @@ def test_capture_files_10k(scratch, capture_bytes, cut, flips, junk):
 @given(trace_header, st.lists(iolog_line, max_size=10))
 def test_trace_files_10k(scratch, header, lines):
     _trace(scratch, header, lines)
-

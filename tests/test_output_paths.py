@@ -19,7 +19,19 @@ def cli(*args: str) -> subprocess.CompletedProcess:
 
 
 def run_args(target: Path, out: str) -> list[str]:
-    return ["run", str(target), "--rw", "write", "--bs", "64k", "--size", "2m", "--no-progress", "-o", out]
+    return [
+        "run",
+        str(target),
+        "--rw",
+        "write",
+        "--bs",
+        "64k",
+        "--size",
+        "2m",
+        "--no-progress",
+        "-o",
+        out,
+    ]
 
 
 @pytest.mark.parametrize(
@@ -55,7 +67,9 @@ def test_existing_output_needs_overwrite(tmp_path):
 
 def test_recover_output_is_checked_and_never_silently_replaced(tmp_path):
     src = tmp_path / "cap.arrow"
-    fb.run("sim:generic?scale=1/256", fb.Workload(rw="write", bs="64k", size="2m"), capture_path=src)
+    fb.run(
+        "sim:generic?scale=1/256", fb.Workload(rw="write", bs="64k", size="2m"), capture_path=src
+    )
     dest = tmp_path / "cap.recovered.arrow"
     dest.write_bytes(b"keep me")
     p = cli("recover", str(src))

@@ -52,7 +52,6 @@ def check_save_path(path: str | os.PathLike[str], *, overwrite: bool) -> Path:
     return path
 
 
-
 @dataclasses.dataclass
 class Capture:
     """One run: ``intervals`` (one row per interval, the design's schema) and ``meta``.

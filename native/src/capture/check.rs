@@ -23,7 +23,12 @@ pub const META_CRC_KEY: &str = "flashback.meta_crc32";
 pub fn header_crc(fields: &arrow_schema::Fields, meta_json: &str) -> u32 {
     let mut crc = crc32(meta_json.as_bytes());
     for f in fields {
-        let d = format!("{}\u{1f}{}\u{1f}{}\u{1e}", f.name(), f.data_type(), f.is_nullable());
+        let d = format!(
+            "{}\u{1f}{}\u{1f}{}\u{1e}",
+            f.name(),
+            f.data_type(),
+            f.is_nullable()
+        );
         crc = crc32_update(crc, d.as_bytes());
     }
     crc
@@ -36,7 +41,11 @@ const fn crc_table() -> [u32; 256] {
         let mut c = i as u32;
         let mut k = 0;
         while k < 8 {
-            c = if c & 1 != 0 { 0xEDB8_8320 ^ (c >> 1) } else { c >> 1 };
+            c = if c & 1 != 0 {
+                0xEDB8_8320 ^ (c >> 1)
+            } else {
+                c >> 1
+            };
             k += 1;
         }
         t[i] = c;
@@ -96,7 +105,10 @@ pub fn with_crc(batch: &RecordBatch, file_schema: &SchemaRef) -> Result<RecordBa
 
 /// Drops the checksum column of a file batch read back; `Err(())` when the contents do not
 /// match it. `plain` is the schema without the column.
-pub fn verify(batch: &RecordBatch, plain: &SchemaRef) -> Result<std::result::Result<RecordBatch, ()>> {
+pub fn verify(
+    batch: &RecordBatch,
+    plain: &SchemaRef,
+) -> Result<std::result::Result<RecordBatch, ()>> {
     let idx = batch.num_columns() - 1;
     let stored = batch
         .column(idx)
@@ -118,8 +130,7 @@ pub fn verify(batch: &RecordBatch, plain: &SchemaRef) -> Result<std::result::Res
 pub fn plain_schema(schema: &SchemaRef) -> (SchemaRef, bool) {
     match schema.fields().last() {
         Some(f) if f.name() == CRC_COL => {
-            let fields: Vec<Arc<Field>> =
-                schema.fields()[..schema.fields().len() - 1].to_vec();
+            let fields: Vec<Arc<Field>> = schema.fields()[..schema.fields().len() - 1].to_vec();
             let mut md = schema.metadata().clone();
             md.remove(META_CRC_KEY);
             (Arc::new(Schema::new_with_metadata(fields, md)), true)

@@ -160,7 +160,10 @@ fn preallocate(file: &File, path: &Path, size: u64, keep: u64, after: &str) -> R
     if e.raw_os_error() == Some(libc::EOPNOTSUPP) {
         return file.set_len(size).map_err(|e| {
             let _ = file.set_len(keep);
-            Error::io(format!("could not size {shown} to {size} bytes ({after})"), e)
+            Error::io(
+                format!("could not size {shown} to {size} bytes ({after})"),
+                e,
+            )
         });
     }
     // Give back whatever was allocated before the failure.

@@ -114,7 +114,9 @@ impl NativeTarget {
             stream_only,
         };
         let mut obs = PyObserver::new(progress).live(self.state.clone());
-        let out = self.with_target(py, |t| run_detached(py, &mut obs, |obs| t.run(&w, &opts, obs)))?;
+        let out = self.with_target(py, |t| {
+            run_detached(py, &mut obs, |obs| t.run(&w, &opts, obs))
+        })?;
         let table =
             ArrowTable::from_rows(&out.rows, out.with_sim, &out.meta.to_string()).py_err()?;
         Ok((table, out.meta.to_string()))
@@ -173,7 +175,9 @@ impl NativeTarget {
             stream_only: false,
         };
         let mut obs = PyObserver::new(progress).live(self.state.clone());
-        let out = self.with_target(py, |t| run_detached(py, &mut obs, |obs| t.run(&w, &opts, obs)))?;
+        let out = self.with_target(py, |t| {
+            run_detached(py, &mut obs, |obs| t.run(&w, &opts, obs))
+        })?;
         let table =
             ArrowTable::from_rows(&out.rows, out.with_sim, &out.meta.to_string()).py_err()?;
         Ok((table, out.meta.to_string()))
@@ -188,7 +192,9 @@ impl NativeTarget {
     /// Idles for `seconds` (virtual time on a simulated drive). Returns False if interrupted.
     fn idle(&self, py: Python<'_>, seconds: f64) -> PyResult<bool> {
         let mut obs = PyObserver::new(None);
-        self.with_target(py, |t| run_detached(py, &mut obs, |obs| t.idle(seconds, obs)))?;
+        self.with_target(py, |t| {
+            run_detached(py, &mut obs, |obs| t.idle(seconds, obs))
+        })?;
         Ok(!obs.interrupted)
     }
 

@@ -38,8 +38,10 @@ impl PyObserver {
 impl Observer for PyObserver {
     fn on_rows(&mut self, rows: &[IntervalRow]) {
         if let (Some(s), Some(last)) = (&self.live, rows.last()) {
-            s.host_written
-                .store(last.host_written_bytes, std::sync::atomic::Ordering::Relaxed);
+            s.host_written.store(
+                last.host_written_bytes,
+                std::sync::atomic::Ordering::Relaxed,
+            );
         }
         let Some(cb) = &self.progress else { return };
         if self.callback_error.is_some() {

@@ -11,9 +11,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "-o", "--output", help="where to write the salvaged capture (default: PATH.recovered.arrow)"
     )
-    p.add_argument(
-        "--overwrite", action="store_true", help="replace the output file if it exists"
-    )
+    p.add_argument("--overwrite", action="store_true", help="replace the output file if it exists")
     p.set_defaults(func=main)
 
 

@@ -80,7 +80,14 @@ def read_json(path: Path, *, capacity_bytes: int | None = None) -> Capture:
         )
     try:
         df = _rows(jobs)
-    except (TypeError, ValueError, AttributeError, KeyError, OverflowError, pl.exceptions.PolarsError) as e:
+    except (
+        TypeError,
+        ValueError,
+        AttributeError,
+        KeyError,
+        OverflowError,
+        pl.exceptions.PolarsError,
+    ) as e:
         raise ImportFormatError(
             f"{path}: a job has a malformed field ({type(e).__name__}: {e}); pass fio's --output-format=json output"
         ) from None

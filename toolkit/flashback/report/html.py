@@ -23,7 +23,13 @@ import vl_convert as vlc
 
 # what must not appear literally inside <script>: a closing tag or comment opener, and the
 # two line separators JavaScript string literals do not allow
-_SCRIPT_UNSAFE = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+_SCRIPT_UNSAFE = {
+    "<": "\\u003c",
+    ">": "\\u003e",
+    "&": "\\u0026",
+    "\u2028": "\\u2028",
+    "\u2029": "\\u2029",
+}
 
 
 def script_json(value: object) -> str:

@@ -122,9 +122,17 @@ register(
             "intel-335-240g": ("Intel SSD 335", idema_bytes(240)),
         },
         params={
-            "op25": (False, "test 75 % of the capacity (25 % extra over-provisioning)", P.boolean()),
+            "op25": (
+                False,
+                "test 75 % of the capacity (25 % extra over-provisioning)",
+                P.boolean(),
+            ),
             "run_s": (2000.0, "random-write duration at full scale", P.number(lo=0, lo_open=True)),
-            "interval_s": (None, "reporting interval (default 1 s × scale on a sim drive)", P.number(lo=0, lo_open=True, optional=True)),
+            "interval_s": (
+                None,
+                "reporting interval (default 1 s × scale on a sim drive)",
+                P.number(lo=0, lo_open=True, optional=True),
+            ),
         },
         procedure=PROCEDURE,
         run=run,

@@ -96,9 +96,17 @@ register(
         default_target="sim:intel-530-240g",
         drives={"intel-530-240g": ("Intel SSD 530", idema_bytes(240))},
         params={
-            "torture_s": (3600.0, "random-write torture at full scale (60 minutes)", P.number(lo=0, lo_open=True)),
+            "torture_s": (
+                3600.0,
+                "random-write torture at full scale (60 minutes)",
+                P.number(lo=0, lo_open=True),
+            ),
             "asssd_bytes": (1 << 30, "AS-SSD test file at full scale (1 GiB)", P.size_bytes()),
-            "interval_s": (None, "reporting interval (default 1 s × scale on a sim drive)", P.number(lo=0, lo_open=True, optional=True)),
+            "interval_s": (
+                None,
+                "reporting interval (default 1 s × scale on a sim drive)",
+                P.number(lo=0, lo_open=True, optional=True),
+            ),
         },
         procedure=PROCEDURE,
         run=run,
