@@ -64,10 +64,11 @@ def test_another_thread_reads_the_target_during_a_run():
             while not stop.is_set():
                 reads.append((t.size_bytes, t.host_written_bytes, t.meta["size_bytes"]))
         th = threading.Thread(target=reader); th.start()
-        cap = t.run(fb.Workload(rw="randwrite", bs="4k", size="32m", written="96m", interval="0.05s"))
+        # long enough (> 100 ms of wall time) for the run to poll for Ctrl-C while it runs
+        cap = t.run(fb.Workload(rw="randwrite", bs="4k", size="32m", written="3g", interval="0.05s"))
         stop.set(); th.join()
         assert reads and all(r[0] == t.size_bytes for r in reads)
-        assert max(r[1] for r in reads) <= 96 << 20
+        assert max(r[1] for r in reads) <= 3 << 30 and len({r[1] for r in reads}) > 2
         # and an operation from another thread waits for the run instead of deadlocking
         done = []
         th = threading.Thread(target=lambda: done.append(t.run(fb.Workload(rw="randwrite", bs="4k", size="8m", written="8m"))))
@@ -83,16 +84,25 @@ def test_another_thread_reads_the_target_during_a_run():
 
 
 def test_a_callback_that_runs_its_own_target_gets_one_sentence():
-    t = fb.Target("sim:generic?scale=1/256")
-    w = fb.Workload(rw="write", bs="128k", size="8m", interval="0.01s")
-
-    def cb(row):
-        t.discard()
-
-    with pytest.raises(fb.ParameterError, match="busy running in this thread"):
-        t.run(w, progress=cb)
-    # the target is usable again afterwards
-    assert t.run(w).status == "complete"
+    p = run_child(
+        """
+        import flashback as fb
+        t = fb.Target("sim:generic?scale=1/256")
+        w = fb.Workload(rw="write", bs="128k", size="8m", interval="0.01s")
+        def cb(row):
+            t.discard()
+        try:
+            t.run(w, progress=cb)
+        except fb.ParameterError as e:
+            assert "busy running in this thread" in str(e), e
+        else:
+            raise AssertionError("the nested call was not refused")
+        assert t.run(w).status == "complete"  # usable again afterwards
+        print("ok")
+        """
+    )
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith("ok")
 
 
 CTRL_C_CHILD = """

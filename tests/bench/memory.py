@@ -14,7 +14,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-TARGET = "sim:generic?scale=1/1024"
+TARGET = "sim:generic?scale=1/256"
 
 
 def _peak_rss_bytes(cmd: list[str]) -> int:
