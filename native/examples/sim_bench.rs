@@ -32,6 +32,7 @@ fn main() {
         step: "bench".into(),
         capture_path: None,
         no_recording: norec,
+        stream_only: false,
     };
     if let Some(p) = prefill {
         d.run(&workload(p), &opts, &mut Quiet).expect("prefill");

@@ -31,6 +31,9 @@ pub struct RunOptions {
     pub capture_path: Option<PathBuf>,
     /// Keep per-interval recording off (for measuring its cost in benchmarks): only totals.
     pub no_recording: bool,
+    /// With `capture_path`: the intervals go to the file only and the output holds none, so
+    /// memory stays flat however long the run (the file is the capture).
+    pub stream_only: bool,
 }
 
 /// Final status of a run.
@@ -71,6 +74,8 @@ pub struct Session<'o> {
     meta: Value,
     with_sim: bool,
     recording: bool,
+    /// rows are dropped once streamed (see [`RunOptions::stream_only`])
+    stream_only: bool,
     /// totals kept even when recording is off
     pub total_ios: [u64; 3],
     pub total_bytes: [u64; 3],
@@ -116,6 +121,7 @@ impl<'o> Session<'o> {
             meta,
             with_sim,
             recording: !opts.no_recording,
+            stream_only: opts.stream_only && opts.capture_path.is_some(),
             total_ios: [0; 3],
             total_bytes: [0; 3],
         })
@@ -162,6 +168,9 @@ impl<'o> Session<'o> {
             s.push(new)?;
         }
         self.obs.on_rows(new);
+        if self.stream_only {
+            self.rows.clear();
+        }
         self.pushed = self.rows.len();
         Ok(())
     }
@@ -194,7 +203,7 @@ impl<'o> Session<'o> {
             }
         }
         if let Some(s) = self.sink.take() {
-            s.finalize(&self.rows, &self.meta.to_string())?;
+            s.finalize(&self.meta.to_string())?;
         }
         Ok(RunOutput {
             rows: self.rows,

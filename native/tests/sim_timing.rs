@@ -48,6 +48,7 @@ fn fresh_iops_and_time_to_cliff_follow_the_die_budget() {
                 step: "t".into(),
                 capture_path: None,
                 no_recording: false,
+                stream_only: false,
             },
             &mut Quiet,
         )
@@ -84,6 +85,7 @@ fn steady_iops_follows_write_amplification() {
             step: "t".into(),
             capture_path: None,
             no_recording: false,
+            stream_only: false,
         };
         let fill = Workload::from_pairs([("rw", "write"), ("bs", "256k")]).unwrap();
         d.run(&fill, &opts, &mut Quiet).unwrap();
@@ -133,6 +135,7 @@ fn queue_depth_one_is_latency_bound() {
                 step: "t".into(),
                 capture_path: None,
                 no_recording: false,
+                stream_only: false,
             },
             &mut Quiet,
         )

@@ -35,6 +35,7 @@ fn quiet_opts() -> RunOptions {
         step: "t".into(),
         capture_path: None,
         no_recording: true,
+        stream_only: false,
     }
 }
 

@@ -10,6 +10,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import engine  # noqa: E402
 import fio_import  # noqa: E402
+import memory  # noqa: E402
 import pelt  # noqa: E402
 import sim  # noqa: E402
 import sweep  # noqa: E402
@@ -22,6 +23,7 @@ def main() -> None:
     pelt.main(["--ruptures-n", "5000"])
     results["fio_import"] = fio_import.main([])
     results["sweep"] = sweep.main(["--scale", "1/32"])
+    results["memory"] = memory.main()
     out = Path("out")
     out.mkdir(exist_ok=True)
     (out / "bench.json").write_text(json.dumps(results, indent=2))

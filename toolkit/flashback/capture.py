@@ -18,6 +18,38 @@ from flashback import _native
 from flashback.errors import CaptureFileError
 
 META_KEY = "flashback.meta"
+#: file suffixes a capture can be saved as; all but ``.parquet`` are Arrow IPC streams
+SAVE_SUFFIXES = (".arrow", ".arrows", ".ipc", ".parquet")
+
+
+def check_save_path(path: str | os.PathLike[str], *, overwrite: bool) -> Path:
+    """Checks, before anything is run or written, that a capture can be saved at ``path``:
+    a known suffix, an existing directory, and no existing file unless ``overwrite``.
+
+    Returns the path. Raises:
+        CaptureFileError: one sentence naming what is wrong with ``path``.
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise CaptureFileError(
+            f"{path} is a directory; give a capture file name such as {path / 'capture.arrow'}"
+        )
+    if path.suffix not in SAVE_SUFFIXES:
+        raise CaptureFileError(
+            f"cannot save a capture as {path.name!r}; use a .arrow or .parquet file name"
+        )
+    parent = path.parent
+    if not parent.is_dir():
+        raise CaptureFileError(
+            f"cannot save a capture in {parent}: that directory does not exist; create it first"
+        )
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise CaptureFileError(f"cannot save a capture in {parent}: the directory is not writable")
+    if (path.exists() or path.is_symlink()) and not overwrite:
+        raise CaptureFileError(
+            f"{path} already exists; choose another name or pass --overwrite (overwrite=True) to replace it"
+        )
+    return path
 
 
 @dataclasses.dataclass
@@ -42,12 +74,14 @@ class Capture:
         return t.get("size_bytes")
 
     def save(self, path: str | os.PathLike[str]) -> Path:
-        """Writes the capture to ``.arrow`` (IPC stream) or ``.parquet``, atomically.
+        """Writes the capture to ``.arrow`` (IPC stream) or ``.parquet``, atomically,
+        replacing an existing file.
 
         Raises:
-            CaptureFileError: the suffix is neither ``.arrow`` nor ``.parquet``.
+            CaptureFileError: the suffix is neither ``.arrow`` nor ``.parquet``, or the
+                directory does not exist.
         """
-        path = Path(path)
+        path = check_save_path(path, overwrite=True)
         meta_json = json.dumps(self.meta)
         if path.suffix == ".parquet":
             tmp = path.with_name(path.name + f".tmp{os.getpid()}")
@@ -56,12 +90,8 @@ class Capture:
                 os.replace(tmp, path)
             finally:
                 tmp.unlink(missing_ok=True)
-        elif path.suffix in (".arrow", ".arrows", ".ipc"):
-            _native.write_capture(str(path), self.intervals, meta_json)
         else:
-            raise CaptureFileError(
-                f"cannot save a capture as {path.name!r}; use a .arrow or .parquet file name"
-            )
+            _native.write_capture(str(path), self.intervals, meta_json)
         return path
 
     def to_dataset(
@@ -108,17 +138,55 @@ def summarize(intervals: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def from_native(table: Any, meta_json: str) -> Capture:
-    """Builds a Capture from a native Arrow table (zero copy) and its metadata JSON."""
-    return Capture(intervals=pl.DataFrame(table), meta=json.loads(meta_json))
+def summarize_totals(meta: dict[str, Any]) -> pl.DataFrame:
+    """The one-step summary of :func:`summarize` from a run's metadata totals alone (for a
+    capture streamed to its file without keeping its intervals)."""
+    t = meta.get("totals") or {}
+    s = float(meta.get("duration_s") or 0.0) or float("nan")
+    return pl.DataFrame(
+        {
+            "step": [str(meta.get("step", ""))],
+            "seconds": [s],
+            "written_gb": [t.get("write_bytes", 0) / 1e9],
+            "read_gb": [t.get("read_bytes", 0) / 1e9],
+            "write_mbps": [t.get("write_bytes", 0) / s / 1e6],
+            "read_mbps": [t.get("read_bytes", 0) / s / 1e6],
+            "write_iops": [t.get("write_ios", 0) / s],
+            "read_iops": [t.get("read_ios", 0) / s],
+        }
+    )
+
+
+def from_native(table: Any, meta_json: str, *, path: Path | None = None) -> Capture:
+    """Builds a Capture from a native Arrow table (zero copy) and its metadata JSON.
+
+    Raises:
+        CaptureFileError: the metadata is not a JSON object (a damaged file at ``path``).
+    """
+    try:
+        meta = json.loads(meta_json)
+    except ValueError as e:
+        meta = e
+    if not isinstance(meta, dict):
+        raise CaptureFileError(
+            f"{path or 'the capture'} has unreadable metadata ({meta}); pass a file written by flashback"
+        )
+    try:
+        frame = pl.DataFrame(table)
+    except Exception as e:  # polars refuses columns a damaged header describes
+        raise CaptureFileError(
+            f"{path or 'the capture'} has columns polars cannot read ({e}); pass a file written by flashback"
+        ) from None
+    return Capture(intervals=frame, meta=meta)
 
 
 def load(path: str | os.PathLike[str]) -> Capture:
     """Reads a capture saved as ``.arrow`` (IPC stream) or ``.parquet``.
 
     Raises:
-        CaptureFileError: the file is missing, not a flashback capture, or torn (then
-            :func:`recover` salvages it).
+        CaptureFileError: the file is missing, not a flashback capture, torn, or altered
+            after writing (a batch fails its checksum: the message names its intervals); then
+            :func:`recover` salvages what comes before.
     """
     path = Path(path)
     if not path.exists():
@@ -134,8 +202,8 @@ def load(path: str | os.PathLike[str]) -> Capture:
                 f"{path} has no flashback metadata; pass a capture written by flashback"
             )
         return Capture(intervals=df, meta=json.loads(md[META_KEY]))
-    table, meta_json, torn = _native.read_capture(str(path), salvage=False)
-    cap = from_native(table, meta_json)
+    table, meta_json, torn, _ = _native.read_capture(str(path), salvage=False)
+    cap = from_native(table, meta_json, path=path)
     if cap.status == "running":
         # The writer never finished (killed): the stream is whole up to its last flush.
         cap.meta["status"] = "interrupted"
@@ -146,7 +214,9 @@ def load(path: str | os.PathLike[str]) -> Capture:
 def recover(path: str | os.PathLike[str], *, out: str | os.PathLike[str] | None = None) -> Capture:
     """Salvages a capture whose tail was torn by a crash or ``kill -9``.
 
-    Every whole interval before the tear is kept; the status becomes ``interrupted``.
+    Every whole interval before the tear (or before the first batch that fails its
+    checksum) is kept; the status becomes ``interrupted``, and ``meta["recovered"]["damage"]``
+    says what stopped the reading.
     With ``out`` the salvaged capture is also written there (never over ``path`` itself
     unless ``out == path``).
 
@@ -156,11 +226,15 @@ def recover(path: str | os.PathLike[str], *, out: str | os.PathLike[str] | None 
     path = Path(path)
     if not path.exists():
         raise CaptureFileError(f"{path} does not exist; give the path of a capture to recover")
-    table, meta_json, torn = _native.read_capture(str(path), salvage=True)
-    cap = from_native(table, meta_json)
+    table, meta_json, torn, damage = _native.read_capture(str(path), salvage=True)
+    cap = from_native(table, meta_json, path=path)
     if cap.status == "running" or (torn and cap.status == "complete"):
         cap.meta["status"] = "interrupted"
-    cap.meta["recovered"] = {"torn_tail": bool(torn), "intervals": len(cap.intervals)}
+    cap.meta["recovered"] = {
+        "torn_tail": bool(torn),
+        "intervals": len(cap.intervals),
+        "damage": damage,
+    }
     if out is not None:
         cap.save(out)
     return cap

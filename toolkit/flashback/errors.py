@@ -54,6 +54,19 @@ class InternalError(FlashbackError, RuntimeError):
     """flashback's own code reached a state it assumes impossible (a bug; please report it)."""
 
 
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped a run. Raised after the capture was finished with status
+    ``interrupted`` (and, when streamed, saved); the capture is in :attr:`capture`.
+
+    A :class:`KeyboardInterrupt`, so a loop of runs stops as Ctrl-C should; not a
+    :class:`FlashbackError`, since nothing went wrong.
+    """
+
+    def __init__(self, capture: object, message: str = "run interrupted (Ctrl-C)") -> None:
+        super().__init__(message)
+        self.capture = capture
+
+
 __all__ = [
     "FlashbackError",
     "ParameterError",
@@ -66,6 +79,7 @@ __all__ = [
     "AnalysisError",
     "ReplayError",
     "InternalError",
+    "RunInterrupted",
 ]
 
 

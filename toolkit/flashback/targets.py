@@ -73,12 +73,23 @@ class Target:
         step: str = "",
         capture_path: str | os.PathLike[str] | None = None,
         progress: bool | Callable[[dict], None] | None = None,
+        stream_only: bool = False,
     ) -> Capture:
         """Runs ``workload`` and returns its capture (also streamed to ``capture_path``).
 
+        ``stream_only`` (with ``capture_path``): the intervals go to the file only, so memory
+        stays flat however long the run; the returned capture has the metadata (totals,
+        status) and no intervals — :func:`flashback.load` the file for them.
+
         ``progress``: ``True`` for a progress bar (rich in a terminal, tqdm in a notebook),
         a callable to receive each interval as a dict, ``None``/``False`` for nothing.
-        Ctrl-C stops within a second; the capture comes back with status ``interrupted``.
+        The callable may read this target's properties (not run it again).
+
+        Raises:
+            RunInterrupted: Ctrl-C stopped the run within a second; the capture (status
+                ``interrupted``, already saved to ``capture_path`` when given) is its
+                ``.capture``. It is a ``KeyboardInterrupt``.
+            ParameterError, DeviceError: see :class:`Target`.
         """
         bar = make_progress(progress, workload, self.size_bytes, label=step or workload.rw)
         try:
@@ -87,12 +98,17 @@ class Target:
                 step=step,
                 capture_path=None if capture_path is None else os.fspath(capture_path),
                 progress=bar,
+                stream_only=stream_only and capture_path is not None,
             )
         finally:
             if hasattr(bar, "close"):
                 bar.close()
         cap = from_native(table, meta_json)
         cap.meta.setdefault("target", {})["spec"] = self.spec
+        if cap.status == "interrupted":
+            from flashback.errors import RunInterrupted
+
+            raise RunInterrupted(cap)
         return cap
 
     def discard(self, *, offset: int | str = 0, size: int | str | None = None) -> None:
@@ -134,8 +150,10 @@ def run(
     progress: bool | Callable[[dict], None] | None = None,
     destroy: str | None = None,
     overwrite: bool = False,
+    stream_only: bool = False,
 ) -> Capture:
-    """Runs ``workload`` on ``target`` and returns the capture.
+    """Runs ``workload`` on ``target`` and returns the capture (see :meth:`Target.run` for
+    ``capture_path``, ``progress`` and ``stream_only``).
 
     A missing regular file is created (and preallocated) to ``offset + size`` of the workload.
     A ``sim:`` string makes a freshly erased simulated drive; pass a :class:`Target` to keep a
@@ -150,4 +168,10 @@ def run(
         if r.get("size") is not None:
             size = int(r["offset"]) + int(r["size"])
         target = Target(target, destroy=destroy, overwrite=overwrite, size=size)
-    return target.run(workload, step=step, capture_path=capture_path, progress=progress)
+    return target.run(
+        workload,
+        step=step,
+        capture_path=capture_path,
+        progress=progress,
+        stream_only=stream_only,
+    )

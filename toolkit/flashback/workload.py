@@ -18,6 +18,9 @@ class Workload:
     ``bs="4k"``, ``iodepth=1``, ``jobs=1``, ``offset=0``, ``size`` = to the end of the target,
     ``data="random"``, ``random="permutation"``, ``direct=True``, ``engine="auto"``,
     ``interval="1s"``. With no ``time``, ``written`` or ``loops`` limit a workload makes one pass.
+    ``written`` follows fio's ``io_size`` rule on files, devices and sim drives alike: I/O is
+    issued while fewer bytes were issued, each whole, so ``written=10240, bs="4k"`` writes
+    12,288 bytes (trims count instead for ``rw="trim"|"randtrim"``).
 
     Raises:
         ParameterError: a field is malformed or out of range (the message names it).

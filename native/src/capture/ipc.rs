@@ -1,6 +1,7 @@
 //! Capture rows ⇄ Arrow: the schema of the design's capture table, an IPC stream sink that is
 //! flushed every interval, a reader and a salvager for torn files.
 
+use super::check;
 use super::row::IntervalRow;
 use super::META_KEY;
 use crate::error::{Error, Result};
@@ -110,28 +111,36 @@ pub fn rows_to_batch(schema: &SchemaRef, rows: &[IntervalRow]) -> Result<RecordB
     Ok(RecordBatch::try_new(schema.clone(), cols)?)
 }
 
+/// Rows per record batch in a finished capture: a file cut short loses at most this many
+/// intervals to `recover()`.
+pub const FINISHED_BATCH_ROWS: usize = 1024;
+
 /// Writes rows as they come to an Arrow IPC stream, flushing after every batch so that a crash
-/// loses at most the interval in flight. [`IpcSink::finalize`] rewrites the file atomically
-/// with the final metadata (status etc.).
+/// loses at most the interval in flight; each batch carries its checksum. [`IpcSink::finalize`]
+/// rewrites the file atomically with the final metadata (status etc.), streaming it batch by
+/// batch (memory stays flat however long the capture).
 pub struct IpcSink {
     path: PathBuf,
     schema: SchemaRef,
+    file_schema: SchemaRef,
     writer: Option<StreamWriter<BufWriter<File>>>,
 }
 
 impl IpcSink {
     pub fn create(path: &Path, with_sim: bool, meta_json: &str) -> Result<Self> {
         let schema = schema(with_sim, meta_json);
+        let file_schema = check::file_schema(&schema);
         let file = File::create(path).map_err(|e| {
             Error::io(
                 format!("could not create capture file {}", path.display()),
                 e,
             )
         })?;
-        let writer = StreamWriter::try_new(BufWriter::new(file), &schema)?;
+        let writer = StreamWriter::try_new(BufWriter::new(file), &file_schema)?;
         let mut s = IpcSink {
             path: path.to_path_buf(),
             schema,
+            file_schema,
             writer: Some(writer),
         };
         s.flush()?;
@@ -147,7 +156,7 @@ impl IpcSink {
         if rows.is_empty() {
             return Ok(());
         }
-        let batch = rows_to_batch(&self.schema, rows)?;
+        let batch = check::with_crc(&rows_to_batch(&self.schema, rows)?, &self.file_schema)?;
         let w = self.writer.as_mut().expect("sink used after finalize");
         w.write(&batch)?;
         self.flush()
@@ -161,14 +170,43 @@ impl IpcSink {
             .map_err(|e| Error::io(format!("could not flush {}", self.path.display()), e))
     }
 
-    /// Rewrites the whole capture with its final metadata into a temporary file next to it and
-    /// renames it over the streaming file, so the file is valid at every moment.
-    pub fn finalize(mut self, rows: &[IntervalRow], meta_json: &str) -> Result<()> {
+    /// Rewrites the capture with its final metadata into a temporary file next to it and
+    /// renames it over the streaming file, so the file is valid at every moment. The streamed
+    /// rows are read back batch by batch and regrouped into batches of
+    /// [`FINISHED_BATCH_ROWS`], so a finished file cut short still recovers all but its tail.
+    pub fn finalize(mut self, meta_json: &str) -> Result<()> {
         if let Some(mut w) = self.writer.take() {
             w.finish()?;
         }
+        let rc = CaptureReader::open(&self.path)?;
         let with_sim = self.schema.column_with_name("nand_written_bytes").is_some();
-        write_capture(&self.path, with_sim, rows, meta_json)
+        let schema = schema(with_sim, meta_json);
+        let path = self.path.clone();
+        write_stream(&self.path, &schema, |emit| {
+            let mut pending: Vec<RecordBatch> = vec![];
+            let mut rows = 0;
+            for b in rc {
+                let b = b?;
+                rows += b.num_rows();
+                pending.push(RecordBatch::try_new(schema.clone(), b.columns().to_vec())?);
+                if rows >= FINISHED_BATCH_ROWS {
+                    emit(&arrow_select::concat::concat_batches(&schema, &pending)?)?;
+                    pending.clear();
+                    rows = 0;
+                }
+            }
+            if !pending.is_empty() {
+                emit(&arrow_select::concat::concat_batches(&schema, &pending)?)?;
+            }
+            Ok(())
+        })
+        .map_err(|e| match e {
+            Error::Format(m) => Error::Format(format!(
+                "{m} (while finishing {}: the capture streamed there was altered during the run)",
+                path.display()
+            )),
+            e => e,
+        })
     }
 }
 
@@ -180,20 +218,50 @@ pub fn write_capture(
     meta_json: &str,
 ) -> Result<()> {
     let schema = schema(with_sim, meta_json);
-    let batch = rows_to_batch(&schema, rows)?;
-    write_batches(path, &schema, &[batch])
+    write_stream(path, &schema, |emit| {
+        for chunk in rows.chunks(FINISHED_BATCH_ROWS) {
+            emit(&rows_to_batch(&schema, chunk)?)?;
+        }
+        Ok(())
+    })
 }
 
-/// Writes batches as a complete IPC stream atomically (temporary file + rename).
+/// Writes batches as a complete IPC stream atomically (temporary file + rename), each batch
+/// with its checksum.
 pub fn write_batches(path: &Path, schema: &SchemaRef, batches: &[RecordBatch]) -> Result<()> {
+    write_stream(path, schema, |emit| {
+        for b in batches {
+            let mut start = 0;
+            while start < b.num_rows() || (start == 0 && b.num_rows() == 0) {
+                let n = FINISHED_BATCH_ROWS.min(b.num_rows() - start);
+                emit(&b.slice(start, n))?;
+                start += n.max(1);
+            }
+        }
+        Ok(())
+    })
+}
+
+type Emit<'a> = dyn FnMut(&RecordBatch) -> Result<()> + 'a;
+
+/// Writes the stream `fill` emits (batches of `schema`, checksums added here) to a temporary
+/// file, syncs it and renames it over `path`; on any error the temporary file is removed.
+fn write_stream(
+    path: &Path,
+    schema: &SchemaRef,
+    fill: impl FnOnce(&mut Emit<'_>) -> Result<()>,
+) -> Result<()> {
     let tmp = tmp_path(path);
+    let file_schema = check::file_schema(schema);
     let res = (|| {
         let file = File::create(&tmp)
             .map_err(|e| Error::io(format!("could not create {}", tmp.display()), e))?;
-        let mut w = StreamWriter::try_new(BufWriter::new(file), schema)?;
-        for b in batches {
-            w.write(b)?;
-        }
+        let mut w = StreamWriter::try_new(BufWriter::new(file), &file_schema)?;
+        fill(&mut |b: &RecordBatch| {
+            let b = RecordBatch::try_new(schema.clone(), b.columns().to_vec())?;
+            w.write(&check::with_crc(&b, &file_schema)?)?;
+            Ok(())
+        })?;
         w.finish()?;
         let mut inner = w.into_inner()?;
         inner
@@ -229,52 +297,139 @@ pub struct ReadCapture {
     pub meta_json: String,
     /// True when the stream ended without its end-of-stream marker or in a torn message.
     pub torn: bool,
+    /// When salvaging: why reading stopped early (a torn message or a checksum mismatch).
+    pub damage: Option<String>,
 }
 
-/// Reads a capture file. With `salvage`, a torn tail is dropped instead of being an error.
-pub fn read_capture(path: &Path, salvage: bool) -> Result<ReadCapture> {
-    let file = File::open(path)
-        .map_err(|e| Error::io(format!("could not open capture {}", path.display()), e))?;
-    let reader = StreamReader::try_new(BufReader::new(file), None).map_err(|e| {
-        Error::Format(format!(
-            "{} is not a flashback capture (no Arrow IPC stream header: {e}); pass a file written by flashback",
-            path.display()
-        ))
-    })?;
-    let schema = reader.schema();
-    let meta_json = schema.metadata().get(META_KEY).cloned().ok_or_else(|| {
-        Error::Format(format!(
-            "{} is an Arrow stream without flashback metadata; pass a file written by flashback",
-            path.display()
-        ))
-    })?;
-    let mut batches = vec![];
-    let torn;
-    let mut reader = reader;
-    loop {
-        match reader.next() {
-            Some(Ok(b)) => batches.push(b),
-            Some(Err(e)) => {
-                if salvage {
-                    torn = true;
-                    break;
-                }
+/// Reads a capture file batch by batch, verifying each batch's checksum (files written before
+/// checksums existed are read unchecked). Yields batches without the checksum column; the
+/// first damaged or torn batch is an error naming the intervals it holds.
+pub struct CaptureReader {
+    path: PathBuf,
+    reader: StreamReader<BufReader<File>>,
+    /// The schema without the checksum column.
+    pub schema: SchemaRef,
+    pub meta_json: String,
+    checked: bool,
+    /// Intervals read so far.
+    pub rows: usize,
+    done: bool,
+}
+
+impl CaptureReader {
+    pub fn open(path: &Path) -> Result<Self> {
+        let file = File::open(path)
+            .map_err(|e| Error::io(format!("could not open capture {}", path.display()), e))?;
+        let reader = StreamReader::try_new(BufReader::new(file), None).map_err(|e| {
+            Error::Format(format!(
+                "{} is not a flashback capture (no Arrow IPC stream header: {e}); pass a file written by flashback",
+                path.display()
+            ))
+        })?;
+        let (schema, checked) = check::plain_schema(&reader.schema());
+        let meta_json = schema.metadata().get(META_KEY).cloned().ok_or_else(|| {
+            Error::Format(format!(
+                "{} is an Arrow stream without flashback metadata; pass a file written by flashback",
+                path.display()
+            ))
+        })?;
+        let file_schema = reader.schema();
+        if let Some(want) = file_schema.metadata().get(check::META_CRC_KEY) {
+            let got = check::header_crc(file_schema.fields(), &meta_json);
+            if want.parse::<u32>().ok() != Some(got) {
                 return Err(Error::Format(format!(
-                    "{} is torn after {} intervals ({e}); use flashback.recover() to salvage it",
-                    path.display(),
-                    batches.iter().map(|b| b.num_rows()).sum::<usize>()
+                    "{}: its metadata fails its checksum (the file was altered or damaged after it was written); the intervals may be intact but flashback cannot trust the file",
+                    path.display()
                 )));
             }
-            None => {
-                torn = !reader.is_finished();
+        }
+        Ok(CaptureReader {
+            path: path.to_path_buf(),
+            reader,
+            schema,
+            meta_json,
+            checked,
+            rows: 0,
+            done: false,
+        })
+    }
+
+    /// True when the stream ended with its end-of-stream marker.
+    pub fn is_finished(&self) -> bool {
+        self.reader.is_finished()
+    }
+}
+
+impl Iterator for CaptureReader {
+    type Item = Result<RecordBatch>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let shown = self.path.display();
+        let out = match self.reader.next()? {
+            Err(e) => Err(Error::Format(format!(
+                "{shown} is torn after interval {} ({e}); flashback.recover() keeps the {} intervals before it",
+                self.rows, self.rows
+            ))),
+            Ok(b) if !self.checked => Ok(b),
+            Ok(b) => match check::verify(&b, &self.schema) {
+                Ok(Ok(b)) => Ok(b),
+                Ok(Err(())) => Err(Error::Format(format!(
+                    "{shown}: intervals {}-{}{} fail their checksum (the file was altered or damaged after it was written); flashback.recover() keeps the {} intervals before them",
+                    self.rows,
+                    self.rows + b.num_rows().max(1) - 1,
+                    t_span(&b),
+                    self.rows
+                ))),
+                Err(e) => Err(Error::Format(format!(
+                    "{shown}: intervals from {} on are unreadable ({e}); flashback.recover() keeps the {} intervals before them",
+                    self.rows, self.rows
+                ))),
+            },
+        };
+        match &out {
+            Ok(b) => self.rows += b.num_rows(),
+            Err(_) => self.done = true,
+        }
+        Some(out)
+    }
+}
+
+/// ` (t_s a–b)` of a batch, when its first column is a readable `t_s`.
+fn t_span(b: &RecordBatch) -> String {
+    let t = b
+        .column_by_name("t_s")
+        .and_then(|c| c.as_any().downcast_ref::<arrow_array::Float64Array>());
+    match t {
+        Some(t) if !t.is_empty() => format!(", t_s {}-{} s", t.value(0), t.value(t.len() - 1)),
+        _ => String::new(),
+    }
+}
+
+/// Reads a capture file. With `salvage`, reading stops at the first torn or damaged batch
+/// (kept in `damage`) instead of failing.
+pub fn read_capture(path: &Path, salvage: bool) -> Result<ReadCapture> {
+    let mut reader = CaptureReader::open(path)?;
+    let mut batches = vec![];
+    let mut damage = None;
+    for b in reader.by_ref() {
+        match b {
+            Ok(b) => batches.push(b),
+            Err(e) if salvage => {
+                damage = Some(e.to_string());
                 break;
             }
+            Err(e) => return Err(e),
         }
     }
+    let torn = damage.is_some() || !reader.is_finished();
     Ok(ReadCapture {
-        schema,
+        schema: reader.schema.clone(),
         batches,
-        meta_json,
+        meta_json: reader.meta_json.clone(),
         torn,
+        damage,
     })
 }

@@ -1,6 +1,7 @@
 //! The capture format: one row per interval, recorded from completions, written as an Arrow
 //! IPC stream flushed every interval.
 
+pub mod check;
 pub mod ipc;
 mod recorder;
 mod row;

@@ -8,6 +8,7 @@
 mod buf;
 mod discard;
 mod job;
+mod layout;
 mod open;
 mod psync;
 mod report;

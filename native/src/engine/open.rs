@@ -127,8 +127,30 @@ pub fn set_mark(file: &File, path: &Path) -> Result<()> {
     })
 }
 
+/// Bytes an unprivileged writer can still allocate on the filesystem holding `file`.
+fn free_bytes(file: &File) -> Option<u64> {
+    // SAFETY: fstatvfs fills the struct it is given.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    let r = unsafe { libc::fstatvfs(file.as_raw_fd(), &mut st) };
+    (r == 0).then(|| st.f_bavail as u64 * st.f_frsize as u64)
+}
+
 /// Allocates `[0, size)` of `file` (preallocating real blocks when the filesystem can).
-fn preallocate(file: &File, path: &Path, size: u64) -> Result<()> {
+///
+/// The file holds `keep` bytes of its own before the call. When the filesystem has too little
+/// room, nothing is allocated; when allocation fails part way, the file is cut back to `keep`
+/// bytes so the space is returned. `after` says in the error what became of the file.
+fn preallocate(file: &File, path: &Path, size: u64, keep: u64, after: &str) -> Result<()> {
+    let shown = path.display();
+    let allocated = file.metadata().map(|m| m.blocks() * 512).unwrap_or(0);
+    if let Some(free) = free_bytes(file) {
+        let need = size.saturating_sub(allocated.max(keep));
+        if need > free {
+            return Err(Error::Target(format!(
+                "{shown} needs {need} more bytes to hold {size} bytes but its filesystem has {free} bytes free; give a smaller size or another filesystem ({after})"
+            )));
+        }
+    }
     // SAFETY: plain syscall on an owned descriptor.
     let r = unsafe { libc::fallocate(file.as_raw_fd(), 0, 0, size as libc::off_t) };
     if r == 0 {
@@ -137,14 +159,17 @@ fn preallocate(file: &File, path: &Path, size: u64) -> Result<()> {
     let e = io::Error::last_os_error();
     if e.raw_os_error() == Some(libc::EOPNOTSUPP) {
         return file.set_len(size).map_err(|e| {
+            let _ = file.set_len(keep);
             Error::io(
-                format!("could not size {} to {size} bytes", path.display()),
+                format!("could not size {shown} to {size} bytes ({after})"),
                 e,
             )
         });
     }
+    // Give back whatever was allocated before the failure.
+    let _ = file.set_len(keep);
     Err(Error::io(
-        format!("could not preallocate {size} bytes for {}", path.display()),
+        format!("could not preallocate {size} bytes for {shown} ({after})"),
         e,
     ))
 }
@@ -201,9 +226,19 @@ fn create(given: &Path, opts: &OpenOptions) -> Result<Opened> {
         .map_err(|e| Error::io(format!("could not create {spec}"), e))?;
     let path =
         fs::canonicalize(given).map_err(|e| Error::io(format!("could not resolve {spec}"), e))?;
-    // Mark first: from here on the file is flashback's even if preallocation fails half way.
-    set_mark(&file, &path)?;
-    preallocate(&file, &path, size)?;
+    let remove = |file: File| {
+        drop(file);
+        let _ = fs::remove_file(&path);
+        let _ = fs::remove_file(sidecar_of(&path));
+    };
+    // Mark first: from here on the file is flashback's, and removed again if it cannot be
+    // allocated (no file is left behind, no space kept).
+    if let Err(e) = set_mark(&file, &path)
+        .and_then(|()| preallocate(&file, &path, size, 0, "the new file was removed"))
+    {
+        remove(file);
+        return Err(e);
+    }
     finish_file(file, path, true, Ok(()))
 }
 
@@ -228,7 +263,13 @@ fn open_existing_file(given: &Path, opts: &OpenOptions) -> Result<Opened> {
     if let (Ok(()), Some(want)) = (&writable, opts.create_size) {
         let have = file.metadata().map(|m| m.len()).unwrap_or(0);
         if want > have {
-            preallocate(&file, &path, want)?;
+            preallocate(
+                &file,
+                &path,
+                want,
+                have,
+                &format!("the file was left at its size of {have} bytes"),
+            )?;
         }
     }
     finish_file(file, path, created, writable)

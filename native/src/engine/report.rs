@@ -10,8 +10,8 @@
 
 use crate::error::{Error, Result};
 use crate::run::Session;
-use crate::workload::{Op, OpKind};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use crate::workload::{Budget, Op, OpKind};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -31,24 +31,20 @@ pub struct Control {
     /// End of the run for `time=`, ns since the start.
     pub deadline_ns: Option<u64>,
     /// `written=`: bytes the counted kinds may move in total across jobs.
-    budget: Option<u64>,
-    counted: [bool; 3],
-    claimed: AtomicU64,
+    budget: Budget,
     /// A job found that this kernel cannot queue discards and trimmed synchronously.
     trims_synchronous: AtomicBool,
 }
 
 impl Control {
-    /// `budget` limits the bytes of the `counted` kinds (writes, or trims for trim workloads).
-    pub fn new(deadline_ns: Option<u64>, budget: Option<u64>, counted: [bool; 3]) -> Self {
+    /// `budget` is the workload's `written=` budget ([`Budget::of`]).
+    pub fn new(deadline_ns: Option<u64>, budget: Budget) -> Self {
         Control {
             halt: AtomicBool::new(false),
             interrupted: AtomicBool::new(false),
             failure: Mutex::new(None),
             deadline_ns,
             budget,
-            counted,
-            claimed: AtomicU64::new(0),
             trims_synchronous: AtomicBool::new(false),
         }
     }
@@ -72,16 +68,11 @@ impl Control {
     /// Reserves `op` against the `written=` budget; false (and halt) once it is spent.
     #[inline]
     pub fn claim(&self, op: &Op) -> bool {
-        let Some(b) = self.budget else { return true };
-        if !self.counted[op.kind as usize] {
+        if self.budget.claim(op.kind, op.len) {
             return true;
         }
-        let prev = self.claimed.fetch_add(op.len, Ordering::Relaxed);
-        if prev + op.len > b {
-            self.halt.store(true, Ordering::Relaxed);
-            return false;
-        }
-        true
+        self.halt.store(true, Ordering::Relaxed);
+        false
     }
 
     /// Completion time as attributed: completions draining after the `time=` deadline count in
@@ -440,7 +431,7 @@ mod tests {
             &mut obs,
         )
         .unwrap();
-        let ctl = Control::new(None, None, [false, true, false]);
+        let ctl = Control::new(None, Budget::new(None, [false, true, false]));
         let (tx, rx) = sync_channel(16);
         let (sa, _ra) = sync_channel(8);
         let (sb, _rb) = sync_channel(8);
@@ -492,7 +483,7 @@ mod tests {
 
     #[test]
     fn written_budget_is_claimed_exactly() {
-        let ctl = Control::new(None, Some(10 * 4096), [false, true, false]);
+        let ctl = Control::new(None, Budget::new(Some(10 * 4096), [false, true, false]));
         let op = |kind| Op {
             kind,
             offset: 0,
@@ -506,7 +497,7 @@ mod tests {
 
     #[test]
     fn deadline_clamps_into_the_last_interval() {
-        let ctl = Control::new(Some(2_000_000_000), None, [false; 3]);
+        let ctl = Control::new(Some(2_000_000_000), Budget::new(None, [false; 3]));
         assert_eq!(ctl.clamp(1_000), 1_000);
         assert_eq!(ctl.clamp(2_000_000_500), 1_999_999_999);
         assert!(ctl.time_up(2_000_000_000) && !ctl.time_up(1_999_999_999));

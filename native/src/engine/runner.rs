@@ -11,7 +11,7 @@ use super::report::{Batcher, Collector, Control, Direct};
 use super::{psync, sysfs, uring};
 use crate::error::{Error, Result};
 use crate::run::{Observer, RunOptions, RunOutput, Session, Status};
-use crate::workload::{job_slices, DataGen, EngineKind, OpStream, Rw, Workload};
+use crate::workload::{job_slices, Budget, DataGen, EngineKind, OpStream, Rw, Workload};
 use serde_json::json;
 use std::os::unix::io::AsRawFd;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -196,6 +196,12 @@ pub fn run(
     obs: &mut dyn Observer,
 ) -> Result<Done> {
     let (offset, len) = check(t, w)?;
+    let reads = matches!(w.rw, Rw::Read | Rw::RandRead | Rw::RandRw);
+    let laid_out_bytes = if reads && t.kind == Kind::File {
+        super::layout::lay_out(t, offset, len, obs)?
+    } else {
+        0
+    };
     let trims = matches!(w.rw, Rw::Trim | Rw::RandTrim);
     if trims {
         check_discard(t)?;
@@ -207,12 +213,7 @@ pub fn run(
         Engine::Psync => 1,
     };
     let deadline = w.time_s.map(|s| ((s * 1e9).round() as u64).max(1));
-    let counted = if trims {
-        [false, false, true]
-    } else {
-        [false, true, false]
-    };
-    let ctl = Control::new(deadline, w.written, counted);
+    let ctl = Control::new(deadline, Budget::of(w));
     let slices = job_slices(offset, len, w.bs, w.jobs);
     let mut session = Session::start(w, o, target_meta, false, host_written_start, obs)?;
 
@@ -331,6 +332,7 @@ pub fn run(
         "trim_issue": trim_issue,
         "iodepth_effective": depth,
         "span": { "offset": offset, "size": len },
+        "laid_out_bytes": laid_out_bytes,
     });
     let output = session.finish(end_ns, status, extra)?;
     Ok(Done {

@@ -56,14 +56,15 @@ impl ArrowTable {
     }
 }
 
-/// Reads a capture file: `(table, meta_json, torn)`. With `salvage`, a torn tail is dropped.
+/// Reads a capture file: `(table, meta_json, torn, damage)`. With `salvage`, reading stops at
+/// the first torn or damaged batch and `damage` says what was found there.
 #[pyfunction]
 #[pyo3(signature = (path, salvage=false))]
 fn read_capture(
     py: Python<'_>,
     path: PathBuf,
     salvage: bool,
-) -> PyResult<(ArrowTable, String, bool)> {
+) -> PyResult<(ArrowTable, String, bool, Option<String>)> {
     let rc = detached(py, || ipc::read_capture(&path, salvage))?;
     Ok((
         ArrowTable {
@@ -72,6 +73,7 @@ fn read_capture(
         },
         rc.meta_json,
         rc.torn,
+        rc.damage,
     ))
 }
 

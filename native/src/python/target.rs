@@ -9,7 +9,8 @@ use crate::workload::Workload;
 use pyo3::prelude::*;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 
 /// Validates fio-style workload fields (strings) and returns the normalised workload as JSON.
 #[pyfunction]
@@ -19,10 +20,20 @@ fn parse_workload(fields: BTreeMap<String, String>) -> PyResult<String> {
 }
 
 /// An opened target. Methods release the GIL while I/O or simulation runs.
+///
+/// The getters never wait on the target: its kind and size are fixed at open, the host bytes
+/// written are published by the run as it goes, and the metadata is a snapshot taken after
+/// each operation. So a progress callback, another thread or a notebook display can read a
+/// target while it runs. Operations wait for the target with the GIL released (Ctrl-C
+/// breaks the wait); starting one from the thread already running this target (a progress
+/// callback) is refused with one sentence instead of deadlocking.
 #[pyclass(module = "flashback._native", name = "NativeTarget")]
 pub struct NativeTarget {
     inner: Mutex<Target>,
     spec: String,
+    kind: &'static str,
+    size_bytes: u64,
+    state: Arc<Shared>,
 }
 
 #[pymethods]
@@ -42,9 +53,14 @@ impl NativeTarget {
             create_size,
         };
         let t = detached(py, || Target::open(&spec, &opts))?;
+        let state = Arc::new(Shared::default());
+        state.publish(&t);
         Ok(NativeTarget {
+            kind: t.kind(),
+            size_bytes: t.size_bytes(),
             inner: Mutex::new(t),
             spec,
+            state,
         })
     }
 
@@ -55,26 +71,30 @@ impl NativeTarget {
 
     #[getter]
     fn kind(&self) -> &'static str {
-        self.inner.lock().unwrap().kind()
+        self.kind
     }
 
     #[getter]
     fn size_bytes(&self) -> u64 {
-        self.inner.lock().unwrap().size_bytes()
+        self.size_bytes
     }
 
+    /// Live during a run (updated with every closed interval).
     #[getter]
     fn host_written_bytes(&self) -> u64 {
-        self.inner.lock().unwrap().host_written_bytes()
+        self.state.host_written.load(Ordering::Relaxed)
     }
 
+    /// The target's metadata as of the end of its last operation.
     fn meta_json(&self) -> String {
-        self.inner.lock().unwrap().meta().to_string()
+        self.state.meta()
     }
 
     /// Runs a workload (fields as strings). Returns `(table, meta_json)`; Ctrl-C ends the run
-    /// early with status `interrupted`.
-    #[pyo3(signature = (fields, *, step="".to_string(), capture_path=None, progress=None, no_recording=false))]
+    /// early with status `interrupted`. `stream_only` (with `capture_path`) returns no rows:
+    /// they are in the file only.
+    #[pyo3(signature = (fields, *, step="".to_string(), capture_path=None, progress=None, no_recording=false, stream_only=false))]
+    #[allow(clippy::too_many_arguments)]
     fn run(
         &self,
         py: Python<'_>,
@@ -83,6 +103,7 @@ impl NativeTarget {
         capture_path: Option<PathBuf>,
         progress: Option<Py<PyAny>>,
         no_recording: bool,
+        stream_only: bool,
     ) -> PyResult<(ArrowTable, String)> {
         let w =
             Workload::from_pairs(fields.iter().map(|(k, v)| (k.as_str(), v.as_str()))).py_err()?;
@@ -90,10 +111,11 @@ impl NativeTarget {
             step,
             capture_path,
             no_recording,
+            stream_only,
         };
-        let mut obs = PyObserver::new(progress);
-        let out = run_detached(py, &mut obs, |obs| {
-            self.inner.lock().unwrap().run(&w, &opts, obs)
+        let mut obs = PyObserver::new(progress).live(self.state.clone());
+        let out = self.with_target(py, |t| {
+            run_detached(py, &mut obs, |obs| t.run(&w, &opts, obs))
         })?;
         let table =
             ArrowTable::from_rows(&out.rows, out.with_sim, &out.meta.to_string()).py_err()?;
@@ -126,7 +148,7 @@ impl NativeTarget {
             }
         }
         let trace = detached(py, || crate::trace::read_trace(&path))?;
-        let size = self.inner.lock().unwrap().size_bytes();
+        let size = self.size_bytes;
         let remap = crate::trace::Remap {
             offset_scale,
             offset_shift,
@@ -150,10 +172,11 @@ impl NativeTarget {
             step,
             capture_path,
             no_recording: false,
+            stream_only: false,
         };
-        let mut obs = PyObserver::new(progress);
-        let out = run_detached(py, &mut obs, |obs| {
-            self.inner.lock().unwrap().run(&w, &opts, obs)
+        let mut obs = PyObserver::new(progress).live(self.state.clone());
+        let out = self.with_target(py, |t| {
+            run_detached(py, &mut obs, |obs| t.run(&w, &opts, obs))
         })?;
         let table =
             ArrowTable::from_rows(&out.rows, out.with_sim, &out.meta.to_string()).py_err()?;
@@ -163,21 +186,95 @@ impl NativeTarget {
     /// Discards `[offset, offset + size)` bytes (`size=None`: to the end).
     #[pyo3(signature = (offset=0, size=None))]
     fn discard(&self, py: Python<'_>, offset: u64, size: Option<u64>) -> PyResult<()> {
-        detached(py, || self.inner.lock().unwrap().discard(offset, size))
+        self.with_target(py, |t| detached(py, || t.discard(offset, size)))
     }
 
     /// Idles for `seconds` (virtual time on a simulated drive). Returns False if interrupted.
     fn idle(&self, py: Python<'_>, seconds: f64) -> PyResult<bool> {
         let mut obs = PyObserver::new(None);
-        run_detached(py, &mut obs, |obs| {
-            self.inner.lock().unwrap().idle(seconds, obs)
+        self.with_target(py, |t| {
+            run_detached(py, &mut obs, |obs| t.idle(seconds, obs))
         })?;
         Ok(!obs.interrupted)
     }
 
     /// Secure erase (simulated drive) or whole-span discard (real target).
     fn sanitize(&self, py: Python<'_>) -> PyResult<()> {
-        detached(py, || self.inner.lock().unwrap().sanitize())
+        self.with_target(py, |t| detached(py, || t.sanitize()))
+    }
+}
+
+impl NativeTarget {
+    /// Runs `f` on the target, waiting for it with the GIL released, and republishes the
+    /// target's state afterwards. Refuses a call from the thread that is already running it.
+    fn with_target<T>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&mut Target) -> PyResult<T>,
+    ) -> PyResult<T> {
+        let me = current_thread();
+        if self.state.busy_thread.load(Ordering::Acquire) == me {
+            return Err(super::errors::to_py(crate::Error::InvalidValue(format!(
+                "target {} is busy running in this thread; a progress callback may read its properties but cannot start another operation on it",
+                self.spec
+            ))));
+        }
+        let mut guard = lock_released(py, &self.inner)?;
+        let state = self.state.clone();
+        state.busy_thread.store(me, Ordering::Release);
+        let _busy = BusyGuard(&state);
+        let out = f(&mut guard);
+        state.publish(&guard);
+        out
+    }
+}
+
+/// State readable while the target runs: never behind the target's lock.
+#[derive(Default)]
+pub struct Shared {
+    pub host_written: AtomicU64,
+    meta: Mutex<String>,
+    /// The thread running the target (0: none).
+    busy_thread: AtomicU64,
+}
+
+impl Shared {
+    fn publish(&self, t: &Target) {
+        self.host_written
+            .store(t.host_written_bytes(), Ordering::Relaxed);
+        let m = t.meta().to_string();
+        *self.meta.lock().unwrap_or_else(|p| p.into_inner()) = m;
+    }
+
+    fn meta(&self) -> String {
+        self.meta.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}
+
+struct BusyGuard<'a>(&'a Shared);
+impl Drop for BusyGuard<'_> {
+    fn drop(&mut self) {
+        self.0.busy_thread.store(0, Ordering::Release);
+    }
+}
+
+fn current_thread() -> u64 {
+    // SAFETY: pthread_self has no preconditions.
+    (unsafe { libc::pthread_self() }) as u64
+}
+
+/// Locks `m` without holding the GIL while waiting; Ctrl-C (or any pending signal exception)
+/// ends the wait. A lock poisoned by a panic is taken anyway: the panic was already reported.
+fn lock_released<'a, T>(py: Python<'_>, m: &'a Mutex<T>) -> PyResult<MutexGuard<'a, T>> {
+    loop {
+        match m.try_lock() {
+            Ok(g) => return Ok(g),
+            Err(TryLockError::Poisoned(p)) => return Ok(p.into_inner()),
+            Err(TryLockError::WouldBlock) => {
+                py.detach(|| std::thread::sleep(std::time::Duration::from_millis(5)));
+                py.check_signals()?;
+            }
+        }
     }
 }
 

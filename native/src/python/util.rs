@@ -13,6 +13,8 @@ pub struct PyObserver {
     pub interrupted: bool,
     last_poll: Instant,
     pub callback_error: Option<PyErr>,
+    /// The target's live state: its host bytes written follow each closed interval.
+    live: Option<std::sync::Arc<super::target::Shared>>,
 }
 
 impl PyObserver {
@@ -22,12 +24,25 @@ impl PyObserver {
             interrupted: false,
             last_poll: Instant::now() - Duration::from_secs(1),
             callback_error: None,
+            live: None,
         }
+    }
+
+    /// Publishes each closed interval's cumulative host bytes written to `state`.
+    pub fn live(mut self, state: std::sync::Arc<super::target::Shared>) -> Self {
+        self.live = Some(state);
+        self
     }
 }
 
 impl Observer for PyObserver {
     fn on_rows(&mut self, rows: &[IntervalRow]) {
+        if let (Some(s), Some(last)) = (&self.live, rows.last()) {
+            s.host_written.store(
+                last.host_written_bytes,
+                std::sync::atomic::Ordering::Relaxed,
+            );
+        }
         let Some(cb) = &self.progress else { return };
         if self.callback_error.is_some() {
             return;

@@ -12,7 +12,7 @@ use super::timing::Timing;
 use crate::capture::SimTruth;
 use crate::error::{Error, Result};
 use crate::run::{Observer, RunOptions, RunOutput, Session, Status};
-use crate::workload::{compress_ratio_cached, job_slices, Op, OpKind, OpStream, Workload};
+use crate::workload::{compress_ratio_cached, job_slices, Budget, Op, OpKind, OpStream, Workload};
 use serde_json::{json, Value};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -497,7 +497,7 @@ impl SimDrive {
         let events_before = self.events.len();
         let t0 = self.now;
         let time_limit = w.time_s.map(|s| t0 + limit_ns(s, w.interval_s));
-        let written_limit = w.written;
+        let budget = Budget::of(w);
         let mut streams: Vec<Ahead> = job_slices(w.offset, span, w.bs, w.jobs)
             .into_iter()
             .enumerate()
@@ -508,7 +508,6 @@ impl SimDrive {
         sess.set_truth(self.truth());
         let mut slots: Vec<Slot> = vec![];
         let mut pending = Pending::new(w.jobs as usize * w.iodepth as usize);
-        let mut written_run = 0u64;
         let mut stopping = false;
         let wall = Instant::now();
         let mut next_poll = Duration::from_millis(100);
@@ -520,11 +519,8 @@ impl SimDrive {
         for (j, stream) in streams.iter_mut().enumerate() {
             for _ in 0..w.iodepth {
                 if let Some((op, not_before)) = stream.next(&self.ftl) {
-                    if op.kind == OpKind::Write {
-                        if written_limit.is_some_and(|l| written_run >= l) {
-                            break;
-                        }
-                        written_run += op.len;
+                    if !budget.claim(op.kind, op.len) {
+                        break;
                     }
                     let at = not_before.map_or(t0, |n| t0 + n);
                     let done = self.issue(op.kind, op.offset, op.len, at, units);
@@ -579,12 +575,9 @@ impl SimDrive {
             };
             // a timed trace replay issues no earlier than the op's recorded time
             let at = not_before.map_or(done, |n| done.max(t0 + n));
-            if op.kind == OpKind::Write {
-                if written_limit.is_some_and(|l| written_run >= l) {
-                    stopping = true;
-                    continue;
-                }
-                written_run += op.len;
+            if !budget.claim(op.kind, op.len) {
+                stopping = true;
+                continue;
             }
             let d = self.issue(op.kind, op.offset, op.len, at, units);
             slots[si as usize] = Slot {

@@ -1,9 +1,11 @@
 //! The workload: fio's vocabulary, parsed and validated once, shared by the real engine and
 //! the simulator.
 
+mod budget;
 mod data;
 mod ops;
 
+pub use budget::Budget;
 pub use data::{compress_ratio_cached, measure_compress_ratio, DataGen};
 pub use ops::{job_slices, Op, OpKind, OpStream};
 

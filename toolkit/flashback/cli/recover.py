@@ -11,13 +11,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "-o", "--output", help="where to write the salvaged capture (default: PATH.recovered.arrow)"
     )
+    p.add_argument("--overwrite", action="store_true", help="replace the output file if it exists")
     p.set_defaults(func=main)
 
 
 def main(args: argparse.Namespace) -> int:
-    from flashback.capture import recover
+    from flashback.capture import check_save_path, recover
 
     out = args.output or args.path.removesuffix(".arrow") + ".recovered.arrow"
+    check_save_path(out, overwrite=args.overwrite)
     cap = recover(args.path, out=out)
     torn = cap.meta["recovered"]["torn_tail"]
     print(

@@ -40,16 +40,21 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--destroy", help="for a block device: name it again to confirm its data is lost"
     )
     p.add_argument(
-        "--overwrite", action="store_true", help="allow writing over a foreign regular file"
+        "--overwrite",
+        action="store_true",
+        help="allow writing over an existing file: a regular-file target flashback did not create, and the -o file",
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true", help="print the summary and metadata as JSON")
     p.set_defaults(func=main)
 
 
-def print_summary(cap, *, output: str | None, as_json: bool) -> None:
-    """The run's summary on stdout: a table within 80 columns, or JSON (``--json``)."""
-    summary = cap.summary()
+def print_summary(cap, *, output: str | None, as_json: bool, streamed: bool = False) -> None:
+    """The run's summary on stdout: a table within 80 columns, or JSON (``--json``).
+    ``streamed``: the intervals went to the file only, so the totals come from the metadata."""
+    from flashback.capture import summarize_totals
+
+    summary = summarize_totals(cap.meta) if streamed else cap.summary()
     if as_json:
         rows = summary if isinstance(summary, str) else frame_rows(summary)
         print_json({"status": cap.status, "output": output, "summary": rows, "meta": cap.meta})
@@ -60,6 +65,8 @@ def print_summary(cap, *, output: str | None, as_json: bool) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
+    from flashback.capture import check_save_path
+    from flashback.errors import RunInterrupted
     from flashback.fio.jobfile import cli_job
     from flashback.targets import run
     from flashback.workload import Workload
@@ -69,19 +76,25 @@ def main(args: argparse.Namespace) -> int:
     }
     args.target, fields = cli_job(args.target, fields)  # TARGET may be a fio job file
     w = Workload(**fields)
-    stream_to = args.output if args.output and args.output.endswith(".arrow") else None
-    cap = run(
-        args.target,
-        w,
-        step=args.step,
-        capture_path=stream_to,
-        progress=not args.no_progress,
-        destroy=args.destroy,
-        overwrite=args.overwrite,
-    )
+    if args.output:  # before the target is opened: a bad -o costs nothing
+        check_save_path(args.output, overwrite=args.overwrite)
+    stream_to = args.output if args.output and not args.output.endswith(".parquet") else None
+    try:
+        cap = run(
+            args.target,
+            w,
+            step=args.step,
+            capture_path=stream_to,
+            progress=not args.no_progress,
+            destroy=args.destroy,
+            overwrite=args.overwrite,
+            stream_only=stream_to is not None,  # memory stays flat: the file has the rows
+        )
+    except RunInterrupted as e:
+        cap = e.capture
     if args.output and not stream_to:
         cap.save(args.output)
-    print_summary(cap, output=args.output, as_json=args.json)
+    print_summary(cap, output=args.output, as_json=args.json, streamed=stream_to is not None)
     if cap.status != "complete":
         print(f"flashback: run {cap.status}", file=sys.stderr)
         return 130 if cap.status == "interrupted" else 1

@@ -27,7 +27,8 @@ class Protocol:
         default_target: the review drive's simulated preset.
         drives: ``sim:`` preset name → (the drive's name in the published numbers, its user
             capacity in bytes); the default target's preset must be one of them.
-        params: parameter → (default, one-line meaning).
+        params: parameter → (default, one-line meaning, converter from
+            :mod:`flashback.replay.params` giving its type and range).
         procedure: the steps, one per line, as the review states them (and what is assumed).
         run: ``run(runner, params)`` executes the steps.
         checks: ``checks(replay)`` → rows for :meth:`Replay.compare`.
@@ -39,7 +40,7 @@ class Protocol:
     review_capacity_bytes: int | None
     default_target: str
     drives: dict[str, tuple[str, int]]
-    params: dict[str, tuple[Any, str]]
+    params: dict[str, tuple[Any, str, Callable[[str, Any], Any]]]
     procedure: str
     run: Callable[[Any, dict[str, Any]], None]
     checks: Callable[["Replay"], list[dict[str, Any]]]
@@ -58,15 +59,17 @@ class Protocol:
         lines += ["  steps:"] + [f"    {s}" for s in self.procedure.strip().splitlines()]
         if self.params:
             lines.append("  parameters:")
-            for k, (v, meaning) in self.params.items():
+            for k, (v, meaning, *_) in self.params.items():
                 lines.append(f"    {k}={v!r}: {meaning}")
         return "\n".join(lines)
 
     def resolve(self, params: dict[str, Any]) -> dict[str, Any]:
-        """Defaults with ``params`` applied.
+        """Defaults with ``params`` applied, each converted to its declared type and checked
+        against its range (text such as ``"False"`` or ``"3"`` from ``--param`` included).
 
         Raises:
-            ParameterError: a parameter this protocol does not have.
+            ParameterError: a parameter this protocol does not have, or a value of the wrong
+                type or out of range.
         """
         unknown = sorted(set(params) - set(self.params))
         if unknown:
@@ -74,8 +77,16 @@ class Protocol:
             raise ParameterError(
                 f"{self.name} has no parameter {unknown[0]!r}; its parameters are: {allowed}"
             )
-        out = {k: v for k, (v, _) in self.params.items()}
-        out.update(params)
+        out = {k: v for k, (v, *_) in self.params.items()}
+        for k, value in params.items():
+            convert = self.params[k][2] if len(self.params[k]) > 2 else None
+            if convert is None:
+                out[k] = value
+                continue
+            try:
+                out[k] = convert(k, value)
+            except ParameterError as e:
+                raise ParameterError(f"{self.name}: {e}") from None
         return out
 
     def drive_for(self, spec: str) -> tuple[str, int | None, bool]:
@@ -136,7 +147,7 @@ def protocols() -> pl.DataFrame:
                 "title": p.title,
                 "source": p.source,
                 "default_target": p.default_target,
-                "parameters": ", ".join(f"{k}={v!r}" for k, (v, _) in p.params.items()),
+                "parameters": ", ".join(f"{k}={v!r}" for k, (v, *_) in p.params.items()),
             }
             for p in _REGISTRY.values()
         ]

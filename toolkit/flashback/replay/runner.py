@@ -15,7 +15,7 @@ import numpy as np
 import polars as pl
 
 from flashback.capture import Capture
-from flashback.errors import ReplayError
+from flashback.errors import ReplayError, RunInterrupted
 from flashback.replay.scaling import MIB, scaled_bytes, scaled_seconds
 from flashback.targets import Target
 from flashback.workload import Workload
@@ -90,7 +90,10 @@ class Runner:
         before = self.written_bytes
         # the bound method, not the bar: Target.run closes a progress object it is given
         on_row = None if self.bar is None else self.bar.__call__
-        cap: Capture = self.target.run(workload, step=name, progress=on_row)
+        try:
+            cap: Capture = self.target.run(workload, step=name, progress=on_row)
+        except RunInterrupted as e:  # keep the step's intervals, then stop below
+            cap = e.capture
         df = cap.intervals
         if "step" not in df.columns:
             df = df.with_columns(pl.lit(name).alias("step"))

@@ -21,6 +21,25 @@ import polars as pl
 import vl_convert as vlc
 
 
+# what must not appear literally inside <script>: a closing tag or comment opener, and the
+# two line separators JavaScript string literals do not allow
+_SCRIPT_UNSAFE = {
+    "<": "\\u003c",
+    ">": "\\u003e",
+    "&": "\\u0026",
+    "\u2028": "\\u2028",
+    "\u2029": "\\u2029",
+}
+
+
+def script_json(value: object) -> str:
+    """JSON for inlining inside ``<script>``: ``<``, ``>``, ``&`` and U+2028/9 are written as
+    ``\\uXXXX`` escapes (the same value to JavaScript), so text such as ``</script>`` in a
+    label cannot close the script element."""
+    text = json.dumps(value)
+    return re.sub("[<>&\u2028\u2029]", lambda m: _SCRIPT_UNSAFE[m.group()], text)
+
+
 @dataclasses.dataclass
 class Section:
     """One section of the report: a title, prose paragraphs, named charts and captioned tables."""
@@ -125,8 +144,8 @@ def write_report(
             body.append(table_html(df, caption=caption))
         body.append("</section>")
     script = "\n".join(
-        f"vegaEmbed({json.dumps('#' + cid)}, {json.dumps(spec)}, {{renderer: 'svg', actions: false}})"
-        ".catch(e => console.error('chart {cid} failed: ' + e));"
+        f"vegaEmbed({script_json('#' + cid)}, {script_json(spec)}, {{renderer: 'svg', actions: false}})"
+        f".catch(e => console.error({script_json(f'chart {cid} failed: ')} + e));"
         for cid, spec in embeds
     )
     doc = f"""<!doctype html>

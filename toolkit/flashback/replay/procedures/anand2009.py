@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from flashback.replay import params as P
 from flashback.replay.scaling import idema_bytes
 from flashback.replay.base import Protocol, Replay, check_row, register
 from flashback.replay.procedures.common import mbps, rand_write, seq_fill
@@ -103,9 +104,21 @@ register(
         default_target="sim:intel-x25m-80g",
         drives={"intel-x25m-80g": ("Intel X25-M", idema_bytes(80))},
         params={
-            "measure_s": (30.0, "each read measurement's duration at full scale"),
-            "used_fills": (1.0, "capacities of 4 KiB random writes that make the drive used"),
-            "interval_s": (None, "reporting interval (default 1 s × scale on a sim drive)"),
+            "measure_s": (
+                30.0,
+                "each read measurement's duration at full scale",
+                P.number(lo=0, lo_open=True),
+            ),
+            "used_fills": (
+                1.0,
+                "capacities of 4 KiB random writes that make the drive used",
+                P.number(lo=0),
+            ),
+            "interval_s": (
+                None,
+                "reporting interval (default 1 s × scale on a sim drive)",
+                P.number(lo=0, lo_open=True, optional=True),
+            ),
         },
         procedure=PROCEDURE,
         run=run,

@@ -6,6 +6,7 @@ from typing import Any
 
 import polars as pl
 
+from flashback.replay import params as P
 from flashback.replay.scaling import idema_bytes
 from flashback.replay.base import Protocol, Replay, check_row, register, require
 from flashback.replay.procedures.common import (
@@ -121,9 +122,17 @@ register(
             "intel-335-240g": ("Intel SSD 335", idema_bytes(240)),
         },
         params={
-            "op25": (False, "test 75 % of the capacity (25 % extra over-provisioning)"),
-            "run_s": (2000.0, "random-write duration at full scale"),
-            "interval_s": (None, "reporting interval (default 1 s × scale on a sim drive)"),
+            "op25": (
+                False,
+                "test 75 % of the capacity (25 % extra over-provisioning)",
+                P.boolean(),
+            ),
+            "run_s": (2000.0, "random-write duration at full scale", P.number(lo=0, lo_open=True)),
+            "interval_s": (
+                None,
+                "reporting interval (default 1 s × scale on a sim drive)",
+                P.number(lo=0, lo_open=True, optional=True),
+            ),
         },
         procedure=PROCEDURE,
         run=run,

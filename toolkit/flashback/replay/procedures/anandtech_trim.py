@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from flashback.replay import params as P
 from flashback.replay.scaling import idema_bytes
 from flashback.replay.base import Protocol, Replay, check_row, register, require
 from flashback.replay.procedures.common import duration_row, mbps, rand_write, seq_fill, step_wa
@@ -95,9 +96,17 @@ register(
         default_target="sim:intel-530-240g",
         drives={"intel-530-240g": ("Intel SSD 530", idema_bytes(240))},
         params={
-            "torture_s": (3600.0, "random-write torture at full scale (60 minutes)"),
-            "asssd_bytes": (1 << 30, "AS-SSD test file at full scale (1 GiB)"),
-            "interval_s": (None, "reporting interval (default 1 s × scale on a sim drive)"),
+            "torture_s": (
+                3600.0,
+                "random-write torture at full scale (60 minutes)",
+                P.number(lo=0, lo_open=True),
+            ),
+            "asssd_bytes": (1 << 30, "AS-SSD test file at full scale (1 GiB)", P.size_bytes()),
+            "interval_s": (
+                None,
+                "reporting interval (default 1 s × scale on a sim drive)",
+                P.number(lo=0, lo_open=True, optional=True),
+            ),
         },
         procedure=PROCEDURE,
         run=run,

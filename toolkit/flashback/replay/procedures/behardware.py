@@ -6,6 +6,7 @@ from typing import Any
 
 import polars as pl
 
+from flashback.replay import params as P
 from flashback.replay.scaling import idema_bytes
 from flashback.replay.base import Protocol, Replay, check_row, register, require
 from flashback.replay.procedures.common import GB, dip, mbps, rand_write, regular, seq_fill
@@ -237,9 +238,21 @@ register(
             "intel-320-120g": ("Intel SSD 320", idema_bytes(120)),
         },
         params={
-            "span_bytes": (10e9, "the span left free and tested (10 GB at full scale)"),
-            "run_s": (180.0, "each run's duration at full scale (3 minutes)"),
-            "interval_s": (None, "reporting interval (default 1 s × scale on a sim drive)"),
+            "span_bytes": (
+                10e9,
+                "the span left free and tested (10 GB at full scale)",
+                P.size_bytes(),
+            ),
+            "run_s": (
+                180.0,
+                "each run's duration at full scale (3 minutes)",
+                P.number(lo=0, lo_open=True),
+            ),
+            "interval_s": (
+                None,
+                "reporting interval (default 1 s × scale on a sim drive)",
+                P.number(lo=0, lo_open=True, optional=True),
+            ),
         },
         procedure=PROCEDURE,
         run=run,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from flashback.replay import params as P
 from flashback.replay.scaling import idema_bytes
 from flashback.replay.base import Protocol, register, require
 from flashback.replay.procedures.puget_checks import checks, loops_frame, pair_checks  # noqa: F401
@@ -95,14 +96,34 @@ register(
         default_target="sim:intel-520-120g",
         drives={"intel-520-120g": ("Intel SSD 520", idema_bytes(120))},
         params={
-            "data": ("random", "random (incompressible) or zeros (compressible)"),
-            "trim": (True, "TRIM the test file after each loop"),
-            "test_size_bytes": (1000 * MIB, "CrystalDiskMark test size at full scale"),
-            "passes": (2, "passes per test (CrystalDiskMark keeps the best)"),
-            "total_written_bytes": (1.8e12, "stop after this many host bytes (full scale)"),
-            "loops": (None, "stop after this many loops instead"),
-            "placement": ("rotate", "rotate: the test file moves each loop; fixed: offset 0"),
-            "interval_s": (None, "reporting interval (default 1 s)"),
+            "data": (
+                "random",
+                "random (incompressible) or zeros (compressible)",
+                P.choice("random", "zeros"),
+            ),
+            "trim": (True, "TRIM the test file after each loop", P.boolean()),
+            "test_size_bytes": (
+                1000 * MIB,
+                "CrystalDiskMark test size at full scale",
+                P.size_bytes(),
+            ),
+            "passes": (2, "passes per test (CrystalDiskMark keeps the best)", P.integer(lo=1)),
+            "total_written_bytes": (
+                1.8e12,
+                "stop after this many host bytes (full scale)",
+                P.number(lo=0, lo_open=True),
+            ),
+            "loops": (None, "stop after this many loops instead", P.integer(lo=1, optional=True)),
+            "placement": (
+                "rotate",
+                "rotate: the test file moves each loop; fixed: offset 0",
+                P.choice("rotate", "fixed"),
+            ),
+            "interval_s": (
+                None,
+                "reporting interval (default 1 s)",
+                P.number(lo=0, lo_open=True, optional=True),
+            ),
         },
         procedure=PROCEDURE,
         run=run,

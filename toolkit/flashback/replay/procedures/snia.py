@@ -6,6 +6,7 @@ from typing import Any
 
 import polars as pl
 
+from flashback.replay import params as P
 from flashback.replay.base import Protocol, Replay, check_row, register, require
 from flashback.replay.procedures.common import iops, rand_write, rounds_steady
 from flashback.units import parse_size
@@ -197,19 +198,51 @@ register(
         default_target="sim:generic",
         drives={"generic": ("generic", 0)},
         params={
-            "tests": (("iops", "wsat", "hir"), "which tests to run"),
-            "block_sizes": (("4k", "64k", "1m"), "IOPS test block sizes (the PTS uses 8)"),
-            "rwmix_reads": ((0, 65, 100), "IOPS test read percentages (the PTS uses 7)"),
-            "iodepth": (32, "outstanding I/Os in the IOPS test"),
-            "round_s": (60.0, "seconds per block size and mix per round"),
-            "max_rounds": (25, "IOPS rounds at most"),
-            "wsat_fills": (4.0, "WSAT: capacities of 4 KiB random writes"),
-            "hir_precondition_fills": (2.0, "HIR: capacities of random writes before the waits"),
-            "burst_s": (5.0, "HIR: seconds of writes per cycle"),
-            "idle_s": ((5.0, 10.0, 15.0, 25.0, 50.0), "HIR: idle seconds per wait set"),
-            "cycles": (5, "HIR: write/idle cycles per wait set"),
-            "baseline_s": (60.0, "HIR: seconds of writes after each wait set"),
-            "interval_s": (None, "reporting interval (default 1 s × scale on a sim drive)"),
+            "tests": (
+                ("iops", "wsat", "hir"),
+                "which tests to run",
+                P.sequence(P.choice("iops", "wsat", "hir")),
+            ),
+            "block_sizes": (
+                ("4k", "64k", "1m"),
+                "IOPS test block sizes (the PTS uses 8)",
+                P.sequence(P.text()),
+            ),
+            "rwmix_reads": (
+                (0, 65, 100),
+                "IOPS test read percentages (the PTS uses 7)",
+                P.sequence(P.integer(lo=0, hi=100)),
+            ),
+            "iodepth": (32, "outstanding I/Os in the IOPS test", P.integer(lo=1, hi=65536)),
+            "round_s": (
+                60.0,
+                "seconds per block size and mix per round",
+                P.number(lo=0, lo_open=True),
+            ),
+            "max_rounds": (25, "IOPS rounds at most", P.integer(lo=1)),
+            "wsat_fills": (4.0, "WSAT: capacities of 4 KiB random writes", P.number(lo=0)),
+            "hir_precondition_fills": (
+                2.0,
+                "HIR: capacities of random writes before the waits",
+                P.number(lo=0),
+            ),
+            "burst_s": (5.0, "HIR: seconds of writes per cycle", P.number(lo=0, lo_open=True)),
+            "idle_s": (
+                (5.0, 10.0, 15.0, 25.0, 50.0),
+                "HIR: idle seconds per wait set",
+                P.sequence(P.number(lo=0)),
+            ),
+            "cycles": (5, "HIR: write/idle cycles per wait set", P.integer(lo=1)),
+            "baseline_s": (
+                60.0,
+                "HIR: seconds of writes after each wait set",
+                P.number(lo=0, lo_open=True),
+            ),
+            "interval_s": (
+                None,
+                "reporting interval (default 1 s × scale on a sim drive)",
+                P.number(lo=0, lo_open=True, optional=True),
+            ),
         },
         procedure=PROCEDURE,
         run=run,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from flashback.replay import params as P
 from flashback.replay.scaling import idema_bytes
 from flashback.replay.base import Protocol, Replay, check_row, register
 from flashback.replay.procedures.common import iops, rand_write, seq_fill
@@ -117,9 +118,17 @@ register(
             "intel-330-120g": ("Intel SSD 330", idema_bytes(120)),
         },
         params={
-            "measure_s": (60.0, "each measurement's duration at full scale"),
-            "idle_s": (1800.0, "the idle period at full scale (30 minutes)"),
-            "interval_s": (None, "reporting interval (default 1 s × scale on a sim drive)"),
+            "measure_s": (
+                60.0,
+                "each measurement's duration at full scale",
+                P.number(lo=0, lo_open=True),
+            ),
+            "idle_s": (1800.0, "the idle period at full scale (30 minutes)", P.number(lo=0)),
+            "interval_s": (
+                None,
+                "reporting interval (default 1 s × scale on a sim drive)",
+                P.number(lo=0, lo_open=True, optional=True),
+            ),
         },
         procedure=PROCEDURE,
         run=run,
