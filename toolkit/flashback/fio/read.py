@@ -143,6 +143,32 @@ def read_fio(
 
 
 def _read_result(path: Path, declared: fv.Version | None, capacity_bytes: int | None) -> Capture:
+    """One JSON/json+/terse result file → a capture.
+
+    Raises:
+        ImportFormatError: not fio output, or a field of the wrong kind (``"total_ios": ""``,
+            a non-string version...), named with the file.
+        FioFormatError: see :func:`read_fio`.
+    """
+    try:
+        return _read_result_unchecked(path, declared, capacity_bytes)
+    except (TypeError, ValueError, AttributeError, KeyError, IndexError, OverflowError) as e:
+        if isinstance(e, ImportFormatError):
+            raise
+        raise ImportFormatError(
+            f"{path}: a field of fio's output has the wrong kind ({type(e).__name__}: {e}); "
+            "pass fio's unedited --output-format=json or terse output"
+        ) from None
+    except pl.exceptions.PolarsError as e:
+        raise ImportFormatError(
+            f"{path}: fio's output has fields polars cannot tabulate ({type(e).__name__}); "
+            "pass fio's unedited --output-format=json or terse output"
+        ) from None
+
+
+def _read_result_unchecked(
+    path: Path, declared: fv.Version | None, capacity_bytes: int | None
+) -> Capture:
     head = _head(path)
     if terse.is_terse(head) and not head.lstrip().startswith("{"):
         rows, v = terse.read_terse(path, declared)
