@@ -159,6 +159,11 @@ fn select_engine(w: &Workload) -> Result<(Engine, Option<String>)> {
     }
 }
 
+/// A psync job's end time as the io_uring engine's statistics (no `io_uring_enter` calls).
+fn psync_stats(end_ns: u64) -> uring::Stats {
+    uring::Stats { end_ns, enters: 0 }
+}
+
 fn make_job<'a>(
     t: &'a Opened,
     w: &Workload,
@@ -217,7 +222,7 @@ pub fn run(
     let mut session = Session::start(w, o, target_meta, false, host_written_start, obs)?;
 
     let mut rec_error: Option<Error> = None;
-    let raw_end = if w.jobs == 1 {
+    let stats = if w.jobs == 1 {
         let mut ring = None;
         if engine == Engine::IoUring {
             match uring::build_ring(depth as u32) {
@@ -229,16 +234,18 @@ pub fn run(
                 Err(e) => ctl.fail(format!("could not set up io_uring ({e}); use engine=psync")),
             }
         }
-        let t0 = Instant::now();
-        let mut job = make_job(t, w, slices[0], 0, depth, &ctl, t0);
+        let mut job = make_job(t, w, slices[0], 0, depth, &ctl, Instant::now());
+        let setup = ring.as_mut().map(|r| uring::prepare(&mut job, r));
+        // the clock starts once everything is set up
+        job.t0 = Instant::now();
         let mut rep = Direct::new(&mut session, &ctl, w.interval_s);
-        let end = match ring.as_mut() {
-            Some(r) => uring::run(&mut job, r, &mut rep),
-            None if engine == Engine::Psync => psync::run(&mut job, &mut rep),
-            None => 0,
+        let stats = match (ring.as_mut(), setup) {
+            (Some(r), Some(setup)) => uring::run(&mut job, r, setup, &mut rep),
+            _ if engine == Engine::Psync => psync_stats(psync::run(&mut job, &mut rep)),
+            _ => uring::Stats::default(),
         };
         rec_error = rep.error.take();
-        end
+        stats
     } else {
         let jobs = w.jobs as usize;
         let (tx, rx) = sync_channel(1024);
@@ -269,33 +276,34 @@ pub fn run(
                             )),
                         }
                     }
+                    let mut job = make_job(t, w, slice, j, depth, ctl, Instant::now());
+                    let setup = ring.as_mut().map(|r| uring::prepare(&mut job, r));
+                    ready.wait(); // every job is set up
                     ready.wait();
-                    ready.wait();
-                    let t0 = *start
+                    job.t0 = *start
                         .get()
                         .expect("start time set before the second barrier");
-                    let mut job = make_job(t, w, slice, j, depth, ctl, t0);
                     let mut rep = Batcher::new(j, w.interval_s, tx, spare);
                     // A bug in a job fails the run (the capture keeps what was recorded)
                     // instead of silently dropping the job's share of the I/O.
-                    let end = if ctl.halted() {
-                        0
+                    let stats = if ctl.halted() {
+                        uring::Stats::default()
                     } else {
-                        catch_unwind(AssertUnwindSafe(|| match ring.as_mut() {
-                            Some(r) => uring::run(&mut job, r, &mut rep),
-                            None => psync::run(&mut job, &mut rep),
+                        catch_unwind(AssertUnwindSafe(|| match (ring.as_mut(), setup) {
+                            (Some(r), Some(setup)) => uring::run(&mut job, r, setup, &mut rep),
+                            _ => psync_stats(psync::run(&mut job, &mut rep)),
                         }))
                         .unwrap_or_else(|p| {
                             ctl.fail(format!("job {j}: {}", Error::from_panic(p.as_ref())));
-                            0
+                            uring::Stats::default()
                         })
                     };
                     rep.done();
-                    end
+                    stats
                 }));
             }
             drop(tx);
-            ready.wait(); // every ring is set up
+            ready.wait(); // every job is set up
             let _ = start.set(Instant::now());
             ready.wait();
             if let Err(e) = collector.run(&mut session, &rx, ctl) {
@@ -303,11 +311,15 @@ pub fn run(
             }
             handles
                 .into_iter()
-                .map(|h| h.join().unwrap_or(0))
-                .collect::<Vec<u64>>()
+                .map(|h| h.join().unwrap_or_default())
+                .collect::<Vec<uring::Stats>>()
         });
-        ends.into_iter().max().unwrap_or(0)
+        uring::Stats {
+            end_ns: ends.iter().map(|s| s.end_ns).max().unwrap_or(0),
+            enters: ends.iter().map(|s| s.enters).sum(),
+        }
     };
+    let raw_end = stats.end_ns;
 
     let end_ns = match deadline {
         Some(d) if raw_end >= d => d,
@@ -330,6 +342,8 @@ pub fn run(
         "engine_note": note,
         "trim_issue": trim_issue,
         "iodepth_effective": depth,
+        // `io_uring_enter` calls of every job together (null for psync)
+        "io_uring_enters": (engine == Engine::IoUring).then_some(stats.enters),
         "span": { "offset": offset, "size": len },
     });
     let output = session.finish(end_ns, status, extra)?;
