@@ -184,6 +184,7 @@ fn make_job<'a>(
                 .wrapping_add((j as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)),
         ),
         bs: w.bs,
+        writes: matches!(w.rw, Rw::Write | Rw::RandWrite | Rw::RandRw),
         depth,
         ctl,
         t0,

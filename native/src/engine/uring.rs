@@ -164,7 +164,8 @@ fn rw_entry(file: FileRef, op: &Op, p: *mut u8, buf: Option<u16>) -> squeue::Ent
 }
 
 /// What a job sets up before the run's clock starts: its I/O buffers (allocated with every page
-/// touched, holding the write pattern when the data is static) and, where the kernel allows,
+/// touched and, for a workload that writes, each holding the data of its first write, as fio
+/// fills its buffers before it starts) and, where the kernel allows,
 /// the target's descriptor and the buffers registered with the ring. Registering pins every
 /// buffer page, which at bs=1m QD128 alone takes tens of ms.
 pub struct Setup {
@@ -172,7 +173,7 @@ pub struct Setup {
     depth: usize,
     fixed_file: bool,
     fixed_bufs: bool,
-    /// Every buffer already holds the static write pattern.
+    /// Every buffer holds the data of its next write.
     filled: bool,
 }
 
@@ -180,7 +181,7 @@ pub struct Setup {
 pub fn prepare(job: &mut Job<'_>, ring: &mut IoUring) -> Setup {
     let depth = job.depth.min(ring.params().sq_entries() as usize).max(1);
     let mut bufs = SlotBufs::new(depth, job.bs as usize);
-    let filled = job.gen.is_static();
+    let filled = job.writes;
     if filled {
         for i in 0..depth {
             job.gen.fill(bufs.slot_mut(i));
@@ -207,8 +208,8 @@ pub fn prepare(job: &mut Job<'_>, ring: &mut IoUring) -> Setup {
 struct Slot {
     op: Op,
     submit_ns: u64,
-    /// The buffer holds something other than the static write pattern.
-    dirty: bool,
+    /// The buffer holds the data of the slot's next write (a fresh fill, or the static pattern).
+    ready: bool,
 }
 
 /// What a job's run on one ring counted, besides its completions.
@@ -268,7 +269,7 @@ impl State {
                 Slot {
                     op: blank,
                     submit_ns: 0,
-                    dirty: !setup.filled,
+                    ready: setup.filled,
                 };
                 depth
             ],
@@ -291,11 +292,14 @@ impl State {
         let i = slot as usize;
         let st = &mut self.slots[i];
         match op.kind {
-            OpKind::Write if st.dirty || !self.static_data => {
-                job.gen.fill(self.setup.bufs.slot_mut(i));
-                st.dirty = false;
+            OpKind::Write => {
+                if !st.ready {
+                    job.gen.fill(self.setup.bufs.slot_mut(i));
+                }
+                // fresh data is written once; the static pattern stays
+                st.ready = self.static_data;
             }
-            OpKind::Read => st.dirty = true,
+            OpKind::Read => st.ready = false,
             // a trim leaves the buffer alone
             _ => {}
         }
@@ -329,14 +333,14 @@ impl State {
 
 impl Ring<'_> {
     /// Hands the kernel [`SUBMIT_BATCH`] entries at a time (one `io_uring_enter` each) while more
-    /// than that are waiting; the rest go with the next [`Ring::wait`]. False if the ring broke.
+    /// than `keep` are waiting; the rest go with the next [`Ring::wait`]. False if the ring broke.
     #[inline]
-    fn submit_ahead(&mut self, job: &Job<'_>, s: &mut State) -> bool {
-        if s.unsubmitted <= SUBMIT_BATCH {
+    fn submit_ahead(&mut self, job: &Job<'_>, s: &mut State, keep: usize) -> bool {
+        if s.unsubmitted <= keep {
             return true;
         }
         self.sq.sync();
-        while s.unsubmitted > SUBMIT_BATCH {
+        while s.unsubmitted > keep {
             // SAFETY: no argument is passed; the entries' buffers live until reaped.
             let r = unsafe {
                 self.submitter
@@ -388,7 +392,9 @@ impl Ring<'_> {
 /// Fills every free slot with a due operation and pushes its entry to the submission queue,
 /// stamping them [`SUBMIT_BATCH`] at a time as they are pushed: a slot reaped is refilled at
 /// once instead of waiting behind the `io_uring_enter` calls that issue the slots before it
-/// (that wait kept QD32 at 28.6 I/Os in flight). Like fio's `lat`, an I/O's latency starts when
+/// (that wait kept QD32 at 28.6 I/Os in flight). Only while the kernel holds less than two
+/// batches (the start, or after a stall) is each batch handed over as soon as it is stamped, so
+/// the device is not left idle while large buffers are filled. Like fio's `lat`, an I/O's latency starts when
 /// it is queued to the ring. Returns when the next op of a timed trace is due (if that stopped
 /// it). Synchronous trims run here, as they come.
 fn prep<R: Reporter>(
@@ -427,6 +433,12 @@ fn prep<R: Reporter>(
         }
         if s.queued.len() == SUBMIT_BATCH {
             s.stamp(job.now());
+            // the kernel holds less than a batch (the start, or after a stall): hand the batch
+            // over now rather than after every free slot is filled
+            let starving = s.inflight - s.unsubmitted < 2 * SUBMIT_BATCH;
+            if starving && s.setup.depth > 2 * SUBMIT_BATCH && !ring.submit_ahead(job, s, 0) {
+                return None;
+            }
         }
     }
     None
@@ -502,7 +514,7 @@ pub fn run<R: Reporter>(job: &mut Job<'_>, ring: &mut IoUring, setup: Setup, rep
             rep.heartbeat(t);
             continue;
         }
-        if !r.submit_ahead(job, &mut s) || !r.wait(job, &mut s) {
+        if !r.submit_ahead(job, &mut s, SUBMIT_BATCH) || !r.wait(job, &mut s) {
             break;
         }
         t = job.now();

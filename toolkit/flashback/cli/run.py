@@ -65,7 +65,11 @@ def main(args: argparse.Namespace) -> int:
     )
     if args.output and not stream_to:
         cap.save(args.output)
-    print(cap.summary())
+    import polars as pl
+
+    # every column: the whole run's latency percentiles are at the right of the table
+    with pl.Config(tbl_cols=-1, tbl_width_chars=400):
+        print(cap.summary())
     if args.output:
         print(f"capture written to {args.output}")
     if cap.status != "complete":
