@@ -148,9 +148,11 @@ def test_whole_run_percentiles_agree_with_fio(loopdev, fio_path):
         capture_output=True, text=True, check=True,
     )  # fmt: skip
     job = json.loads(p.stdout[p.stdout.index("{") :])["jobs"][0]["read"]
-    fio_p50_us = job["lat_ns"]["percentile"]["50.000000"] / 1e3 if "percentile" in job[
-        "lat_ns"
-    ] else job["clat_ns"]["percentile"]["50.000000"] / 1e3
+    fio_p50_us = (
+        job["lat_ns"]["percentile"]["50.000000"] / 1e3
+        if "percentile" in job["lat_ns"]
+        else job["clat_ns"]["percentile"]["50.000000"] / 1e3
+    )
     s = cap.meta["latency"]["read"]
     assert 0.5 <= s["p50_us"] / fio_p50_us <= 2.0, (s["p50_us"], fio_p50_us)
     for q, key in ((0.5, "p50_us"), (0.99, "p99_us"), (0.9999, "p9999_us")):
