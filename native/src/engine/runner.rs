@@ -353,3 +353,94 @@ pub fn run(
         host_written_end: host_written_start + written,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::report::Reporter;
+    use crate::run::Quiet;
+    use crate::target::OpenOptions;
+    use crate::workload::OpKind;
+
+    /// Forwards every completion and keeps its latency: a run whose latencies we can observe.
+    struct Tee<R> {
+        inner: R,
+        lat_ns: Vec<u64>,
+    }
+
+    impl<R: Reporter> Reporter for Tee<R> {
+        fn complete(&mut self, t_ns: u64, kind: OpKind, bytes: u64, lat_ns: u64) {
+            self.lat_ns.push(lat_ns);
+            self.inner.complete(t_ns, kind, bytes, lat_ns);
+        }
+        fn heartbeat(&mut self, t_ns: u64) {
+            self.inner.heartbeat(t_ns);
+        }
+    }
+
+    /// A real io_uring run on a file, over many intervals: the metadata's whole-run percentiles
+    /// are those of the raw per-I/O latencies the engine reported, to the histogram's precision
+    /// (never below, at most 1/1024 above, never above the max); max and mean are exact.
+    #[test]
+    fn whole_run_latency_is_that_of_every_io_of_a_real_run() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("t.bin");
+        let o = OpenOptions {
+            create_size: Some(8 << 20),
+            ..Default::default()
+        };
+        let t = super::super::open::open(p.to_str().unwrap(), &o).unwrap();
+        let w = Workload::from_pairs([
+            ("rw", "randwrite"),
+            ("bs", "4k"),
+            ("iodepth", "16"),
+            ("loops", "2"),
+            ("interval", "0.002s"),
+            ("direct", "false"),
+        ])
+        .unwrap();
+        set_direct(&t, false).unwrap();
+        let ctl = Control::new(None, None, [false, true, false]);
+        let mut quiet = Quiet;
+        let meta = serde_json::json!({});
+        let mut session =
+            Session::start(&w, &RunOptions::default(), meta, false, 0, &mut quiet).unwrap();
+        let mut ring = uring::build_ring(16).unwrap();
+        let mut job = make_job(&t, &w, (0, 8 << 20), 0, 16, &ctl, Instant::now());
+        let setup = uring::prepare(&mut job, &mut ring);
+        job.t0 = Instant::now();
+        let mut rep = Tee {
+            inner: Direct::new(&mut session, &ctl, w.interval_s),
+            lat_ns: vec![],
+        };
+        let stats = uring::run(&mut job, &mut ring, setup, &mut rep);
+        let Tee { lat_ns, .. } = rep;
+        let out = session
+            .finish(stats.end_ns, Status::Complete, serde_json::json!({}))
+            .unwrap();
+        assert_eq!(lat_ns.len(), 4096);
+        assert!(stats.enters > 0 && stats.enters <= 4096);
+        let s = &out.meta["latency"]["write"];
+        let mut lats: Vec<u64> = lat_ns.iter().map(|&l| l.max(1)).collect();
+        lats.sort_unstable();
+        let max = *lats.last().unwrap();
+        assert_eq!(s["max_us"].as_f64().unwrap(), max as f64 / 1e3);
+        let mean = lat_ns.iter().sum::<u64>() as f64 / lat_ns.len() as f64 / 1e3;
+        assert!((s["mean_us"].as_f64().unwrap() - mean).abs() < 1e-6);
+        for (q, key) in [
+            (0.5, "p50_us"),
+            (0.99, "p99_us"),
+            (0.999, "p999_us"),
+            (0.9999, "p9999_us"),
+        ] {
+            let rank = ((q * lats.len() as f64).ceil() as usize).max(1);
+            let want = lats[rank - 1] as f64 / 1e3;
+            let got = s[key].as_f64().unwrap();
+            assert!(
+                got >= want && got <= want * (1.0 + 1.0 / 1024.0),
+                "{key}: {got} vs {want}"
+            );
+        }
+        assert!(out.rows.len() > 1, "the run spans several intervals");
+    }
+}
