@@ -347,6 +347,8 @@ impl Ring<'_> {
                     .enter::<libc::sigset_t>(SUBMIT_BATCH as u32, 0, 0, None)
             };
             self.enters += 1;
+            // see what the kernel took from the submission queue
+            self.sq.sync();
             match r {
                 Ok(n) => s.unsubmitted -= n.min(s.unsubmitted),
                 Err(_) if enter_failed(job, r) => {
@@ -377,6 +379,8 @@ impl Ring<'_> {
             self.submitter.submit_and_wait(1)
         };
         self.enters += 1;
+        // see what the kernel took from the submission queue
+        self.sq.sync();
         match r {
             Ok(n) => s.unsubmitted -= n.min(s.unsubmitted),
             Err(_) if enter_failed(job, r) => {
