@@ -88,15 +88,18 @@ def test_qd32_keeps_32_ios_in_flight(loopdev):
 
 def test_first_interval_is_not_slowed_by_set_up(loopdev):
     """Buffers are allocated, touched, filled with the first writes' data and registered
-    before the clock starts: at bs=1m QD128 that set-up (128 MiB) took the first interval's
-    share of a short run."""
+    before the clock starts: at bs=1m QD128 that set-up (128 MiB) ran inside the first
+    interval. The device is written once first, so its backing file's own first-write cost
+    (block allocation) is not measured."""
     dev = loopdev(256 * MiB)
-    w = fb.Workload(rw="write", bs="1m", iodepth=128, time="1s", interval="0.1s")
-    cap = fb.run(dev, w, destroy=dev)
+    t = fb.Target(dev, destroy=dev)
+    t.run(fb.Workload(rw="write", bs="1m", iodepth=8))
+    w = fb.Workload(rw="write", bs="1m", iodepth=128, time="1.5s", interval="0.25s")
+    cap = t.run(w)
     mbps = cap.intervals["write_mbps"].to_list()
-    assert len(mbps) == 10
-    steady = sorted(mbps[1:-1])[len(mbps[1:-1]) // 2]
-    assert mbps[0] >= 0.6 * steady, mbps
+    assert len(mbps) == 6
+    steady = sorted(mbps[1:])[len(mbps[1:]) // 2]
+    assert mbps[0] >= 0.7 * steady, mbps
 
 
 def test_whole_run_latency_in_meta_and_summary(tmp_path):

@@ -27,8 +27,8 @@ use std::time::Duration;
 /// Longest wait for a completion before the worker checks its flags again.
 const WAIT: Duration = Duration::from_millis(20);
 
-/// Most new I/Os held back before they are handed to the kernel while the free slots are being
-/// refilled. The kernel issues a batch of submissions in full (under one block plug, and an
+/// Most I/Os handed to the kernel per `io_uring_enter` while more are queued (every free slot is
+/// refilled and pushed first, then handed over this many at a time). The kernel issues a batch of submissions in full (under one block plug, and an
 /// O_DIRECT write on a filesystem is issued inline, several µs each) before the device sees any
 /// of it, so refilling all the slots a burst of completions freed and submitting them at once
 /// leaves the device idle meanwhile. Measured in one interleaved run on this project's 2-core
@@ -333,14 +333,14 @@ impl State {
 
 impl Ring<'_> {
     /// Hands the kernel [`SUBMIT_BATCH`] entries at a time (one `io_uring_enter` each) while more
-    /// than `keep` are waiting; the rest go with the next [`Ring::wait`]. False if the ring broke.
+    /// than that are waiting; the rest go with the next [`Ring::wait`]. False if the ring broke.
     #[inline]
-    fn submit_ahead(&mut self, job: &Job<'_>, s: &mut State, keep: usize) -> bool {
-        if s.unsubmitted <= keep {
+    fn submit_ahead(&mut self, job: &Job<'_>, s: &mut State) -> bool {
+        if s.unsubmitted <= SUBMIT_BATCH {
             return true;
         }
         self.sq.sync();
-        while s.unsubmitted > keep {
+        while s.unsubmitted > SUBMIT_BATCH {
             // SAFETY: no argument is passed; the entries' buffers live until reaped.
             let r = unsafe {
                 self.submitter
@@ -396,9 +396,8 @@ impl Ring<'_> {
 /// Fills every free slot with a due operation and pushes its entry to the submission queue,
 /// stamping them [`SUBMIT_BATCH`] at a time as they are pushed: a slot reaped is refilled at
 /// once instead of waiting behind the `io_uring_enter` calls that issue the slots before it
-/// (that wait kept QD32 at 28.6 I/Os in flight). Only while the kernel holds less than two
-/// batches (the start, or after a stall) is each batch handed over as soon as it is stamped, so
-/// the device is not left idle while large buffers are filled. Like fio's `lat`, an I/O's latency starts when
+/// (that wait kept QD32 at 28.6 I/Os in flight). The first writes' data is generated before
+/// the clock starts (see [`prepare`]), so the first pass pushes every slot at once too. Like fio's `lat`, an I/O's latency starts when
 /// it is queued to the ring. Returns when the next op of a timed trace is due (if that stopped
 /// it). Synchronous trims run here, as they come.
 fn prep<R: Reporter>(
@@ -437,12 +436,6 @@ fn prep<R: Reporter>(
         }
         if s.queued.len() == SUBMIT_BATCH {
             s.stamp(job.now());
-            // the kernel holds less than a batch (the start, or after a stall): hand the batch
-            // over now rather than after every free slot is filled
-            let starving = s.inflight - s.unsubmitted < 2 * SUBMIT_BATCH;
-            if starving && s.setup.depth > 2 * SUBMIT_BATCH && !ring.submit_ahead(job, s, 0) {
-                return None;
-            }
         }
     }
     None
@@ -518,7 +511,7 @@ pub fn run<R: Reporter>(job: &mut Job<'_>, ring: &mut IoUring, setup: Setup, rep
             rep.heartbeat(t);
             continue;
         }
-        if !r.submit_ahead(job, &mut s, SUBMIT_BATCH) || !r.wait(job, &mut s) {
+        if !r.submit_ahead(job, &mut s) || !r.wait(job, &mut s) {
             break;
         }
         t = job.now();
