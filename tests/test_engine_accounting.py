@@ -172,3 +172,19 @@ def test_summary_without_run_latency_has_null_columns():
     )  # fmt: skip
     s = fb.Capture(intervals=iv, meta={}).summary()
     assert s["write_lat_p99_us"].null_count() == 1 and s["read_lat_max_us"].null_count() == 1
+
+
+def test_cli_run_prints_whole_run_latency(tmp_path):
+    """`flashback run` prints every summary column, the whole-run percentiles included, with
+    the values the saved capture's metadata holds."""
+    out = tmp_path / "c.arrow"
+    p = subprocess.run(
+        [sys.executable, "-m", "flashback", "run", str(tmp_path / "t.bin"), "--rw", "randwrite",
+         "--bs", "4k", "--iodepth", "4", "--size", "4m", "--loops", "1", "--direct", "false",
+         "--no-progress", "-o", str(out)],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    s = fb.load(out).meta["latency"]["write"]
+    for key in ("write_lat_p50_us", "write_lat_p9999_us", "write_lat_max_us"):
+        assert key in p.stdout
+    assert f"{s['max_us']}" in p.stdout
