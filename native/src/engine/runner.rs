@@ -192,6 +192,93 @@ fn make_job<'a>(
     }
 }
 
+/// Runs `w.jobs` jobs on their own threads, each set up before the common clock starts, their
+/// completions merged by the calling thread into `session`; a recording error goes to
+/// `rec_error`.
+#[allow(clippy::too_many_arguments)]
+fn run_jobs(
+    t: &Opened,
+    w: &Workload,
+    engine: Engine,
+    depth: usize,
+    slices: &[(u64, u64)],
+    ctl: &Control,
+    session: &mut Session<'_>,
+    rec_error: &mut Option<Error>,
+) -> uring::Stats {
+    let jobs = w.jobs as usize;
+    let (tx, rx) = sync_channel(1024);
+    let mut spare_tx = Vec::with_capacity(jobs);
+    let mut spare_rx = Vec::with_capacity(jobs);
+    for _ in 0..jobs {
+        let (a, b) = sync_channel(8);
+        spare_tx.push(a);
+        spare_rx.push(Some(b));
+    }
+    let mut collector = Collector::new(w.interval_s, spare_tx);
+    let ready = Barrier::new(jobs + 1);
+    let start = OnceLock::new();
+    let (ready, start) = (&ready, &start);
+    let ends = std::thread::scope(|sc| {
+        let mut handles = Vec::with_capacity(jobs);
+        for (j, spare) in spare_rx.iter_mut().enumerate() {
+            let tx = tx.clone();
+            let spare = spare.take().expect("one spare channel per job");
+            let slice = slices[j];
+            handles.push(sc.spawn(move || {
+                let mut ring = None;
+                if engine == Engine::IoUring {
+                    match uring::build_ring(depth as u32) {
+                        Ok(r) => ring = Some(r),
+                        Err(e) => ctl.fail(format!(
+                            "could not set up io_uring for job {j} ({e}); use engine=psync"
+                        )),
+                    }
+                }
+                let mut job = make_job(t, w, slice, j, depth, ctl, Instant::now());
+                let setup = ring.as_mut().map(|r| uring::prepare(&mut job, r));
+                ready.wait(); // every job is set up
+                ready.wait();
+                job.t0 = *start
+                    .get()
+                    .expect("start time set before the second barrier");
+                let mut rep = Batcher::new(j, w.interval_s, tx, spare);
+                // A bug in a job fails the run (the capture keeps what was recorded)
+                // instead of silently dropping the job's share of the I/O.
+                let stats = if ctl.halted() {
+                    uring::Stats::default()
+                } else {
+                    catch_unwind(AssertUnwindSafe(|| match (ring.as_mut(), setup) {
+                        (Some(r), Some(setup)) => uring::run(&mut job, r, setup, &mut rep),
+                        _ => psync_stats(psync::run(&mut job, &mut rep)),
+                    }))
+                    .unwrap_or_else(|p| {
+                        ctl.fail(format!("job {j}: {}", Error::from_panic(p.as_ref())));
+                        uring::Stats::default()
+                    })
+                };
+                rep.done();
+                stats
+            }));
+        }
+        drop(tx);
+        ready.wait(); // every job is set up
+        let _ = start.set(Instant::now());
+        ready.wait();
+        if let Err(e) = collector.run(session, &rx, ctl) {
+            rec_error.get_or_insert(e);
+        }
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_default())
+            .collect::<Vec<uring::Stats>>()
+    });
+    uring::Stats {
+        end_ns: ends.iter().map(|s| s.end_ns).max().unwrap_or(0),
+        enters: ends.iter().map(|s| s.enters).sum(),
+    }
+}
+
 /// Runs `w` on the opened target `t`.
 pub fn run(
     t: &Opened,
@@ -248,77 +335,16 @@ pub fn run(
         rec_error = rep.error.take();
         stats
     } else {
-        let jobs = w.jobs as usize;
-        let (tx, rx) = sync_channel(1024);
-        let mut spare_tx = Vec::with_capacity(jobs);
-        let mut spare_rx = Vec::with_capacity(jobs);
-        for _ in 0..jobs {
-            let (a, b) = sync_channel(8);
-            spare_tx.push(a);
-            spare_rx.push(Some(b));
-        }
-        let mut collector = Collector::new(w.interval_s, spare_tx);
-        let ready = Barrier::new(jobs + 1);
-        let start = OnceLock::new();
-        let (ctl, ready, start) = (&ctl, &ready, &start);
-        let ends = std::thread::scope(|sc| {
-            let mut handles = Vec::with_capacity(jobs);
-            for (j, spare) in spare_rx.iter_mut().enumerate() {
-                let tx = tx.clone();
-                let spare = spare.take().expect("one spare channel per job");
-                let slice = slices[j];
-                handles.push(sc.spawn(move || {
-                    let mut ring = None;
-                    if engine == Engine::IoUring {
-                        match uring::build_ring(depth as u32) {
-                            Ok(r) => ring = Some(r),
-                            Err(e) => ctl.fail(format!(
-                                "could not set up io_uring for job {j} ({e}); use engine=psync"
-                            )),
-                        }
-                    }
-                    let mut job = make_job(t, w, slice, j, depth, ctl, Instant::now());
-                    let setup = ring.as_mut().map(|r| uring::prepare(&mut job, r));
-                    ready.wait(); // every job is set up
-                    ready.wait();
-                    job.t0 = *start
-                        .get()
-                        .expect("start time set before the second barrier");
-                    let mut rep = Batcher::new(j, w.interval_s, tx, spare);
-                    // A bug in a job fails the run (the capture keeps what was recorded)
-                    // instead of silently dropping the job's share of the I/O.
-                    let stats = if ctl.halted() {
-                        uring::Stats::default()
-                    } else {
-                        catch_unwind(AssertUnwindSafe(|| match (ring.as_mut(), setup) {
-                            (Some(r), Some(setup)) => uring::run(&mut job, r, setup, &mut rep),
-                            _ => psync_stats(psync::run(&mut job, &mut rep)),
-                        }))
-                        .unwrap_or_else(|p| {
-                            ctl.fail(format!("job {j}: {}", Error::from_panic(p.as_ref())));
-                            uring::Stats::default()
-                        })
-                    };
-                    rep.done();
-                    stats
-                }));
-            }
-            drop(tx);
-            ready.wait(); // every job is set up
-            let _ = start.set(Instant::now());
-            ready.wait();
-            if let Err(e) = collector.run(&mut session, &rx, ctl) {
-                rec_error.get_or_insert(e);
-            }
-            handles
-                .into_iter()
-                .map(|h| h.join().unwrap_or_default())
-                .collect::<Vec<uring::Stats>>()
-        });
-        uring::Stats {
-            end_ns: ends.iter().map(|s| s.end_ns).max().unwrap_or(0),
-            enters: ends.iter().map(|s| s.enters).sum(),
-        }
+        run_jobs(
+            t,
+            w,
+            engine,
+            depth,
+            &slices,
+            &ctl,
+            &mut session,
+            &mut rec_error,
+        )
     };
     let raw_end = stats.end_ns;
 
