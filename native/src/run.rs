@@ -197,6 +197,11 @@ impl<'o> Session<'o> {
                 "read_bytes": self.total_bytes[0], "write_bytes": self.total_bytes[1], "trim_bytes": self.total_bytes[2],
             }),
         );
+        if self.recording {
+            let [read, write] = self.rec.run_latency();
+            // The whole run's latency (submission to completion, fio's `lat`) per direction.
+            m.insert("latency".into(), json!({ "read": read, "write": write }));
+        }
         if let Value::Object(x) = extra {
             for (k, v) in x {
                 m.insert(k, v);

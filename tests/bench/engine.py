@@ -21,6 +21,14 @@ interpreter around it (``native/examples/fb_run.rs``), and a bare ``pread`` loop
 reads per I/O and nothing else (``native/examples/pread_floor.rs``), the most any psync tool
 could do at that moment.
 
+Random-read workloads of one io_uring job are also run against fio's own ring benchmark,
+``t/io_uring`` (registered files, buffers and ring like flashback; no polling; the same
+submission batch, 4, and one completion waited for; no per-I/O latency tracking, which
+flashback always does), when the environment variable ``FIO_T_IO_URING`` names a binary built
+from fio's source (``make t/io_uring`` in a fio checkout); without it the row is left out and
+the table says so. Its I/O count is its printed per-second IOPS times the run time, CPU from
+``wait4`` as for fio.
+
 Write workloads are also run against ``fio --refill_buffers``. By default fio fills its buffers
 once and writes them again and again (64 MiB written as 128 KiB blocks compressed 122.7× with
 zstd level 3 here; with ``--refill_buffers`` 1.004×), while flashback's ``data=random`` writes
@@ -72,6 +80,46 @@ def run_fio(target: str, fields: dict, time_s: float, *, refill: bool = False) -
     ios = job["read"]["total_ios"] + job["write"]["total_ios"]
     dur = max(job["read"]["runtime"], job["write"]["runtime"], job["job_runtime"]) / 1e3
     return {"ios": ios, "duration_s": dur, "cpu_s": cpu_s}
+
+
+#: fio's ring benchmark, built from fio's source by the user (never by this project).
+T_IO_URING = os.environ.get("FIO_T_IO_URING")
+#: flashback's submission batch (native/src/engine/uring.rs, SUBMIT_BATCH)
+SUBMIT_BATCH = 4
+
+
+def t_io_uring_applies(fields: dict) -> bool:
+    """t/io_uring reads at random with one thread: compare like with like only."""
+    return (
+        fields["rw"] == "randread"
+        and fields.get("engine", "io_uring") == "io_uring"
+        and fields.get("jobs", 1) == 1
+    )
+
+
+def run_t_io_uring(target: str, fields: dict, time_s: float) -> dict:
+    """fio's ``t/io_uring`` at flashback's depth and submission batch, waiting for one
+    completion per enter as flashback does; no polling (loop devices and files cannot)."""
+    bs = parse_size(fields["bs"], field="bs")
+    runtime = max(1, round(time_s))
+    cmd = [
+        T_IO_URING, f"-d{fields['iodepth']}", f"-s{SUBMIT_BATCH}", "-c1", f"-b{bs}", "-p0",
+        "-B1", "-F1", "-X1", "-t0", f"-r{runtime}", target,
+    ]  # fmt: skip
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    out = p.stdout.read()
+    _, status, ru = os.wait4(p.pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise RuntimeError(f"t/io_uring failed: {out.strip()[-300:]}")
+    per_s = [
+        float(line.split("IOPS=")[1].split(",")[0].replace("K", "e3").replace("M", "e6"))
+        for line in out.splitlines()
+        if line.startswith("IOPS=")
+    ]
+    if not per_s:
+        raise RuntimeError(f"t/io_uring printed no IOPS: {out.strip()[-300:]}")
+    iops = statistics.mean(per_s)
+    return {"ios": iops * runtime, "duration_s": runtime, "cpu_s": ru.ru_utime + ru.ru_stime}
 
 
 def run_child(cmd: list[str]) -> tuple[str, float]:
@@ -155,6 +203,8 @@ def compare(
             tools += ("fio-refill",)
         if psync and FLOOR.exists() and FB_RUN.exists():
             tools += ("floor", "native")
+        if T_IO_URING and t_io_uring_applies(fields):
+            tools += ("t_io_uring",)
         # at QD1 every I/O waits on two cross-CPU wake-ups, the most noise-prone case: more pairs
         n = 2 * reps if psync else reps
         runs: dict[str, list[dict]] = {t: [] for t in tools}
@@ -166,6 +216,8 @@ def compare(
                     r = run_floor(target, fields, time_s)
                 elif tool == "native":
                     r = run_native(target, fields, time_s)
+                elif tool == "t_io_uring":
+                    r = run_t_io_uring(target, fields, time_s)
                 else:
                     r = run_fio(target, fields, time_s, refill=tool == "fio-refill")
                 runs[tool].append(r)
@@ -204,6 +256,22 @@ def compare(
                 f"{ref_cpu:6.2f} µs/IO | (fresh data per I/O on both sides)          | "
                 f"IOPS ratio {ri:.2f} ({ri_lo:.2f}–{ri_hi:.2f})  "
                 f"CPU/IO ratio {rc:.2f} ({rc_lo:.2f}–{rc_hi:.2f})",
+                flush=True,
+            )
+        if runs.get("t_io_uring"):
+            t_runs = runs["t_io_uring"]
+            t_iops, t_cpu = summarize(t_runs)
+            tc, tc_lo, tc_hi = paired(fb_runs, t_runs, cpu_us_of)
+            ti = paired(fb_runs, t_runs, iops_of)[0]
+            row.update(
+                t_io_uring_iops=t_iops, t_io_uring_cpu_us_per_io=t_cpu, t_io_uring_iops_ratio=ti,
+                t_io_uring_cpu_ratio=tc, t_io_uring_cpu_ratio_range=[tc_lo, tc_hi],
+            )  # fmt: skip
+            print(
+                f"{label:5} {'  vs fio t/io_uring':25} {t_iops:8.0f} IOPS {t_cpu:6.2f} µs/IO "
+                f"| same depth, batch {SUBMIT_BATCH}, no latency tracking              | "
+                f"IOPS ratio {ti:.2f}  CPU/IO ratio {tc:.2f} ({tc_lo:.2f}–{tc_hi:.2f}) "
+                "(target ≤ 1.2)",
                 flush=True,
             )
         if floor_runs:
@@ -333,6 +401,11 @@ def prefill(target: str, size: int) -> None:
 def main(*, time_s: float = 2.0, reps: int = 4, size: int = 256 * MiB) -> dict:
     results: dict = {"time_s": time_s, "reps": reps, "rows": []}
     print(f"engine: {reps} alternating reps of {time_s} s per tool and workload; {load()}")
+    if not T_IO_URING:
+        print(
+            "FIO_T_IO_URING is not set: no comparison with fio's t/io_uring (build it in a fio "
+            "checkout with `make t/io_uring` and point FIO_T_IO_URING at the binary)"
+        )
     with (
         tempfile.TemporaryDirectory(prefix="flashback-bench-") as d,
         tempfile.TemporaryDirectory(prefix="flashback-bench-", dir=ram_dir()) as ram,

@@ -112,8 +112,12 @@ class Capture:
         return to_dataset(self, root, partition_by=partition_by)
 
     def summary(self) -> pl.DataFrame:
-        """Per-step totals: seconds, GB written/read, mean MB/s and IOPS."""
-        return summarize(self.intervals)
+        """Per-step totals: seconds, GB written/read, mean MB/s and IOPS, and the whole run's
+        latency per direction (``{read,write}_lat_{p50,p99,p999,p9999,max}_us``, µs from
+        submission to completion, exact to the 3 significant digits of the run's merged
+        histogram; null for a direction without I/O, or for steps this capture's metadata has
+        no histogram of, e.g. imported or concatenated captures)."""
+        return with_run_latency(summarize(self.intervals), self.meta)
 
     def __repr__(self) -> str:
         w = self.meta.get("workload", {})
@@ -138,9 +142,33 @@ def summarize(intervals: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+#: Whole-run latency statistics of a run's metadata (``meta["latency"][direction]``), in the
+#: order :meth:`Capture.summary` shows them.
+RUN_LATENCY_STATS = ("p50", "p99", "p999", "p9999", "max")
+
+
+def with_run_latency(summary: pl.DataFrame, meta: dict[str, Any]) -> pl.DataFrame:
+    """``summary`` (one row per step) with the run's whole-run latency columns
+    ``{read,write}_lat_{stat}_us`` from ``meta["latency"]``, filled on the row of the run's own
+    step (``meta["step"]``) and null elsewhere."""
+    if summary.is_empty():
+        return summary
+    lat = meta.get("latency") or {}
+    own = pl.col("step") == (meta.get("step") or "")
+    cols = []
+    for d in ("read", "write"):
+        stats = lat.get(d) or {}
+        for stat in RUN_LATENCY_STATS:
+            v = stats.get(f"{stat}_us")
+            value = pl.lit(v, dtype=pl.Float64)
+            cols.append(pl.when(own).then(value).otherwise(None).alias(f"{d}_lat_{stat}_us"))
+    return summary.with_columns(cols)
+
+
 def summarize_totals(meta: dict[str, Any]) -> pl.DataFrame:
     """The one-step summary of :func:`summarize` from a run's metadata totals alone (for a
-    capture streamed to its file without keeping its intervals)."""
+    capture streamed to its file without keeping its intervals), with the whole run's latency
+    columns of :func:`with_run_latency`."""
     t = meta.get("totals") or {}
     s = float(meta.get("duration_s") or 0.0) or float("nan")
     return pl.DataFrame(
@@ -154,7 +182,7 @@ def summarize_totals(meta: dict[str, Any]) -> pl.DataFrame:
             "write_iops": [t.get("write_ios", 0) / s],
             "read_iops": [t.get("read_ios", 0) / s],
         }
-    )
+    ).pipe(with_run_latency, meta)
 
 
 def from_native(table: Any, meta_json: str, *, path: Path | None = None) -> Capture:

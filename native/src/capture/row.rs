@@ -1,6 +1,7 @@
 //! One capture row. Rates (`*_iops`, `*_mbps`) are derived when the row is written to Arrow.
 
-/// Completion-latency statistics of one direction in one interval, in microseconds.
+/// Latency statistics of one direction in one interval, in microseconds: submission to
+/// completion, fio's `lat` (see the io_uring engine for where the clock is read).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct LatStats {
     pub mean_us: f64,

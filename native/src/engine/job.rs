@@ -36,6 +36,8 @@ pub struct Job<'a> {
     pub stream: OpStream,
     pub gen: DataGen,
     pub bs: u64,
+    /// The workload writes (its buffers are filled before the clock starts).
+    pub writes: bool,
     /// Outstanding I/Os (io_uring); psync always has one.
     pub depth: usize,
     pub ctl: &'a Control,

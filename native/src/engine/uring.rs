@@ -1,7 +1,12 @@
 //! The io_uring engine: one ring per job keeping `iodepth` I/Os in flight, with the target's
 //! descriptor, the I/O buffers and the ring's own descriptor registered with the kernel where
-//! it allows (fewer per-I/O costs than fio's defaults). Submission and completion are timed
-//! once per `io_uring_enter`.
+//! it allows (fewer per-I/O costs than fio's defaults), all set up before the run's clock
+//! starts ([`prepare`]). The loop is fio's `t/io_uring`'s: [`prep`] fills free slots,
+//! [`Ring::submit_ahead`] and [`Ring::wait`] hand them over and wait, [`reap`] drains the completions and publishes
+//! the consumed head at once (one `io_uring_enter` per I/O at QD1). Submission and completion
+//! are timed once per batch: an I/O's latency runs from when it is queued to the ring (at most
+//! [`SUBMIT_BATCH`] entries before the clock is read) to just after the enter that returns with
+//! its completion, as fio's `lat` (which starts when fio queues the I/O to its engine).
 //!
 //! Trims are queued like reads and writes: a block device's discard goes out as the block
 //! layer's `BLOCK_URING_CMD_DISCARD` command (Linux 6.12+), a file's hole punch as an
@@ -13,7 +18,7 @@ use super::job::{wait_until, Job, Next};
 use super::open::Kind;
 use super::report::Reporter;
 use crate::workload::{Op, OpKind};
-use io_uring::{opcode, squeue, types, IoUring};
+use io_uring::{opcode, squeue, types, CompletionQueue, IoUring, SubmissionQueue, Submitter};
 use std::io;
 use std::os::unix::io::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -22,8 +27,8 @@ use std::time::Duration;
 /// Longest wait for a completion before the worker checks its flags again.
 const WAIT: Duration = Duration::from_millis(20);
 
-/// Most new I/Os held back before they are handed to the kernel while the free slots are being
-/// refilled. The kernel issues a batch of submissions in full (under one block plug, and an
+/// Most I/Os handed to the kernel per `io_uring_enter` while more are queued (every free slot is
+/// refilled and pushed first, then handed over this many at a time). The kernel issues a batch of submissions in full (under one block plug, and an
 /// O_DIRECT write on a filesystem is issued inline, several µs each) before the device sees any
 /// of it, so refilling all the slots a burst of completions freed and submitting them at once
 /// leaves the device idle meanwhile. Measured in one interleaved run on this project's 2-core
@@ -109,14 +114,6 @@ fn enter_failed(job: &Job<'_>, r: io::Result<usize>) -> bool {
     true
 }
 
-/// Marks `queued` slots as submitted at `ns`.
-#[inline]
-fn stamp(slots: &mut [Slot], queued: &[u32], ns: u64) {
-    for &q in queued {
-        slots[q as usize].submit_ns = ns;
-    }
-}
-
 /// Creates a ring with `entries` submission slots, with the cheapest completion mode the kernel
 /// offers (single issuer + deferred task work, else cooperative task work, else plain).
 pub fn build_ring(entries: u32) -> io::Result<IoUring> {
@@ -134,231 +131,405 @@ pub fn build_ring(entries: u32) -> io::Result<IoUring> {
     IoUring::new(entries)
 }
 
+/// The target as a ring addresses it: registered file 0, or its descriptor.
+#[derive(Clone, Copy)]
+struct FileRef {
+    fixed: bool,
+    fd: i32,
+}
+
+/// The submission entry that reads or writes `op` through the buffer at `p` (`buf`: its index
+/// among the registered buffers, `None` if they are not registered).
+fn rw_entry(file: FileRef, op: &Op, p: *mut u8, buf: Option<u16>) -> squeue::Entry {
+    let len = op.len as u32;
+    macro_rules! entry {
+        ($fd:expr) => {
+            match (op.kind, buf) {
+                (OpKind::Read, Some(b)) => opcode::ReadFixed::new($fd, p, len, b)
+                    .offset(op.offset)
+                    .build(),
+                (OpKind::Read, None) => opcode::Read::new($fd, p, len).offset(op.offset).build(),
+                (_, Some(b)) => opcode::WriteFixed::new($fd, p, len, b)
+                    .offset(op.offset)
+                    .build(),
+                (_, None) => opcode::Write::new($fd, p, len).offset(op.offset).build(),
+            }
+        };
+    }
+    if file.fixed {
+        entry!(types::Fixed(0))
+    } else {
+        entry!(types::Fd(file.fd))
+    }
+}
+
+/// What a job sets up before the run's clock starts: its I/O buffers (allocated with every page
+/// touched and, for a workload that writes, each holding the data of its first write, as fio
+/// fills its buffers before it starts) and, where the kernel allows,
+/// the target's descriptor and the buffers registered with the ring. Registering pins every
+/// buffer page, which at bs=1m QD128 alone takes tens of ms.
+pub struct Setup {
+    bufs: SlotBufs,
+    depth: usize,
+    fixed_file: bool,
+    fixed_bufs: bool,
+    /// Every buffer holds the data of its next write.
+    filled: bool,
+}
+
+/// Sets `job` up on `ring` (see [`Setup`]); call before the run's clock starts.
+pub fn prepare(job: &mut Job<'_>, ring: &mut IoUring) -> Setup {
+    let depth = job.depth.min(ring.params().sq_entries() as usize).max(1);
+    let mut bufs = SlotBufs::new(depth, job.bs as usize);
+    let filled = job.writes;
+    if filled {
+        for i in 0..depth {
+            job.gen.fill(bufs.slot_mut(i));
+        }
+    }
+    let fixed_file = ring
+        .submitter()
+        .register_files(&[job.file.as_raw_fd()])
+        .is_ok();
+    // SAFETY: the buffers outlive the ring's use of them: every I/O is drained before `run`
+    // returns, and on a broken ring the buffers are leaked rather than freed.
+    let fixed_bufs = unsafe { ring.submitter().register_buffers(&bufs.iovecs()) }.is_ok();
+    Setup {
+        bufs,
+        depth,
+        fixed_file,
+        fixed_bufs,
+        filled,
+    }
+}
+
 /// Per-slot state of an I/O in flight.
 #[derive(Clone, Copy)]
 struct Slot {
     op: Op,
     submit_ns: u64,
-    /// The buffer holds something other than the static write pattern.
-    dirty: bool,
+    /// The buffer holds the data of the slot's next write (a fresh fill, or the static pattern).
+    ready: bool,
 }
 
-/// Runs the job to its end on `ring`; returns the time (ns since the start) it finished.
-pub fn run<R: Reporter>(job: &mut Job<'_>, ring: &mut IoUring, rep: &mut R) -> u64 {
-    let depth = job.depth.min(ring.params().sq_entries() as usize).max(1);
-    let mut bufs = SlotBufs::new(depth, job.bs as usize);
-    let fd = job.file.as_raw_fd();
-    let fixed_file = ring.submitter().register_files(&[fd]).is_ok();
-    // SAFETY: the buffers outlive the ring's use of them: every I/O is drained before return,
-    // and on a broken ring the buffers are leaked rather than freed.
-    let fixed_bufs = unsafe { ring.submitter().register_buffers(&bufs.iovecs()) }.is_ok();
+/// What a job's run on one ring counted, besides its completions.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Stats {
+    /// When the job finished, ns since the start.
+    pub end_ns: u64,
+    /// `io_uring_enter` calls.
+    pub enters: u64,
+}
+
+/// The ring's three parts, split once for the whole run.
+struct Ring<'r> {
+    submitter: Submitter<'r>,
+    sq: SubmissionQueue<'r>,
+    cq: CompletionQueue<'r>,
+    ext_arg: bool,
+    enters: u64,
+}
+
+/// The run's I/O state: slots, which are free, which are queued but not yet handed over.
+struct State {
+    setup: Setup,
+    file: FileRef,
+    slots: Vec<Slot>,
+    free: Vec<u32>,
+    /// Slots pushed to the submission queue and not yet stamped.
+    queued: Vec<u32>,
+    /// Entries pushed to the submission queue and not yet handed to the kernel.
+    unsubmitted: usize,
+    inflight: usize,
+    static_data: bool,
+    /// Trims go through the ring until the kernel refuses one without any having succeeded. At
+    /// depth 1 there is nothing to overlap, so they stay synchronous, as fio's are (64 KiB trims
+    /// on a loop device at depth 1: 22k/s through the ring in one run, 17–24k/s synchronous in
+    /// four; no difference this VM can resolve).
+    queue_trims: bool,
+    trims_queued_ok: bool,
+    exhausted: bool,
+    broken: bool,
+}
+
+impl State {
+    fn new(job: &Job<'_>, setup: Setup) -> Self {
+        let depth = setup.depth;
+        let blank = Op {
+            kind: OpKind::Read,
+            offset: 0,
+            len: 0,
+        };
+        State {
+            file: FileRef {
+                fixed: setup.fixed_file,
+                fd: job.file.as_raw_fd(),
+            },
+            slots: vec![
+                Slot {
+                    op: blank,
+                    submit_ns: 0,
+                    ready: setup.filled,
+                };
+                depth
+            ],
+            free: (0..depth as u32).rev().collect(),
+            queued: Vec::with_capacity(depth),
+            unsubmitted: 0,
+            inflight: 0,
+            static_data: job.gen.is_static(),
+            queue_trims: depth > 1,
+            trims_queued_ok: false,
+            exhausted: false,
+            broken: false,
+            setup,
+        }
+    }
+
+    /// Puts `op` in free slot `slot` and pushes its submission entry; false if the queue is full.
+    #[inline]
+    fn push(&mut self, job: &mut Job<'_>, sq: &mut SubmissionQueue<'_>, slot: u32, op: Op) -> bool {
+        let i = slot as usize;
+        let st = &mut self.slots[i];
+        match op.kind {
+            OpKind::Write => {
+                if !st.ready {
+                    job.gen.fill(self.setup.bufs.slot_mut(i));
+                }
+                // fresh data is written once; the static pattern stays
+                st.ready = self.static_data;
+            }
+            OpKind::Read => st.ready = false,
+            // a trim leaves the buffer alone
+            _ => {}
+        }
+        st.op = op;
+        let sqe = if op.kind == OpKind::Trim {
+            trim_entry(job.kind, self.file.fixed, self.file.fd, op.offset, op.len)
+        } else {
+            let buf = self.setup.fixed_bufs.then_some(slot as u16);
+            rw_entry(self.file, &op, self.setup.bufs.ptr(i), buf)
+        };
+        // SAFETY: the buffer stays valid until the completion is reaped (see `prepare`).
+        if unsafe { sq.push(&sqe.user_data(u64::from(slot))) }.is_err() {
+            return false;
+        }
+        self.free.pop();
+        self.queued.push(slot);
+        self.unsubmitted += 1;
+        self.inflight += 1;
+        true
+    }
+
+    /// Marks the queued slots as submitted now (their latency starts).
+    #[inline]
+    fn stamp(&mut self, ns: u64) {
+        for &q in &self.queued {
+            self.slots[q as usize].submit_ns = ns;
+        }
+        self.queued.clear();
+    }
+}
+
+impl Ring<'_> {
+    /// Hands the kernel [`SUBMIT_BATCH`] entries at a time (one `io_uring_enter` each) while more
+    /// than that are waiting; the rest go with the next [`Ring::wait`]. False if the ring broke.
+    #[inline]
+    fn submit_ahead(&mut self, job: &Job<'_>, s: &mut State) -> bool {
+        if s.unsubmitted <= SUBMIT_BATCH {
+            return true;
+        }
+        self.sq.sync();
+        while s.unsubmitted > SUBMIT_BATCH {
+            // SAFETY: no argument is passed; the entries' buffers live until reaped.
+            let r = unsafe {
+                self.submitter
+                    .enter::<libc::sigset_t>(SUBMIT_BATCH as u32, 0, 0, None)
+            };
+            self.enters += 1;
+            // see what the kernel took from the submission queue
+            self.sq.sync();
+            match r {
+                Ok(n) => s.unsubmitted -= n.min(s.unsubmitted),
+                Err(_) if enter_failed(job, r) => {
+                    s.broken = true;
+                    return false;
+                }
+                // busy or interrupted: the rest go with the waiting enter
+                Err(_) => return true,
+            }
+        }
+        true
+    }
+
+    /// Hands every waiting entry to the kernel and waits for at least one completion (at most
+    /// [`WAIT`] where the kernel takes a timeout), in one `io_uring_enter`. False (and the run
+    /// failed) if the ring broke.
+    #[inline]
+    fn wait(&mut self, job: &Job<'_>, s: &mut State) -> bool {
+        if !s.queued.is_empty() {
+            s.stamp(job.now());
+        }
+        self.sq.sync();
+        let r = if self.ext_arg {
+            let ts = types::Timespec::from(WAIT);
+            let args = types::SubmitArgs::new().timespec(&ts);
+            self.submitter.submit_with_args(1, &args)
+        } else {
+            self.submitter.submit_and_wait(1)
+        };
+        self.enters += 1;
+        // see what the kernel took from the submission queue
+        self.sq.sync();
+        match r {
+            Ok(n) => s.unsubmitted -= n.min(s.unsubmitted),
+            Err(_) if enter_failed(job, r) => {
+                s.broken = true;
+                return false;
+            }
+            Err(_) => {}
+        }
+        true
+    }
+}
+
+/// Fills every free slot with a due operation and pushes its entry to the submission queue,
+/// stamping them [`SUBMIT_BATCH`] at a time as they are pushed: a slot reaped is refilled at
+/// once instead of waiting behind the `io_uring_enter` calls that issue the slots before it
+/// (that wait kept QD32 at 28.6 I/Os in flight). The first writes' data is generated before
+/// the clock starts (see [`prepare`]), so the first pass pushes every slot at once too. Like fio's `lat`, an I/O's latency starts when
+/// it is queued to the ring. Returns when the next op of a timed trace is due (if that stopped
+/// it). Synchronous trims run here, as they come.
+fn prep<R: Reporter>(
+    job: &mut Job<'_>,
+    rep: &mut R,
+    s: &mut State,
+    ring: &mut Ring<'_>,
+    t: &mut u64,
+) -> Option<u64> {
+    if s.exhausted || job.ctl.halted() || job.ctl.time_up(*t) {
+        return None;
+    }
+    while let Some(&slot) = s.free.last() {
+        let op = match job.next_due() {
+            Next::Op(op) => op,
+            Next::NotYet(due) => return Some(due),
+            Next::Done => {
+                s.exhausted = true;
+                return None;
+            }
+        };
+        if op.kind == OpKind::Trim && !s.queue_trims {
+            if !trim_now(job, rep, &op) {
+                return None;
+            }
+            *t = job.now();
+            if job.ctl.time_up(*t) {
+                return None;
+            }
+            continue;
+        }
+        if !s.push(job, &mut ring.sq, slot, op) {
+            // queue full (cannot happen with depth ≤ sq_entries): issue it next round
+            job.held = Some((op, 0));
+            return None;
+        }
+        if s.queued.len() == SUBMIT_BATCH {
+            s.stamp(job.now());
+        }
+    }
+    None
+}
+
+/// Drains the completion queue at `t` (when the waiting enter returned) and publishes the
+/// consumed head at once, so the next enter waits for a new completion instead of returning at
+/// the sight of an old one (at QD1 that made two `io_uring_enter` calls per I/O).
+fn reap<R: Reporter>(job: &mut Job<'_>, rep: &mut R, s: &mut State, ring: &mut Ring<'_>, t: u64) {
+    let tc = job.ctl.clamp(t);
+    ring.cq.sync();
+    for cqe in ring.cq.by_ref() {
+        let i = cqe.user_data() as usize;
+        let st = s.slots[i];
+        s.free.push(i as u32);
+        s.inflight -= 1;
+        let op = st.op;
+        let trim = op.kind == OpKind::Trim;
+        let res = if trim && !s.trims_queued_ok && REFUSE_QUEUED_TRIMS.load(Ordering::Relaxed) {
+            -libc::EOPNOTSUPP
+        } else {
+            cqe.result()
+        };
+        if trim && res < 0 && !s.trims_queued_ok && trim_unsupported(-res) {
+            // this kernel cannot queue discards: this one and the rest run synchronously
+            s.queue_trims = false;
+            job.ctl.note_synchronous_trims();
+            trim_now(job, rep, &op);
+            continue;
+        }
+        // a read or write returns the bytes it moved, a trim 0
+        let want = if trim { 0 } else { op.len as i64 };
+        if res < 0 {
+            let e = io::Error::from_raw_os_error(-res);
+            job.fail(op.kind, op.offset, op.len, &e);
+        } else if i64::from(res) != want {
+            job.fail_short(op.kind, op.offset, op.len, res as u64);
+        } else {
+            s.trims_queued_ok |= trim;
+            rep.complete(tc, op.kind, op.len, t.saturating_sub(st.submit_ns));
+        }
+    }
+    ring.cq.sync();
+}
+
+/// Runs the job to its end on `ring`, set up by [`prepare`] before the clock started.
+pub fn run<R: Reporter>(job: &mut Job<'_>, ring: &mut IoUring, setup: Setup, rep: &mut R) -> Stats {
     let ext_arg = ring.params().is_feature_ext_arg();
-    let ts = types::Timespec::from(WAIT);
-    let args = types::SubmitArgs::new().timespec(&ts);
+    let (fixed_file, fixed_bufs) = (setup.fixed_file, setup.fixed_bufs);
+    let mut s = State::new(job, setup);
     // One submitter for the whole run, so the ring's own descriptor can be registered too
     // (no descriptor lookup per `io_uring_enter`).
-    let (mut submitter, mut sq, mut cq) = ring.split();
+    let (mut submitter, sq, cq) = ring.split();
     let ring_fd = submitter.register_ring_fd().is_ok();
-
-    let static_data = job.gen.is_static();
-    // Trims go through the ring until the kernel refuses one without any having succeeded. At
-    // depth 1 there is nothing to overlap, so they stay synchronous, as fio's are (64 KiB trims
-    // on a loop device at depth 1: 22k/s through the ring in one run, 17–24k/s synchronous in
-    // four; no difference this VM can resolve).
-    let mut queue_trims = depth > 1;
-    let mut trims_queued_ok = false;
-    let mut slots = vec![
-        Slot {
-            op: Op {
-                kind: OpKind::Read,
-                offset: 0,
-                len: 0,
-            },
-            submit_ns: 0,
-            dirty: true,
-        };
-        depth
-    ];
-    let mut free: Vec<u32> = (0..depth as u32).rev().collect();
-    let mut queued: Vec<u32> = Vec::with_capacity(depth);
-    let mut inflight = 0usize;
-    let mut exhausted = false;
-    let mut broken = false;
+    let mut r = Ring {
+        submitter,
+        sq,
+        cq,
+        ext_arg,
+        enters: 0,
+    };
     let mut t = job.now();
-
     loop {
-        queued.clear();
-        // `queued[..handed]` went to the kernel already
-        let mut handed = 0;
-        let mut not_before = None;
-        if !exhausted && !job.ctl.halted() && !job.ctl.time_up(t) {
-            while let Some(&slot) = free.last() {
-                let op = match job.next_due() {
-                    Next::Op(op) => op,
-                    Next::NotYet(due) => {
-                        not_before = Some(due);
-                        break;
-                    }
-                    Next::Done => {
-                        exhausted = true;
-                        break;
-                    }
-                };
-                if op.kind == OpKind::Trim && !queue_trims {
-                    if !trim_now(job, rep, &op) {
-                        break;
-                    }
-                    t = job.now();
-                    if job.ctl.time_up(t) {
-                        break;
-                    }
-                    continue;
-                }
-                let i = slot as usize;
-                let st = &mut slots[i];
-                match op.kind {
-                    OpKind::Write if st.dirty || !static_data => {
-                        job.gen.fill(bufs.slot_mut(i));
-                        st.dirty = false;
-                    }
-                    OpKind::Read => st.dirty = true,
-                    // a trim leaves the buffer alone
-                    _ => {}
-                }
-                st.op = op;
-                let p = bufs.ptr(i);
-                let len = op.len as u32;
-                let sqe: squeue::Entry = match (op.kind, fixed_file, fixed_bufs) {
-                    (OpKind::Trim, _, _) => trim_entry(job.kind, fixed_file, fd, op.offset, op.len),
-                    (OpKind::Read, true, true) => {
-                        opcode::ReadFixed::new(types::Fixed(0), p, len, slot as u16)
-                            .offset(op.offset)
-                            .build()
-                    }
-                    (OpKind::Read, false, true) => {
-                        opcode::ReadFixed::new(types::Fd(fd), p, len, slot as u16)
-                            .offset(op.offset)
-                            .build()
-                    }
-                    (OpKind::Read, true, false) => opcode::Read::new(types::Fixed(0), p, len)
-                        .offset(op.offset)
-                        .build(),
-                    (OpKind::Read, false, false) => opcode::Read::new(types::Fd(fd), p, len)
-                        .offset(op.offset)
-                        .build(),
-                    (_, true, true) => {
-                        opcode::WriteFixed::new(types::Fixed(0), p, len, slot as u16)
-                            .offset(op.offset)
-                            .build()
-                    }
-                    (_, false, true) => opcode::WriteFixed::new(types::Fd(fd), p, len, slot as u16)
-                        .offset(op.offset)
-                        .build(),
-                    (_, true, false) => opcode::Write::new(types::Fixed(0), p, len)
-                        .offset(op.offset)
-                        .build(),
-                    (_, false, false) => opcode::Write::new(types::Fd(fd), p, len)
-                        .offset(op.offset)
-                        .build(),
-                };
-                let sqe = sqe.user_data(slot as u64);
-                // SAFETY: the buffer stays valid until the completion is reaped (see above).
-                if unsafe { sq.push(&sqe) }.is_err() {
-                    // queue full (cannot happen with depth ≤ sq_entries): issue it next round
-                    job.held = Some((op, 0));
-                    break;
-                }
-                free.pop();
-                queued.push(slot);
-                inflight += 1;
-                if queued.len() - handed == SUBMIT_BATCH {
-                    stamp(&mut slots, &queued[handed..], job.now());
-                    handed = queued.len();
-                    sq.sync();
-                    if enter_failed(job, submitter.submit()) {
-                        broken = true;
-                        break;
-                    }
-                }
-            }
-        }
-        if broken {
+        let not_before = prep(job, rep, &mut s, &mut r, &mut t);
+        if s.broken {
             break;
         }
-        if inflight == 0 {
-            match not_before {
-                // a timed trace replay waiting for its next op's recorded time
-                Some(due) => {
-                    wait_until(job.t0, due);
-                    t = job.now();
-                    rep.heartbeat(t);
-                    continue;
-                }
-                None => break,
-            }
+        if s.inflight == 0 {
+            let Some(due) = not_before else { break };
+            // a timed trace replay waiting for its next op's recorded time
+            wait_until(job.t0, due);
+            t = job.now();
+            rep.heartbeat(t);
+            continue;
         }
-        stamp(&mut slots, &queued[handed..], job.now());
-        sq.sync();
-        let r = if ext_arg {
-            submitter.submit_with_args(1, &args)
-        } else {
-            submitter.submit_and_wait(1)
-        };
-        if enter_failed(job, r) {
-            broken = true;
+        if !r.submit_ahead(job, &mut s) || !r.wait(job, &mut s) {
             break;
         }
         t = job.now();
-        let tc = job.ctl.clamp(t);
-        // see what the kernel took from the submission queue and put in the completion queue
-        sq.sync();
-        cq.sync();
-        for cqe in cq.by_ref() {
-            let i = cqe.user_data() as usize;
-            let st = slots[i];
-            free.push(i as u32);
-            inflight -= 1;
-            let op = st.op;
-            let trim = op.kind == OpKind::Trim;
-            let res = if trim && !trims_queued_ok && REFUSE_QUEUED_TRIMS.load(Ordering::Relaxed) {
-                -libc::EOPNOTSUPP
-            } else {
-                cqe.result()
-            };
-            if trim && res < 0 && !trims_queued_ok && trim_unsupported(-res) {
-                // this kernel cannot queue discards: this one and the rest run synchronously
-                queue_trims = false;
-                job.ctl.note_synchronous_trims();
-                trim_now(job, rep, &op);
-                continue;
-            }
-            // a read or write returns the bytes it moved, a trim 0
-            let want = if trim { 0 } else { op.len as i64 };
-            if res < 0 {
-                job.fail(
-                    op.kind,
-                    op.offset,
-                    op.len,
-                    &io::Error::from_raw_os_error(-res),
-                );
-            } else if i64::from(res) != want {
-                job.fail_short(op.kind, op.offset, op.len, res as u64);
-            } else {
-                trims_queued_ok |= trim;
-                rep.complete(tc, op.kind, op.len, t.saturating_sub(st.submit_ns));
-            }
-        }
+        reap(job, rep, &mut s, &mut r, t);
         rep.heartbeat(t);
     }
-    cq.sync();
+    let stats = Stats {
+        end_ns: t,
+        enters: r.enters,
+    };
     if ring_fd {
-        let _ = submitter.unregister_ring_fd();
+        let _ = r.submitter.unregister_ring_fd();
     }
-    drop((submitter, sq, cq));
-    if broken && inflight > 0 {
+    drop(r);
+    if s.broken && s.inflight > 0 {
         // The kernel may still write into these buffers; never hand them back to the allocator.
-        std::mem::forget(bufs);
-        return t;
+        std::mem::forget(s);
+        return stats;
     }
     // Drop the ring's references now: ring teardown is asynchronous, and a registered file
     // still held by it would keep an exclusively opened device claimed after the target closes.
@@ -368,5 +539,5 @@ pub fn run<R: Reporter>(job: &mut Job<'_>, ring: &mut IoUring, rep: &mut R) -> u
     if fixed_bufs {
         let _ = ring.submitter().unregister_buffers();
     }
-    t
+    stats
 }
