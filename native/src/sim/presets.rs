@@ -132,6 +132,7 @@ fn sandforce(
     c.compress_floor = 0.08;
     c.buffer_bytes = 512 << 10;
     c.trim_efficacy = 0.9;
+    c.idle_gc = false;
     src(&mut c, &[
         ("capacity", "manufacturer's user capacity (IDEMA LBA count)"),
         ("op", "raw NAND (GiB) over user capacity; SF-2281 keeps the rest as spare + RAISE parity"),
@@ -146,6 +147,7 @@ fn sandforce(
         ("features.compression", "DuraWrite inline compression (SandForce product brief)"),
         ("features.trim_efficacy", "assumed 0.9, not fitted: AnandTech (seed 003) reports that SandForce TRIM does not restore full speed after incompressible torture (183 → 193 vs 315 MB/s clean)"),
         ("features.buffer", "SF-2281 has no external DRAM; small on-chip buffer assumed"),
+        ("features.idle_gc", "off: X-bit (seed 002) finds SandForce drives 'getting slower in use due to poor algorithms of garbage collection ... with any firmware' and recommends them only with TRIM; AnandTech (seed 003) measures the SSD 530 at 183.3 MB/s after torture with no recovery between steps. No source gives a SandForce idle-GC rate, so none is modelled (idle time does not restore it); an unreported idle gap can then not move the after-torture numbers"),
     ]);
     c
 }

@@ -93,6 +93,7 @@ def checks(rep: Replay) -> list[dict[str, Any]]:
             drive=None,
             tolerance=0.02,
             note="the span replayed, at the review drive's scale",
+            setting=True,
         )
     )
     rows.append(
@@ -105,6 +106,7 @@ def checks(rep: Replay) -> list[dict[str, Any]]:
             drive=None,
             tolerance=0.02,
             note="one run, at the review drive's scale",
+            setting=True,
         )
     )
     for cond in ("fresh", "used", "after_trim"):
