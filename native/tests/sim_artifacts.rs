@@ -23,11 +23,15 @@ fn opts() -> RunOptions {
 
 /// Sequential incompressible writes of `written` bytes; returns the rate in MB/s.
 fn seq_write_mbps(d: &mut SimDrive, bs: &str, qd: u32, written: u64) -> f64 {
+    seq_write_data_mbps(d, bs, qd, written, "random")
+}
+
+fn seq_write_data_mbps(d: &mut SimDrive, bs: &str, qd: u32, written: u64, data: &str) -> f64 {
     let w = Workload::from_pairs([
         ("rw", "write"),
         ("bs", bs),
         ("iodepth", &qd.to_string()),
-        ("data", "random"),
+        ("data", data),
         ("written", &written.to_string()),
     ])
     .unwrap();
@@ -88,4 +92,25 @@ fn large_writes_at_qd1_program_as_data_arrives() {
         (qd1 - qd32).abs() / qd32 < 0.10,
         "16 MiB QD1 {qd1:.1} MB/s vs 128 KiB QD32 {qd32:.1} MB/s"
     );
+}
+
+#[test]
+fn sandforce_backend_caps_incompressible_writes_not_compressible_ones() {
+    // 32 dies of 20 nm MLC could program ~650 MB/s; the SF-2281 writes incompressible data
+    // at ~315 MB/s (AnandTech) and compressible data at its ~500 MB/s host-side rate
+    let spec = "intel-530-240g?scale=1/16&idle_gc=off";
+    let mut d = SimDrive::from_spec(spec).unwrap();
+    let span = d.size_bytes() / 4;
+    let random = seq_write_data_mbps(&mut d, "16m", 1, span, "random");
+    let mut d = SimDrive::from_spec(spec).unwrap();
+    let zeros = seq_write_data_mbps(&mut d, "16m", 1, span, "zeros");
+    let mut d = SimDrive::from_spec(&format!("{spec}&backend_mbps=0")).unwrap();
+    let unlimited = seq_write_data_mbps(&mut d, "16m", 1, span, "random");
+    eprintln!("SSD 530: random {random:.1} MB/s, zeros {zeros:.1}, random without backend cap {unlimited:.1}");
+    assert!(
+        random > 280.0 && random < 330.0,
+        "incompressible {random:.1} MB/s"
+    );
+    assert!(zeros > 450.0, "compressible {zeros:.1} MB/s");
+    assert!(unlimited > 450.0, "without the cap: {unlimited:.1} MB/s");
 }

@@ -19,6 +19,10 @@
 //!   `t_erase`, although erase is ~1.7 % of a die's program time.)
 //! - Channel: one page transfer at `channel_mbps`.
 //! - Controller: `cmd_us` per command plus bytes at `ctrl_mbps` (IOPS and bandwidth caps).
+//! - Backend: every page programmed (host or GC) crosses the controller's NAND-side datapath
+//!   at `backend_mbps` (physical bytes, after compression), one page at a time; 0 = no limit.
+//!   It is what caps a SandForce drive's incompressible writes at any queue depth while
+//!   compressible data runs at the host-side `ctrl_mbps`.
 //! - Host link: bytes at `link_mbps`, one transfer at a time. Programs are cut-through: a
 //!   page is ready to program as soon as its last byte has crossed the link, not when the
 //!   whole command has (a 16 MiB write at QD1 keeps the dies as busy as 128 KiB at QD32).
@@ -48,6 +52,9 @@ pub struct Timing {
     pub xfer_page: u64,
     link_ps_per_byte: u64,
     ctrl_ps_per_byte: u64,
+    /// Backend time of one page programmed, ns (0: no backend limit).
+    backend_page: u64,
+    backend_free: u64,
     pub cmd_ns: u64,
     pub lat_read: u64,
     pub lat_write: u64,
@@ -93,6 +100,12 @@ impl Timing {
             xfer_page: (c.page_size as u64 * ps_per_byte(t.channel_mbps)) / 1000,
             link_ps_per_byte: ps_per_byte(t.link_mbps),
             ctrl_ps_per_byte: ps_per_byte(t.ctrl_mbps),
+            backend_page: if t.backend_mbps > 0.0 {
+                c.page_size as u64 * ps_per_byte(t.backend_mbps) / 1000
+            } else {
+                0
+            },
+            backend_free: 0,
             cmd_ns: ns(t.cmd_us),
             lat_read: ns(t.lat_read_us),
             lat_write: ns(t.lat_write_us),
@@ -114,6 +127,7 @@ impl Timing {
         self.ch_free.fill(now);
         self.link_free = now;
         self.ctrl_free = now;
+        self.backend_free = now;
         self.ring.fill(now);
         self.host_pages = 0;
         self.last_done = now;
@@ -212,6 +226,13 @@ impl Timing {
     fn program(&mut self, page: u32, t: u64) -> u64 {
         let die = self.ndies.rem_of(page) as usize;
         let ch = self.nch.rem_of(die as u32) as usize;
+        let t = if self.backend_page != 0 {
+            let bs = self.backend_free.max(t);
+            self.backend_free = bs + self.backend_page;
+            self.backend_free
+        } else {
+            t
+        };
         let cs = self.ch_free[ch].max(t);
         self.ch_free[ch] = cs + self.xfer_page;
         let tp = if page >= self.slc_first_page {
