@@ -96,3 +96,26 @@ def test_a_broken_published_data_set_is_not_hidden(monkeypatch, fresh_published_
 def test_a_missing_published_data_set_falls_back_to_the_seeds(monkeypatch, fresh_published_cache):
     monkeypatch.setattr(published_module, "_DATA_PACKAGE", ("data", "no-such-folder"))
     assert published_numbers() is None
+
+
+@pytest.mark.parametrize("idle_gc", ["off", "on"])
+def test_the_unstated_idle_is_a_parameter_with_its_sensitivity(idle_gc):
+    target = f"sim:intel-530-240g?scale=1/256&idle_gc={idle_gc}"
+    runs = [
+        fb.replay("anandtech-trim-validation", target=target, idle_before_s=s)
+        for s in (0.0, 1800.0)
+    ]
+    assert [s["step"] for s in runs[1].step_records].count("idle_before_torture_pass") == 1
+    assert "idle_before_torture_pass" not in [s["step"] for s in runs[0].step_records]
+    cmp = runs[0].compare(other=runs[1])
+    row = cmp.filter(
+        (pl.col("metric") == "idle_sensitivity_mbps") & (pl.col("condition") == "torture")
+    ).row(0, named=True)
+    base = cmp.filter((pl.col("metric") == "avg_mbps") & (pl.col("condition") == "torture")).row(
+        0, named=True
+    )["replayed"]
+    assert "0 s to 1800 s" in row["note"]
+    if idle_gc == "off":  # the SandForce presets: idle restores nothing
+        assert abs(row["replayed"]) < 0.01 * base
+    else:
+        assert row["replayed"] > 0.05 * base
