@@ -27,13 +27,13 @@ CASES = {
         [
             ("cdm_seq_write", "incompressible", "max_mbps"),
             ("cdm_seq_write", "incompressible", "max_pct_of_advertised"),
-            ("cdm_seq_write", "incompressible", "avg_mbps"),
-            ("cdm_seq_write", "incompressible", "avg_pct_of_advertised"),
-            ("cdm_rnd512k_write", "incompressible", "level_after_breakpoint_1_mbps"),
             ("cdm_rnd4k_write", "incompressible", "breakpoint_count"),
         ],
         [
             ("cdm_seq_write", "incompressible", "breakpoint_1_gb"),
+            ("cdm_rnd512k_write", "incompressible", "level_after_breakpoint_1_mbps"),
+            ("cdm_seq_write", "incompressible", "avg_pct_of_advertised"),
+            ("cdm_seq_write", "incompressible", "avg_mbps"),
             ("cdm_seq_write", "incompressible", "breakpoint_2_gb"),
             ("cdm_rnd512k_write", "incompressible", "breakpoint_1_gb"),
             ("cdm_rnd4k_qd32_write", "incompressible", "level_after_breakpoint_1_mbps"),
