@@ -4,7 +4,9 @@ noted), against the published numbers (``Replay.compare()``).
 HEADLINES must be within the stated tolerance. GAPS are published numbers the presets do not
 reproduce at the time of writing; for those the test only checks that ``compare()`` reports
 them honestly (a replayed value or a note, the published value from ``fb.published()``, no
-claim of agreement without a tolerance). The presets are not tuned per test.
+claim of agreement without a tolerance). SETTINGS are the procedure's settings echoed back
+(durations, spans): they must equal the review's, and never count as matches. The presets
+are not tuned per test.
 """
 
 from __future__ import annotations
@@ -25,14 +27,13 @@ CASES = {
         [
             ("cdm_seq_write", "incompressible", "max_mbps"),
             ("cdm_seq_write", "incompressible", "max_pct_of_advertised"),
-            ("cdm_seq_write", "incompressible", "avg_mbps"),
-            ("cdm_seq_write", "incompressible", "avg_pct_of_advertised"),
-            ("cdm_rnd512k_write", "incompressible", "level_after_breakpoint_1_mbps"),
             ("cdm_rnd4k_write", "incompressible", "breakpoint_count"),
-            ("cdm_loop", "all", "written_per_loop_gb"),
         ],
         [
             ("cdm_seq_write", "incompressible", "breakpoint_1_gb"),
+            ("cdm_rnd512k_write", "incompressible", "level_after_breakpoint_1_mbps"),
+            ("cdm_seq_write", "incompressible", "avg_pct_of_advertised"),
+            ("cdm_seq_write", "incompressible", "avg_mbps"),
             ("cdm_seq_write", "incompressible", "breakpoint_2_gb"),
             ("cdm_rnd512k_write", "incompressible", "breakpoint_1_gb"),
             ("cdm_rnd4k_qd32_write", "incompressible", "level_after_breakpoint_1_mbps"),
@@ -55,7 +56,6 @@ CASES = {
         {},
         [
             ("as_ssd_seq_write", "clean", "avg_mbps"),
-            ("trim_validation_torture", "all", "duration_s"),
         ],
         [
             ("as_ssd_seq_write", "torture", "avg_mbps"),
@@ -66,7 +66,7 @@ CASES = {
         "xbit-pts-degradation",
         "sim:intel-330-120g" + S,
         {},
-        [("iometer_rnd4k_qd32_write", "after_idle", "idle_s")],
+        [],
         [
             ("iometer_rnd4k_qd32_write", "used", "relative_to_fresh_pct"),
             ("iometer_rnd4k_qd32_write", "used", "loss_vs_fresh_pct"),
@@ -76,7 +76,7 @@ CASES = {
         "xbit-pts-degradation",
         "sim:intel-335-240g" + S,
         {},
-        [("iometer_rnd4k_qd32_write", "after_idle", "idle_s")],
+        [],
         [
             ("iometer_rnd4k_qd32_write", "used", "relative_to_fresh_pct"),
             ("iometer_rnd4k_qd32_write", "used", "loss_vs_fresh_pct"),
@@ -89,8 +89,6 @@ CASES = {
         [
             ("iometer_seq_write", "fresh", "written_min_gb"),
             ("iometer_seq_write", "fresh", "written_max_gb"),
-            ("used_trim_protocol", "all", "span_gb"),
-            ("used_trim_protocol", "all", "duration_s"),
         ],
         [
             ("iometer_rnd_write", "used", "dip_time_s"),
@@ -116,7 +114,6 @@ CASES = {
         [
             ("seq2m_read", "fresh", "avg_mbps"),
             ("seq2m_read", "used", "avg_mbps"),
-            ("used_fill", "all", "span_end_gb"),
         ],
         [],
     ),
@@ -124,12 +121,25 @@ CASES = {
         "anandtech-consistency",
         "sim:intel-530-240g" + S,
         {"op25": True},
-        [
-            ("consistency_rnd4k_qd32_write", "all", "duration_s"),
-            ("consistency_rnd4k_qd32_write", "op_25", "extra_op_pct"),
-        ],
+        [],
         [],
     ),
+}
+
+SETTINGS = {
+    "puget-incompressible": [("cdm_loop", "all", "written_per_loop_gb")],
+    "anandtech-trim": [("trim_validation_torture", "all", "duration_s")],
+    "xbit-330": [("iometer_rnd4k_qd32_write", "after_idle", "idle_s")],
+    "xbit-335": [("iometer_rnd4k_qd32_write", "after_idle", "idle_s")],
+    "behardware-m4": [
+        ("used_trim_protocol", "all", "span_gb"),
+        ("used_trim_protocol", "all", "duration_s"),
+    ],
+    "anand2009": [("used_fill", "all", "span_end_gb")],
+    "anandtech-consistency-op25": [
+        ("consistency_rnd4k_qd32_write", "all", "duration_s"),
+        ("consistency_rnd4k_qd32_write", "op_25", "extra_op_pct"),
+    ],
 }
 
 _cache: dict[str, tuple[fb.Replay, pl.DataFrame]] = {}
@@ -217,3 +227,12 @@ def test_host_bytes_count_from_the_erase_step_and_match_the_simulator():
     assert int(df["write_bytes"].sum()) == rep.meta["host_written_bytes"]
     assert rep.meta["target_kind"] == "sim"
     assert "nand_written_bytes" in df.columns  # the simulator's ground truth is kept
+
+
+@pytest.mark.parametrize("case", sorted(SETTINGS))
+def test_settings_echoed_back_are_exact_and_not_matches(case):
+    _, cmp = _replayed(case)
+    for key in SETTINGS[case]:
+        r = _row(cmp, key)
+        assert r["status"] == "setting" and r["within_tolerance"] is None, key
+        assert r["replayed"] == pytest.approx(r["published"], rel=0.02), key

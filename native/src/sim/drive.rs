@@ -6,16 +6,17 @@
 //! the timing model. Capture rows carry the ground truth (`nand_written_bytes`,
 //! `gc_copied_bytes`, `free_blocks`) sampled when each interval closes.
 
+use super::ahead::Ahead;
 use super::ftl::{Ftl, EV_GC_COPY, EV_POOL_EXHAUSTED, EV_SLC_FULL, UNIT, UNIT_BYTES};
+use super::pending::Pending;
 use super::spec::{parse_spec, SimConfig};
+use super::steady::SteadyDetector;
 use super::timing::Timing;
 use crate::capture::SimTruth;
 use crate::error::{Error, Result};
 use crate::run::{Observer, RunOptions, RunOutput, Session, Status};
-use crate::workload::{compress_ratio_cached, job_slices, Budget, Op, OpKind, OpStream, Workload};
+use crate::workload::{compress_ratio_cached, job_slices, Budget, OpKind, OpStream, Workload};
 use serde_json::{json, Value};
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
 use std::time::{Duration, Instant};
 
 /// A ground-truth event: what happened, after how many host bytes, at what drive time.
@@ -27,40 +28,6 @@ pub struct Event {
     pub t_ns: u64,
     /// Write amplification measured over the detection window (steady state only).
     pub wa: Option<f64>,
-}
-
-/// Sliding detector of the steady-state write amplification: windows of 1/4 of the user
-/// capacity; steady once four consecutive window WAs (one drive fill) lie within ±2.5 % of
-/// their mean after GC started copying (the window straddling the GC onset is skipped). The
-/// event's `host_written_bytes` and time are those of the start of the four windows.
-struct SteadyDetector {
-    window_bytes: u64,
-    next_at: u64,
-    start_host: u64,
-    start_nand: u64,
-    start_t: u64,
-    start_host_prev: u64,
-    /// (window start host bytes, window WA, window start drive time)
-    hist: Vec<(u64, f64, u64)>,
-    armed: bool,
-    done: bool,
-}
-
-impl SteadyDetector {
-    fn new(capacity: u64) -> Self {
-        let w = (capacity / 4).max(1 << 20);
-        SteadyDetector {
-            window_bytes: w,
-            next_at: w,
-            start_host: 0,
-            start_nand: 0,
-            start_t: 0,
-            start_host_prev: 0,
-            hist: vec![],
-            armed: false,
-            done: false,
-        }
-    }
 }
 
 /// A simulated drive with its FTL state; persists across runs (fill, torture, TRIM, idle...).
@@ -79,72 +46,6 @@ pub struct SimDrive {
     ops_since_check: u64,
 }
 
-/// An op stream read up to three bursts of [`BURST`] operations in advance, so that the map
-/// entries the next writes touch are prefetched a burst at a time (misses issued together
-/// overlap): the map entries of the burst after next, then the validity words and block fields
-/// they point to for the next burst.
-struct Ahead {
-    stream: OpStream,
-    /// The op and, for a timed trace replay, its recorded issue time (ns since the start).
-    buf: [Option<(Op, Option<u64>)>; RING],
-    /// Ops handed out so far; `buf` holds the next `2 * BURST` (or more, see `next`).
-    head: usize,
-}
-
-const BURST: usize = 16;
-const RING: usize = 64;
-
-impl Ahead {
-    fn pull(stream: &mut OpStream) -> Option<(Op, Option<u64>)> {
-        stream
-            .next_op()
-            .map(|op| (op, stream.issue_not_before_ns()))
-    }
-
-    fn new(mut stream: OpStream) -> Self {
-        let buf = std::array::from_fn(|i| {
-            if i < 2 * BURST {
-                Self::pull(&mut stream)
-            } else {
-                None
-            }
-        });
-        Ahead {
-            stream,
-            buf,
-            head: 0,
-        }
-    }
-
-    #[inline]
-    fn next(&mut self, ftl: &Ftl) -> Option<(Op, Option<u64>)> {
-        if self.head.is_multiple_of(BURST) {
-            self.refill(ftl);
-        }
-        let op = self.buf[self.head % RING];
-        self.head += 1;
-        op
-    }
-
-    /// At the start of a burst: validity words for the next burst, then pulls the burst
-    /// after it and prefetches its map entries.
-    #[inline]
-    fn refill(&mut self, ftl: &Ftl) {
-        for k in self.head + BURST..self.head + 2 * BURST {
-            if let Some((m, _)) = self.buf[k % RING] {
-                ftl.prefetch_valid((m.offset / 4096) as u32);
-            }
-        }
-        for k in self.head + 2 * BURST..self.head + 3 * BURST {
-            let new = Self::pull(&mut self.stream);
-            if let Some((n, _)) = new {
-                ftl.prefetch_map((n.offset / 4096) as u32);
-            }
-            self.buf[k % RING] = new;
-        }
-    }
-}
-
 /// One outstanding command.
 #[derive(Clone, Copy)]
 struct Slot {
@@ -155,56 +56,6 @@ struct Slot {
 }
 
 const DEBUG_CHECK_EVERY: u64 = 1 << 16;
-
-/// Outstanding commands as `(completion time, slot)`, popped earliest first (ties: lower slot
-/// first). A sorted queue for up to [`SORTED_MAX`] commands — writes complete in the order they
-/// were issued, so a push is usually an append — and a binary heap for more.
-enum Pending {
-    Sorted(VecDeque<(u64, u32)>),
-    Heap(BinaryHeap<Reverse<(u64, u32)>>),
-}
-
-const SORTED_MAX: usize = 64;
-
-impl Pending {
-    fn new(commands: usize) -> Self {
-        if commands <= SORTED_MAX {
-            Pending::Sorted(VecDeque::with_capacity(commands))
-        } else {
-            Pending::Heap(BinaryHeap::with_capacity(commands))
-        }
-    }
-
-    #[inline]
-    fn push(&mut self, k: (u64, u32)) {
-        match self {
-            Pending::Sorted(q) => {
-                if q.back().is_none_or(|&b| b < k) {
-                    q.push_back(k);
-                } else {
-                    Self::insert_sorted(q, k);
-                }
-            }
-            Pending::Heap(h) => h.push(Reverse(k)),
-        }
-    }
-
-    /// A completion earlier than the latest pending one (rare for writes).
-    #[cold]
-    #[inline(never)]
-    fn insert_sorted(q: &mut VecDeque<(u64, u32)>, k: (u64, u32)) {
-        let i = q.partition_point(|&x| x < k);
-        q.insert(i, k);
-    }
-
-    #[inline]
-    fn pop(&mut self) -> Option<(u64, u32)> {
-        match self {
-            Pending::Sorted(q) => q.pop_front(),
-            Pending::Heap(h) => h.pop().map(|Reverse(k)| k),
-        }
-    }
-}
 
 impl SimDrive {
     /// Parses `<preset>[?key=value&...]`.
@@ -356,40 +207,17 @@ impl SimDrive {
 
     #[cold]
     fn steady_window(&mut self) {
-        let s = &mut self.steady;
-        s.next_at = self.host_written + s.window_bytes;
         let nand = self.ftl.nand_units * UNIT_BYTES;
-        let dh = self.host_written - s.start_host;
-        let wa = (nand - s.start_nand) as f64 / dh.max(1) as f64;
-        let start_t = s.start_t;
-        s.start_host_prev = s.start_host;
-        s.start_host = self.host_written;
-        s.start_nand = nand;
-        s.start_t = self.now - self.erased_at;
-        if self.ftl.gc_units == 0 {
-            // only windows that start after GC began copying count
-            s.hist.clear();
-            s.armed = false;
-            return;
-        }
-        if !s.armed {
-            s.armed = true; // this window straddled the GC onset
-            return;
-        }
-        s.hist.push((s.start_host_prev, wa, start_t));
-        if s.done || s.hist.len() < 4 {
-            return;
-        }
-        let last = &s.hist[s.hist.len() - 4..];
-        let mean = last.iter().map(|x| x.1).sum::<f64>() / 4.0;
-        if last.iter().all(|x| (x.1 - mean).abs() <= 0.025 * mean) {
-            s.done = true;
-            let (entry, entry_t) = (last[0].0, last[0].2);
+        let t = self.now - self.erased_at;
+        let gc_started = self.ftl.gc_units != 0;
+        if let Some((entry, entry_t, wa)) =
+            self.steady.window(self.host_written, nand, t, gc_started)
+        {
             self.events.push(Event {
                 name: "steady_state_wa",
                 host_written_bytes: entry,
                 t_ns: entry_t,
-                wa: Some(mean),
+                wa: Some(wa),
             });
         }
     }
@@ -423,15 +251,17 @@ impl SimDrive {
         let cs = self.timing.controller(t, len);
         match kind {
             OpKind::Write => {
-                let data_in = self.timing.link(cs, len);
-                for lba in l0..l1 {
+                // cut-through: a page is programmed once its last byte has crossed the link
+                let (link_start, data_in) = self.timing.link_span(cs, len);
+                for (i, lba) in (l0..l1).enumerate() {
                     self.ftl.write(lba, units);
+                    if !self.ftl.work.is_empty() {
+                        let arrived = link_start + self.timing.link_time((i as u64 + 1) * 4096);
+                        self.timing.schedule(&self.ftl.work, arrived);
+                        self.ftl.work.clear();
+                    }
                 }
                 self.host_written += len;
-                if !self.ftl.work.is_empty() {
-                    self.timing.schedule(&self.ftl.work, data_in);
-                    self.ftl.work.clear();
-                }
                 self.note_events();
                 data_in.max(self.timing.buffer_ready()) + self.timing.lat_write
             }
@@ -633,6 +463,9 @@ impl SimDrive {
             )));
         }
         let end = self.now + (seconds * 1e9).round() as u64;
+        if end > self.now {
+            self.timing.settle_erases(self.now); // the pre-erased pool refills first
+        }
         let mut t = self.now.max(self.timing.dies_idle_at());
         let wall = Instant::now();
         let mut next_poll = Duration::from_millis(100);

@@ -6,14 +6,18 @@
 //! - [`spec`]: `sim:<preset>?key=value&...` parsing and validation
 //! - [`presets`]: the reviewed drives, each parameter with its source
 //! - [`ftl`]: mapping, blocks, victims, frontiers
-//! - [`timing`]: NAND, channel, controller and link busy times
+//! - [`timing`]: NAND, channel, controller and link busy times; erase-ahead; cut-through
 //! - [`drive`]: [`SimDrive`], the target behind `sim:` strings
 
+mod ahead;
 pub mod drive;
 pub mod ftl;
+mod pending;
 pub mod presets;
 pub mod spec;
+mod steady;
 pub mod timing;
+mod util;
 
 pub use drive::{Event, SimDrive};
 pub use spec::{parse_spec, GcPolicy, SimConfig};

@@ -24,6 +24,10 @@ const SRC_20NM: &str = "typical datasheet values of IMFT 20 nm 64 Gbit MLC (16 K
 const SRC_34NM: &str = "typical datasheet values of IMFT 34 nm 32 Gbit MLC (4 KiB page, 128 pages/block, 2 planes; tR ~50 us, tPROG ~0.9 ms, tBERS ~2 ms)";
 const SRC_SF: &str = "SandForce SF-2281: 8 channels, no DRAM, DuraWrite compression, RAISE parity; compression floor from SandForce's published 0.5x-0.1x DuraWrite range";
 
+/// The SF-2281's NAND-side datapath (physical bytes after DuraWrite), fitted once.
+const SF2281_BACKEND_MBPS: f64 = 315.1;
+const SRC_SF_BACKEND: &str = "fitted: SF-2281 drives write incompressible data at ~300-315 MB/s at any queue depth however much NAND they have (AnandTech seed 003: SSD 530 240GB 315.1 MB/s clean AS-SSD, 16 MiB QD1), while 32 dies of 20 nm MLC could program ~650 MB/s; the replayed clean AS-SSD write equals backend_mbps (no other stage binds), so it is set to the published 315.1 MB/s (check: flashback.sim.calibrate.evaluate with TARGETS['intel-530-240g']); smaller drives (16 dies, e.g. the 520 120GB) stay NAND-bound below it";
+
 fn timings_25nm(link: f64) -> Timings {
     Timings {
         t_read_us: 60.0,
@@ -33,6 +37,7 @@ fn timings_25nm(link: f64) -> Timings {
         channel_mbps: 166.0,
         link_mbps: link,
         ctrl_mbps: 520.0,
+        backend_mbps: 0.0,
         cmd_us: 12.0,
         lat_read_us: 90.0,
         lat_write_us: 40.0,
@@ -132,6 +137,8 @@ fn sandforce(
     c.compress_floor = 0.08;
     c.buffer_bytes = 512 << 10;
     c.trim_efficacy = 0.9;
+    c.idle_gc = false;
+    c.timings.backend_mbps = SF2281_BACKEND_MBPS;
     src(&mut c, &[
         ("capacity", "manufacturer's user capacity (IDEMA LBA count)"),
         ("op", "raw NAND (GiB) over user capacity; SF-2281 keeps the rest as spare + RAISE parity"),
@@ -141,11 +148,13 @@ fn sandforce(
         ("timings.channel_mbps", "ONFI 2.x synchronous interface, ~166 MT/s per channel"),
         ("timings.link_mbps", SRC_SATA3),
         ("timings.ctrl_mbps", "SF-2281 sequential write spec with compressible data (~500-520 MB/s)"),
+        ("timings.backend_mbps", SRC_SF_BACKEND),
         ("timings.cmd_us", "SF-2281 random-write IOPS spec (~80k 4 KiB IOPS) → ~12 us per command"),
         ("timings.lat_read_us/lat_write_us", "assumed: typical QD1 command latency of SATA SSDs of the era (not fitted yet; the X-bit review (seed 003) gives QD1 results only as charts)"),
         ("features.compression", "DuraWrite inline compression (SandForce product brief)"),
         ("features.trim_efficacy", "assumed 0.9, not fitted: AnandTech (seed 003) reports that SandForce TRIM does not restore full speed after incompressible torture (183 → 193 vs 315 MB/s clean)"),
         ("features.buffer", "SF-2281 has no external DRAM; small on-chip buffer assumed"),
+        ("features.idle_gc", "off: X-bit (seed 002) finds SandForce drives 'getting slower in use due to poor algorithms of garbage collection ... with any firmware' and recommends them only with TRIM; AnandTech (seed 003) measures the SSD 530 at 183.3 MB/s after torture with no recovery between steps. No source gives a SandForce idle-GC rate, so none is modelled (idle time does not restore it); an unreported idle gap can then not move the after-torture numbers"),
     ]);
     c
 }
@@ -165,7 +174,7 @@ fn all() -> Vec<SimConfig> {
     c.timings.ctrl_mbps = 502.6;
     src(&mut c, &[
         ("observed", "Puget (seed 000): ~193 MB/s incompressible seq write max, ~500 MB/s compressible; drop after ~40 GB written; level from ~380 GB"),
-        ("fitted", "t_prog_us=1358 and ctrl_mbps=502.6 fitted by flashback.sim.calibrate(TARGETS['intel-520-120g'], scale 1/64, 22 evaluations) to Puget's 193.3 MB/s incompressible and 500 MB/s compressible sequential writes; residuals -0.1 % and -0.0 %"),
+        ("fitted", "t_prog_us=1358 and ctrl_mbps=502.6 fitted by flashback.sim.calibrate(TARGETS['intel-520-120g'], scale 1/64, 22 evaluations) to Puget's 193.3 MB/s incompressible and 500 MB/s compressible sequential writes; re-checked after erase-ahead and cut-through programs: 193.1 MB/s at 1 MiB QD1 (-0.1 %), so kept"),
     ]);
     v.push(c);
 
@@ -201,11 +210,10 @@ fn all() -> Vec<SimConfig> {
         4,
         true,
     );
-    c.timings.t_prog_us = 1438.0;
     src(&mut c, &[
         ("observed", "AnandTech (seed 003): AS-SSD incompressible seq write 315.1 MB/s clean, 183.3 after 60 min 4K QD32 torture, 193.3 after TRIM"),
-        ("fitted", "t_prog_us=1438 fitted by flashback.sim.calibrate(TARGETS['intel-530-240g'], scale 1/8, 16 evaluations) through the anandtech-trim-validation replay to AnandTech's 315.1 MB/s clean AS-SSD write; residual +0.0 %"),
-        ("not fitted", "trim_efficacy keeps the SandForce default: the replayed after-TRIM write hardly depends on it (266-272 MB/s for 0.05-0.35 at scale 1/8), since it overwrites the previous AS-SSD pass's own blocks"),
+        ("timings.t_prog_us", "datasheet 1600 us (SRC_20NM); an earlier fit to 1438 us fitted a timing artifact (programs waited for a 16 MiB command's last byte)"),
+        ("not fitted", "trim_efficacy keeps the SandForce default: the replayed after-TRIM write hardly depends on it, since it overwrites the previous AS-SSD pass's own blocks"),
     ]);
     v.push(c);
 

@@ -21,6 +21,7 @@
 //! | `compress_floor` | smallest physical/host ratio the compressor reaches | 0.01 – 1 |
 //! | `t_read_us`, `t_prog_us`, `t_erase_us`, `t_prog_slc_us` | NAND array times | > 0, ≤ 100 000 |
 //! | `channel_mbps`, `link_mbps`, `ctrl_mbps` | transfer caps (decimal MB/s) | 1 – 100 000 |
+//! | `backend_mbps` | controller→NAND datapath, physical bytes programmed (0: none) | 0 – 100 000 |
 //! | `cmd_us` | controller service time per command (IOPS cap) | 0 – 10 000 |
 //! | `lat_read_us`, `lat_write_us` | fixed command latency (firmware + host stack) | 0 – 100 000 |
 //! | `buffer` | write buffer bytes (host data accepted ahead of NAND) | ≥ one page |
@@ -60,6 +61,9 @@ pub struct Timings {
     pub channel_mbps: f64,
     pub link_mbps: f64,
     pub ctrl_mbps: f64,
+    /// Physical (post-compression) bytes per second the controller can send to the NAND,
+    /// decimal MB/s; 0: no such limit.
+    pub backend_mbps: f64,
     pub cmd_us: f64,
     pub lat_read_us: f64,
     pub lat_write_us: f64,
@@ -123,6 +127,7 @@ pub const KEYS: &[&str] = &[
     "channel_mbps",
     "link_mbps",
     "ctrl_mbps",
+    "backend_mbps",
     "cmd_us",
     "lat_read_us",
     "lat_write_us",
@@ -261,6 +266,7 @@ pub fn parse_spec(spec: &str) -> Result<SimConfig> {
             "channel_mbps" => t.channel_mbps = num(k, v, 1.0, 1e5, false)?,
             "link_mbps" => t.link_mbps = num(k, v, 1.0, 1e5, false)?,
             "ctrl_mbps" => t.ctrl_mbps = num(k, v, 1.0, 1e5, false)?,
+            "backend_mbps" => t.backend_mbps = num(k, v, 0.0, 1e5, false)?,
             "cmd_us" => t.cmd_us = num(k, v, 0.0, 1e4, false)?,
             "lat_read_us" => t.lat_read_us = num(k, v, 0.0, 1e5, false)?,
             "lat_write_us" => t.lat_write_us = num(k, v, 0.0, 1e5, false)?,
@@ -413,7 +419,8 @@ impl SimConfig {
             "timings": {
                 "t_read_us": t.t_read_us, "t_prog_us": t.t_prog_us, "t_erase_us": t.t_erase_us,
                 "t_prog_slc_us": t.t_prog_slc_us, "channel_mbps": t.channel_mbps,
-                "link_mbps": t.link_mbps, "ctrl_mbps": t.ctrl_mbps, "cmd_us": t.cmd_us,
+                "link_mbps": t.link_mbps, "ctrl_mbps": t.ctrl_mbps,
+                "backend_mbps": t.backend_mbps, "cmd_us": t.cmd_us,
                 "lat_read_us": t.lat_read_us, "lat_write_us": t.lat_write_us,
             },
             "features": {

@@ -7,20 +7,40 @@
 //! reservations are made in time order.
 //!
 //! - Die: program of one page occupies it `t_prog / planes` (multi-plane programs), a read
-//!   `t_read`, an erase `t_erase`. Pages are striped over dies by their global page number
-//!   (superblock-style, so one open block keeps every die busy); a block's erase is charged to
-//!   one die, rotating by block number.
+//!   `t_read`. Pages are striped over dies by their global page number (superblock-style, so
+//!   one open block keeps every die busy).
+//! - Erase: a simulated block is a slice of a superblock (one physical block per die, erased
+//!   on every die in parallel), so its erase costs each die `t_erase × (its pages on that die)
+//!   / pages_per_block` — the die time a physical erase takes, shared by the slices it covers.
+//!   Erases run ahead of need: a fully invalid block is erased into a small pre-erased pool
+//!   ([`ERASE_AHEAD_BLOCKS`] physical blocks per die) in the die's idle gaps; only erase work
+//!   beyond the pool delays the die's next operation. (Charging a whole `t_erase` to one die
+//!   stalled the stripe behind it: the level after NAND exhaustion then depended on
+//!   `t_erase`, although erase is ~1.7 % of a die's program time.)
 //! - Channel: one page transfer at `channel_mbps`.
 //! - Controller: `cmd_us` per command plus bytes at `ctrl_mbps` (IOPS and bandwidth caps).
-//! - Host link: bytes at `link_mbps`, one transfer at a time.
+//! - Backend: every page programmed (host or GC) crosses the controller's NAND-side datapath
+//!   at `backend_mbps` (physical bytes, after compression), one page at a time; 0 = no limit.
+//!   It is what caps a SandForce drive's incompressible writes at any queue depth while
+//!   compressible data runs at the host-side `ctrl_mbps`.
+//! - Host link: bytes at `link_mbps`, one transfer at a time. Programs are cut-through: a
+//!   page is ready to program as soon as its last byte has crossed the link, not when the
+//!   whole command has (a 16 MiB write at QD1 keeps the dies as busy as 128 KiB at QD32).
 //! - Write buffer: a write is acknowledged once the host pages older than the buffer's capacity
 //!   are programmed, plus the fixed firmware latency `lat_write_us`.
 
 use super::ftl::{Divisor, TAG_SHIFT, W_ERASE, W_GC_PROG, W_HOST_PROG, W_MASK, W_READ};
 use super::spec::SimConfig;
 
+/// Physical blocks per die that may wait to be erased (the pre-erased pool's depth).
+pub const ERASE_AHEAD_BLOCKS: u64 = 2;
+
 pub struct Timing {
     ndies: Divisor,
+    pages_per_block: u64,
+    /// Per die: erase work (ns) done ahead in idle gaps, not yet paid.
+    erase_debt: Vec<u64>,
+    erase_pool_ns: u64,
     nch: Divisor,
     slc_first_page: u32,
     die_free: Vec<u64>,
@@ -32,6 +52,9 @@ pub struct Timing {
     pub xfer_page: u64,
     link_ps_per_byte: u64,
     ctrl_ps_per_byte: u64,
+    /// Backend time of one page programmed, ns (0: no backend limit).
+    backend_page: u64,
+    backend_free: u64,
     pub cmd_ns: u64,
     pub lat_read: u64,
     pub lat_write: u64,
@@ -63,6 +86,9 @@ impl Timing {
         let ring_len = (buffer_pages + 2).next_power_of_two();
         Timing {
             ndies: Divisor::new(c.dies()),
+            pages_per_block: c.pages_per_block as u64,
+            erase_debt: vec![0; c.dies() as usize],
+            erase_pool_ns: ERASE_AHEAD_BLOCKS * ns(t.t_erase_us),
             nch: Divisor::new(c.channels),
             slc_first_page: n_mlc * c.pages_per_block,
             die_free: vec![0; c.dies() as usize],
@@ -74,6 +100,12 @@ impl Timing {
             xfer_page: (c.page_size as u64 * ps_per_byte(t.channel_mbps)) / 1000,
             link_ps_per_byte: ps_per_byte(t.link_mbps),
             ctrl_ps_per_byte: ps_per_byte(t.ctrl_mbps),
+            backend_page: if t.backend_mbps > 0.0 {
+                c.page_size as u64 * ps_per_byte(t.backend_mbps) / 1000
+            } else {
+                0
+            },
+            backend_free: 0,
             cmd_ns: ns(t.cmd_us),
             lat_read: ns(t.lat_read_us),
             lat_write: ns(t.lat_write_us),
@@ -91,9 +123,11 @@ impl Timing {
     /// Every resource idle from `now` on (after a secure erase).
     pub fn reset(&mut self, now: u64) {
         self.die_free.fill(now);
+        self.erase_debt.fill(0);
         self.ch_free.fill(now);
         self.link_free = now;
         self.ctrl_free = now;
+        self.backend_free = now;
         self.ring.fill(now);
         self.host_pages = 0;
         self.last_done = now;
@@ -102,6 +136,60 @@ impl Timing {
     /// Time at which every die is idle again.
     pub fn dies_idle_at(&self) -> u64 {
         self.die_free.iter().copied().max().unwrap_or(0)
+    }
+
+    /// Erase work still owed by the dies (ns, summed over dies).
+    pub fn erase_debt_ns(&self) -> u64 {
+        self.erase_debt.iter().sum()
+    }
+
+    /// Lets every die finish its deferred erases from `t` on (the drive is idle).
+    pub fn settle_erases(&mut self, t: u64) {
+        for (f, d) in self.die_free.iter_mut().zip(self.erase_debt.iter_mut()) {
+            *f = (*f).max(t) + *d;
+            *d = 0;
+        }
+    }
+
+    /// When die `die` starts an operation ready at `t`: erase work owed is done in the idle
+    /// gap before `t` first.
+    #[inline(always)]
+    fn die_start(&mut self, die: usize, t: u64) -> u64 {
+        let free = self.die_free[die];
+        if free < t {
+            let debt = self.erase_debt[die];
+            if debt != 0 {
+                let paid = debt.min(t - free);
+                self.erase_debt[die] = debt - paid;
+            }
+            t
+        } else {
+            free
+        }
+    }
+
+    /// Charges the erase of block `block` (ready at `t`) to every die holding its pages.
+    fn erase(&mut self, block: u32, t: u64) {
+        let n = self.erase_debt.len() as u64;
+        let ppb = self.pages_per_block;
+        let first = (block as u64 * ppb) % n;
+        let (q, r) = (ppb / n, ppb % n);
+        for k in 0..n.min(ppb) {
+            let die = ((first + k) % n) as usize;
+            let pages = q + u64::from(k < r);
+            let share = self.t_erase * pages / ppb;
+            if self.erase_debt[die] + share <= self.erase_pool_ns {
+                self.erase_debt[die] += share; // erased ahead, in an idle gap to come
+                continue;
+            }
+            // the pool is full: what the idle gap before `t` cannot absorb is erased now, in
+            // the die's queue
+            let s = self.die_start(die, t);
+            let debt = self.erase_debt[die] + share;
+            let now = debt.saturating_sub(self.erase_pool_ns);
+            self.die_free[die] = s + now;
+            self.erase_debt[die] = debt - now;
+        }
     }
 
     /// Controller stage of a command issued at `t`: returns when it starts being processed.
@@ -120,6 +208,14 @@ impl Timing {
         self.link_free
     }
 
+    /// Host-link transfer of `bytes` ready at `t`; returns its start and end.
+    #[inline]
+    pub fn link_span(&mut self, t: u64, bytes: u64) -> (u64, u64) {
+        let s = self.link_free.max(t);
+        self.link_free = s + bytes * self.link_ps_per_byte / 1000;
+        (s, self.link_free)
+    }
+
     /// Link time of `bytes` without reserving it.
     #[inline]
     pub fn link_time(&self, bytes: u64) -> u64 {
@@ -130,6 +226,13 @@ impl Timing {
     fn program(&mut self, page: u32, t: u64) -> u64 {
         let die = self.ndies.rem_of(page) as usize;
         let ch = self.nch.rem_of(die as u32) as usize;
+        let t = if self.backend_page != 0 {
+            let bs = self.backend_free.max(t);
+            self.backend_free = bs + self.backend_page;
+            self.backend_free
+        } else {
+            t
+        };
         let cs = self.ch_free[ch].max(t);
         self.ch_free[ch] = cs + self.xfer_page;
         let tp = if page >= self.slc_first_page {
@@ -137,7 +240,7 @@ impl Timing {
         } else {
             self.t_prog
         };
-        let ds = self.die_free[die].max(cs + self.xfer_page);
+        let ds = self.die_start(die, cs + self.xfer_page);
         self.die_free[die] = ds + tp;
         self.die_free[die]
     }
@@ -148,7 +251,7 @@ impl Timing {
         self.nand_ops += 1;
         let die = self.ndies.rem_of(page) as usize;
         let ch = self.nch.rem_of(die as u32) as usize;
-        let ds = self.die_free[die].max(t);
+        let ds = self.die_start(die, t);
         self.die_free[die] = ds + self.t_read;
         let cs = self.ch_free[ch].max(ds + self.t_read);
         self.ch_free[ch] = cs + self.xfer_page;
@@ -173,15 +276,10 @@ impl Timing {
                 W_READ => {
                     // GC read: array read then transfer out over the die's channel
                     let die = self.ndies.rem_of(v) as usize;
-                    let ds = self.die_free[die].max(t);
+                    let ds = self.die_start(die, t);
                     self.die_free[die] = ds + self.t_read + self.xfer_page;
                 }
-                W_ERASE => {
-                    // erases rotate over the dies by block number (pages are striped)
-                    let die = self.ndies.rem_of(v) as usize;
-                    let ds = self.die_free[die].max(t);
-                    self.die_free[die] = ds + self.t_erase;
-                }
+                W_ERASE => self.erase(v, t),
                 _ => unreachable!(),
             }
         }

@@ -242,9 +242,12 @@ class Replay:
 
         Columns: ``metric``, ``condition``, ``published``, ``replayed``, ``unit``,
         ``rel_error`` ((replayed − published) / published), ``source``, ``test``, ``drive``,
-        ``tolerance`` (relative), ``within_tolerance``, ``note``. Replayed bytes and seconds
-        are quoted at the review drive's scale (divided by :attr:`scale`). A number the model
-        cannot honestly reproduce has ``within_tolerance`` null and says why in ``note``.
+        ``tolerance`` (relative), ``within_tolerance``, ``status``, ``note``. Replayed bytes
+        and seconds are quoted at the review drive's scale (divided by :attr:`scale`).
+        ``status`` is ``within tolerance`` / ``outside tolerance`` / ``no tolerance`` for a
+        published number compared with a replayed one; ``documented, not modelled`` (the
+        note says why), ``setting`` (a procedure setting echoed back), ``no published value``
+        or ``not replayed`` otherwise — those rows have ``within_tolerance`` null.
 
         ``other``: a replay of the same protocol with another setting (Puget: the other data
         type, or TRIM off) adds the numbers that compare two runs (compressible vs
@@ -303,6 +306,8 @@ def check_row(
     bound: str = "value",
     note: str = "",
     reproducible: bool = True,
+    unmodelled: str = "",
+    setting: bool = False,
 ) -> dict[str, Any]:
     """One row for :meth:`Replay.compare`.
 
@@ -310,7 +315,11 @@ def check_row(
     its row (``drive=None``: a row about the procedure or every drive). ``seed_value`` is used
     only when no published row matches. ``bound``: ``value`` (within ``tolerance`` relative),
     ``min`` / ``max`` (the published number is a lower / upper bound, loosened by
-    ``tolerance``). ``reproducible=False`` marks a number the model cannot honestly reproduce.
+    ``tolerance``). ``unmodelled``: the reason the model does not reproduce this documented
+    number (its row is never within tolerance); ``reproducible=False`` is the same with the
+    reason in ``note``. ``setting=True``: the replayed value is a setting of the procedure
+    echoed back (a block size, a duration, a span), which checks the replay but matches
+    nothing the drive did.
     """
     if replayed is not None and replayed != replayed:  # NaN
         replayed = None
@@ -325,7 +334,9 @@ def check_row(
         "seed_value": seed_value,
         "bound": bound,
         "note": note,
-        "reproducible": reproducible,
+        "reproducible": reproducible and not unmodelled,
+        "unmodelled": unmodelled,
+        "setting": setting,
     }
 
 

@@ -18,22 +18,31 @@ COLUMNS = {
     "drive": pl.String,
     "tolerance": pl.Float64,
     "within_tolerance": pl.Boolean,
+    "status": pl.String,
     "note": pl.String,
 }
 
+#: ``status`` values of rows that compare a published number with a replayed one.
+COMPARED = ("within tolerance", "outside tolerance", "no tolerance")
+UNMODELLED = "documented, not modelled"
+SETTING = "setting"
+
 
 def published_numbers() -> pl.DataFrame | None:
-    """``fb.published()`` when the published data set is installed, else ``None``."""
-    try:
-        import flashback
+    """``fb.published()``, or ``None`` when the package holds no ``data/published`` folder
+    (the seeds' own values are then used).
 
-        fn = getattr(flashback, "published", None)
-        if fn is None:
-            return None
-        frame = fn()
-    except Exception:  # a broken or missing data set must not stop a comparison
+    Raises:
+        ParameterError: the folder is there but holds no CSV (a broken install); any other
+            error of a broken data set is raised as it is, not hidden behind seed values.
+    """
+    import flashback
+
+    try:
+        frame = flashback.published()
+    except FileNotFoundError:  # the data set is not installed
         return None
-    return frame if isinstance(frame, pl.DataFrame) and frame.height else None
+    return frame if frame.height else None
 
 
 def _lookup(pub: pl.DataFrame | None, source: str, row: dict[str, Any]) -> tuple[float | None, str]:
@@ -60,19 +69,32 @@ def _lookup(pub: pl.DataFrame | None, source: str, row: dict[str, Any]) -> tuple
     return None, ""
 
 
-def _within(row: dict[str, Any], value: float | None, rel: float | None) -> bool | None:
-    if not row["reproducible"] or row["tolerance"] is None or value is None:
-        return None
+def _status(row: dict[str, Any], value: float | None) -> str:
+    if row["setting"]:
+        return SETTING
+    if not row["reproducible"]:
+        return UNMODELLED
+    if value is None:
+        return "no published value"
     if row["replayed"] is None:
-        return False
+        return "not replayed"
+    if row["tolerance"] is None:
+        return "no tolerance"
+    return "within tolerance" if _within(row, value) else "outside tolerance"
+
+
+def _within(row: dict[str, Any], value: float) -> bool:
     tol = row["tolerance"]
     if value == 0:
         return abs(row["replayed"]) <= tol
+    rel = (row["replayed"] - value) / abs(value)
+    if rel <= -1.0:  # nothing (or the opposite sign) where the review measured something
+        return False
     if row["bound"] == "min":
         return row["replayed"] >= value * (1 - tol)
     if row["bound"] == "max":
         return row["replayed"] <= value * (1 + tol)
-    return rel is not None and abs(rel) <= tol
+    return abs(rel) <= tol
 
 
 def compare(
@@ -98,14 +120,21 @@ def compare(
         rel = None
         if value not in (None, 0) and r["replayed"] is not None:
             rel = (r["replayed"] - value) / abs(value)
-        within = _within(r, value, rel)
+        status = _status(r, value)
+        within = {"within tolerance": True, "outside tolerance": False}.get(status)
+        if status == "not replayed" and r["tolerance"] is not None:
+            within = False  # the review measured it; the replay found nothing
         notes = [n for n in (r["note"], where) if n]
         if r["bound"] != "value":
             notes.insert(
                 0, f"the published number is a {'lower' if r['bound'] == 'min' else 'upper'} bound"
             )
-        if not r["reproducible"]:
-            notes.insert(0, "not reproducible by the model")
+        if r["unmodelled"]:
+            notes.insert(0, f"{UNMODELLED}: {r['unmodelled']}")
+        elif not r["reproducible"]:
+            notes.insert(0, UNMODELLED)
+        if r["setting"]:
+            notes.insert(0, "a setting of the procedure, replayed as the review states it")
         rows.append(
             {
                 "metric": r["metric"],
@@ -119,6 +148,7 @@ def compare(
                 "drive": r["drive"],
                 "tolerance": r["tolerance"],
                 "within_tolerance": within,
+                "status": status,
                 "note": "; ".join(notes) or None,
             }
         )

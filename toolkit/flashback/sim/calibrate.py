@@ -289,12 +289,12 @@ TARGETS: dict[str, dict[str, Any]] = {
     ),
     "intel-530-240g": dict(
         # Fitted through the replay itself, so the fit is judged by the very procedure the
-        # fidelity check runs (AS-SSD's 1 GiB file after a secure erase). At 1/8 of the drive
-        # the replayed AS-SSD numbers no longer move with the scale (1/8, 1/4 and 1/2 agree
-        # within 6 %); at 1/64 they did not. trim_efficacy is not fitted: the replayed
-        # after-TRIM speed hardly depends on it (266-272 MB/s for 0.05-0.35), because the
-        # second AS-SSD pass overwrites the first pass's own sequential blocks, which GC then
-        # reclaims for free, TRIM or not. The review's 193 MB/s is a documented gap.
+        # fidelity check runs (AS-SSD's 1 GiB file, 16 MiB QD1, after a secure erase). The
+        # free parameter is the SF-2281's NAND-side datapath (backend_mbps), shared by every
+        # SandForce preset: with programs that start as data arrives, 32 dies at the
+        # datasheet t_prog would write ~520 MB/s, and only a controller limit on physical
+        # bytes gives SandForce's ~315 MB/s incompressible at any queue depth. trim_efficacy
+        # is not fitted: the replayed after-TRIM pass rewrites the first pass's own blocks.
         observations=[
             ReplayObservation(
                 "anandtech-trim-validation",
@@ -304,7 +304,7 @@ TARGETS: dict[str, dict[str, Any]] = {
                 source="AnandTech (seed 003)",
             ),
         ],
-        params=[Param("t_prog_us", 800.0, 2500.0, 1600.0)],
+        params=[Param("backend_mbps", 200.0, 600.0, 320.0)],
         scale="1/8",
     ),
 }

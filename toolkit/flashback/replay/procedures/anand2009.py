@@ -61,6 +61,7 @@ def checks(rep: Replay) -> list[dict[str, Any]]:
             drive=drive,
             tolerance=0.02,
             note="the whole LBA span is written; the review's 74.5 GB are GiB",
+            setting=True,
         )
     ]
     for state in ("fresh", "used"):

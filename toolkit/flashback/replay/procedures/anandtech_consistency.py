@@ -72,6 +72,7 @@ def checks(rep: Replay) -> list[dict[str, Any]]:
             drive=None,
             tolerance=0.02,
             note="at the review drive's scale",
+            setting=True,
         ),
         check_row(test, cond, "initial_iops", first, "IOPS", drive=drive, note=note),
         check_row(
@@ -105,6 +106,7 @@ def checks(rep: Replay) -> list[dict[str, Any]]:
                 drive=None,
                 tolerance=0.01,
                 note="the span tested is 75 % of the capacity",
+                setting=True,
             )
         )
     return rows

@@ -94,6 +94,7 @@ def checks(rep: Replay) -> list[dict[str, Any]]:
             drive=None,
             tolerance=0.02,
             note="the span replayed, at the review drive's scale",
+            setting=True,
         )
     )
     rows.append(
@@ -106,6 +107,7 @@ def checks(rep: Replay) -> list[dict[str, Any]]:
             drive=None,
             tolerance=0.02,
             note="one run, at the review drive's scale",
+            setting=True,
         )
     )
     for cond in ("fresh", "used", "after_trim"):

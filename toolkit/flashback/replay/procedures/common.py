@@ -243,4 +243,5 @@ def duration_row(test: str, seconds: float | None) -> dict:
         drive=None,
         tolerance=0.02,
         note="at the review drive's scale",
+        setting=True,
     )

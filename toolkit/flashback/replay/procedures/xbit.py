@@ -60,6 +60,7 @@ def checks(rep: Replay) -> list[dict[str, Any]]:
             drive=None,
             tolerance=0.02,
             note="the idle replayed, at the review drive's scale",
+            setting=True,
         ),
         check_row(
             test,

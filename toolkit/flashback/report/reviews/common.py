@@ -19,6 +19,7 @@ COMPARE_COLS = [
     "unit",
     "rel_error",
     "within_tolerance",
+    "status",
     "note",
 ]
 
@@ -49,14 +50,20 @@ def compare_part(
 
 
 def tally(cmp: pl.DataFrame) -> dict[str, Any]:
-    """Counts for the summary: numbers compared, within tolerance, median |relative error|."""
-    c = cmp.filter(pl.col("published").is_not_null() & pl.col("replayed").is_not_null())
-    within = c.filter(pl.col("within_tolerance") == True).height  # noqa: E712
+    """Counts for the summary: published numbers compared with replayed ones, how many are
+    within tolerance, their median |relative error|, and the documented numbers the model
+    does not reproduce. Procedure settings echoed back (a duration, a span) are not counted:
+    they check the replay, not the drive."""
+    from flashback.replay.compare import COMPARED, UNMODELLED
+
+    c = cmp.filter(pl.col("status").is_in(COMPARED))
+    within = c.filter(pl.col("status") == "within tolerance").height
     med = c.select(pl.col("rel_error").abs().median()).item() if c.height else None
     return {
         "compared": c.height,
         "within_tolerance": within,
         "median_abs_rel_error_pct": None if med is None else 100 * med,
+        "documented_not_modelled": cmp.filter(pl.col("status") == UNMODELLED).height,
     }
 
 
