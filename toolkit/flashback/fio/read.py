@@ -79,6 +79,11 @@ def _is_fio_output(p: Path) -> bool:
     return '"fio version"' in head or terse.is_terse(head) or normal.is_normal(head)
 
 
+#: Most rows an import makes (10 years of 1 s rows would be 3.2e8): beyond it the log's time
+#: column is corrupt rather than a real run.
+_MAX_ROWS = 1e8
+
+
 def read_fio(
     source: str | os.PathLike[str] | list[str | os.PathLike[str]],
     *,
@@ -316,6 +321,12 @@ def _read_logs(
     if t_end <= 0:
         raise ImportFormatError(
             f"{log_files[0]}: the fio logs hold no samples; run fio longer or check log_avg_msec"
+        )
+    if t_end / (interval * 1000.0) > _MAX_ROWS:
+        raise FioFormatError(
+            f"{log_files[0]}: a sample at {t_end / 3.6e6:.3g} h would make "
+            f"{t_end / (interval * 1000.0):.3g} rows of {interval:g} s (at most {_MAX_ROWS:g}); "
+            "the time column is corrupt, or pass a longer interval="
         )
     edges = series.edges_ms(t_end, interval * 1000.0)
     n = edges.size - 1
