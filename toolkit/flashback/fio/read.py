@@ -76,6 +76,11 @@ def _hist_stats(counts: np.ndarray) -> dict[str, float]:
     }
 
 
+#: intervals one import may make (10⁷: 115 days of 1 s intervals); a time column beyond that is
+#: a damaged log, and would otherwise exhaust memory
+MAX_INTERVALS = 10_000_000
+
+
 def read_fio(
     source: str | os.PathLike[str] | list[str | os.PathLike[str]],
     *,
@@ -120,6 +125,11 @@ def read_fio(
         )
     iv_ms = interval * 1000.0
     n = max(1, math.ceil(t_max / iv_ms - 1e-9))
+    if not math.isfinite(t_max) or n > MAX_INTERVALS:
+        raise ImportFormatError(
+            f"{files[0]}: a sample at {t_max:g} ms would make {n:g} intervals of {interval:g} s "
+            f"(at most {MAX_INTERVALS:,}); check the log's time column or pass a longer interval"
+        )
     edges = np.arange(n + 1) * iv_ms
     cols: dict[str, Any] = {
         "t_s": (np.arange(n) + 1) * interval,
