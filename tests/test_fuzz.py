@@ -289,3 +289,11 @@ def test_capture_files_10k(scratch, capture_bytes, cut, flips, junk):
 @given(trace_header, st.lists(iolog_line, max_size=10))
 def test_trace_files_10k(scratch, header, lines):
     _trace(scratch, header, lines)
+
+
+def test_a_log_time_beyond_any_run_is_refused_not_allocated(tmp_path):
+    # found by the fuzzer: one sample at t=1e15 ms made read_fio allocate terabytes
+    p = tmp_path / "x_bw.1.log"
+    p.write_text("0, 1, 0, 4096\n1000000000000000, 1, 0, 4096\n")
+    with pytest.raises(fb.ImportFormatError, match="intervals"):
+        fb.read_fio(p)
