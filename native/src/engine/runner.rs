@@ -428,7 +428,7 @@ mod tests {
         ])
         .unwrap();
         set_direct(&t, false).unwrap();
-        let ctl = Control::new(None, None, [false, true, false]);
+        let ctl = Control::new(None, Budget::of(&w));
         let mut quiet = Quiet;
         let meta = serde_json::json!({});
         let mut session =

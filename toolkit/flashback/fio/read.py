@@ -325,7 +325,7 @@ def _read_logs(
     if t_end / (interval * 1000.0) > _MAX_ROWS:
         raise FioFormatError(
             f"{log_files[0]}: a sample at {t_end / 3.6e6:.3g} h would make "
-            f"{t_end / (interval * 1000.0):.3g} rows of {interval:g} s (at most {_MAX_ROWS:g}); "
+            f"{t_end / (interval * 1000.0):.3g} intervals of {interval:g} s (at most {_MAX_ROWS:g}); "
             "the time column is corrupt, or pass a longer interval="
         )
     edges = series.edges_ms(t_end, interval * 1000.0)
