@@ -18,6 +18,7 @@ fn opts() -> RunOptions {
         step: "t".into(),
         capture_path: None,
         no_recording: true,
+        stream_only: false,
     }
 }
 

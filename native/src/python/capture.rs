@@ -116,20 +116,9 @@ fn write_capture(
     detached(py, || ipc::write_batches(&path, &schema, &batches))
 }
 
-/// Measured compressed/raw ratio of a data pattern (zstd level 3).
-#[pyfunction]
-#[pyo3(signature = (data, bs=65536, seed=1, samples=16))]
-fn compress_ratio(data: &str, bs: u64, seed: u64, samples: usize) -> PyResult<f64> {
-    let w = crate::workload::Workload::from_pairs([("data", data)]).py_err()?;
-    Ok(crate::workload::measure_compress_ratio(
-        &w.data, bs, seed, samples,
-    ))
-}
-
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ArrowTable>()?;
     m.add_function(wrap_pyfunction!(read_capture, m)?)?;
     m.add_function(wrap_pyfunction!(write_capture, m)?)?;
-    m.add_function(wrap_pyfunction!(compress_ratio, m)?)?;
     Ok(())
 }

@@ -1,0 +1,96 @@
+"""Type surface of ``flashback._native``, the Rust core's PyO3 bindings.
+
+Checked against the built module by ``mypy.stubtest`` in ``make lint``. Values cross the
+boundary as plain types; tables as Arrow C streams (``ArrowTable``), metadata as JSON text.
+Every error is a ``flashback.errors`` class (``ParameterError``, ``TargetError``,
+``SafetyError``, ``CaptureFileError``, ``ImportFormatError``, ``DeviceError``,
+``InternalError``).
+"""
+
+from collections.abc import Callable, Sequence
+from os import PathLike
+from typing import Any, final
+
+__version__: str
+
+@final
+class ArrowTable:
+    """A table of record batches, handed to polars through the Arrow C stream interface."""
+
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object: ...
+    @property
+    def num_rows(self) -> int: ...
+
+@final
+class NativeTarget:
+    """An opened file, block device or simulated drive (``flashback.Target`` wraps it)."""
+
+    def __new__(
+        cls,
+        spec: str,
+        *,
+        destroy: str | None = None,
+        overwrite: bool = False,
+        create_size: int | None = None,
+    ) -> NativeTarget: ...
+    @property
+    def spec(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def size_bytes(self) -> int: ...
+    @property
+    def host_written_bytes(self) -> int: ...
+    def meta_json(self) -> str: ...
+    def run(
+        self,
+        fields: dict[str, str],
+        *,
+        step: str = ...,
+        capture_path: str | PathLike[str] | None = None,
+        progress: Callable[..., Any] | None = None,
+        no_recording: bool = False,
+        stream_only: bool = False,
+    ) -> tuple[ArrowTable, str]: ...
+    def run_trace(
+        self,
+        path: str | PathLike[str],
+        fields: dict[str, str],
+        *,
+        time_scale: float | None = None,
+        offset_scale: float = 1.0,
+        offset_shift: int = 0,
+        align: int = 4096,
+        step: str = ...,
+        capture_path: str | PathLike[str] | None = None,
+        progress: Callable[..., Any] | None = None,
+    ) -> tuple[ArrowTable, str]: ...
+    def discard(self, offset: int = 0, size: int | None = None) -> None: ...
+    def idle(self, seconds: float) -> bool: ...
+    def sanitize(self) -> None: ...
+
+def parse_workload(fields: dict[str, str]) -> str: ...
+def parse_size(field: str, text: str) -> int: ...
+def parse_duration(field: str, text: str) -> float: ...
+def read_capture(
+    path: str | PathLike[str], salvage: bool = False
+) -> tuple[ArrowTable, str, bool, str | None]: ...
+def write_capture(path: str | PathLike[str], table: object, meta_json: str) -> None: ...
+def sim_presets_json() -> str: ...
+def pelt_search(
+    signal: Sequence[float] | object,
+    pen: float,
+    min_size: int,
+    cost: str = "l2",
+    jump: int = 1,
+    ends: Sequence[int] | None = None,
+    two_pass: bool = False,
+) -> list[int]: ...
+def pelt_linear_search(
+    x: Sequence[float] | object, y: Sequence[float] | object, pen: float, min_size: int
+) -> list[int]: ...
+def linear_split_costs(
+    x: Sequence[float] | object, y: Sequence[float] | object, lo: int, hi: int
+) -> list[float]: ...
+def _panic_for_tests() -> None: ...
+def _refuse_queued_trims_for_tests(on: bool) -> None: ...
