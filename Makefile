@@ -12,7 +12,7 @@ SYS_STAMP := $(VENV)/.system-deps
 BUILD_STAMP := $(VENV)/.built
 RUST_SRC := $(shell find native/src -name '*.rs' 2>/dev/null) native/Cargo.toml native/Cargo.lock
 
-.PHONY: setup demo test test-rust test-python bench lab fmt lint clean
+.PHONY: setup demo test test-rust test-python test-slow bench lab fmt lint clean
 
 setup: $(BUILD_STAMP)
 
@@ -48,7 +48,11 @@ test-rust:
 	$(CARGO) test --manifest-path $(MANIFEST) --quiet
 
 test-python: setup
-	$(BIN)/python -m pytest tests -q
+	$(BIN)/python -m pytest tests -q -m "not slow"
+
+# The slow tests: 10k fuzz cases per parser, long change-point and coverage studies.
+test-slow: setup
+	$(BIN)/python -m pytest tests -q -m slow
 
 bench: setup
 	$(CARGO) build --release --manifest-path $(MANIFEST) --examples --quiet
@@ -64,6 +68,8 @@ fmt: setup
 lint: setup
 	$(CARGO) clippy --manifest-path $(MANIFEST) --all-targets --features python -- -D warnings
 	$(BIN)/ruff check toolkit tests
+	$(BIN)/ruff format --check toolkit tests notebooks
+	cd toolkit && $(BIN)/python -m mypy.stubtest flashback._native --allowlist ../native/stubtest-allowlist.txt
 
 clean:
 	rm -rf $(VENV) native/target out
