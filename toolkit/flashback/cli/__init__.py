@@ -30,6 +30,7 @@ COMMANDS = {
 CLI_WORDING = {
     "use flashback.recover() to salvage it": "salvage it with `flashback recover FILE`",
     "see flashback.recover()": "see `flashback recover --help`",
+    "flashback.recover() keeps": "`flashback recover FILE` keeps",
 }
 
 #: Exit status after the reader of stdout went away (as a shell reports SIGPIPE: 128 + 13).
