@@ -1,7 +1,6 @@
 //! Capture tables cross into Python through the Arrow C stream interface (zero copy, no
 //! pyarrow): `pl.DataFrame(ArrowTable)` imports them.
 
-use super::errors::IntoPy;
 use super::util::detached;
 use crate::capture::ipc;
 use crate::capture::IntervalRow;
