@@ -47,7 +47,6 @@ def test_ssd_runs_strongly_autocorrelated():
     assert false_ss <= 2, rows
 
 
-@pytest.mark.slow
 def test_ssd_runs_long():
     rows = _scores(range(700, 706), 100_000, 400_000)
     cliff, false_ss = _bars(rows)

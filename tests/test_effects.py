@@ -104,7 +104,6 @@ def test_ci_covers_on_ar097_n300_with_a_warning():
     assert warned == 1.0
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("design", ["ssd", "ar97"])
 def test_ci_coverage_1000_trials(design):
     cov, _, _ = _coverage(design, 1000, seed=7)
