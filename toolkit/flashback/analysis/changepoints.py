@@ -174,12 +174,7 @@ def _one(
         scale = lrv / sigma**2 if search_cost == "normal" else lrv
         pen = PENALTY_FACTOR * math.log(n) * scale
     else:
-        try:
-            pen = float(penalty)
-        except (TypeError, ValueError):
-            raise AnalysisError(f"penalty={penalty!r} is neither 'auto' nor a number") from None
-        if not math.isfinite(pen) or pen < 0:
-            raise AnalysisError(f"penalty must be a finite number >= 0, got {penalty!r}")
+        pen = explicit_penalty(penalty)
     pct = _min_change_pct(min_change_pct, y)
 
     jump = default_jump(n, m)
@@ -268,6 +263,21 @@ def _one(
         "path": path,
     }
     return pl.DataFrame(rows), bkps, ivals, info
+
+
+def explicit_penalty(penalty: object) -> float:
+    """A caller's penalty (anything but ``"auto"``) as a float.
+
+    Raises:
+        AnalysisError: not a number, not finite, or negative.
+    """
+    try:
+        pen = float(penalty)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise AnalysisError(f"penalty={penalty!r} is neither 'auto' nor a number") from None
+    if not math.isfinite(pen) or pen < 0:
+        raise AnalysisError(f"penalty must be a finite number >= 0, got {penalty!r}")
+    return pen
 
 
 def changepoints(

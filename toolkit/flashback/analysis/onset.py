@@ -13,6 +13,7 @@ import polars as pl
 
 from flashback import _native
 from flashback.analysis import frames, noise
+from flashback.analysis.changepoints import explicit_penalty
 from flashback.errors import AnalysisError, ParameterError
 
 #: the default penalty is LINEAR_PENALTY_FACTOR · ln K · (long-run variance of the bins)
@@ -144,12 +145,7 @@ def steady_state_onset(
     if penalty == "auto":
         pen = LINEAR_PENALTY_FACTOR * math.log(k) * lrv
     else:
-        try:
-            pen = float(penalty)
-        except (TypeError, ValueError):
-            raise AnalysisError(f"penalty={penalty!r} is neither 'auto' nor a number") from None
-        if not math.isfinite(pen) or pen < 0:
-            raise AnalysisError(f"penalty must be a finite number >= 0, got {penalty!r}")
+        pen = explicit_penalty(penalty)
     m = max(3, k // 50)
     try:
         ends = list(_native.pelt_linear_search(xbin, ybin, pen, m))

@@ -61,20 +61,11 @@ def vega_bundle() -> str:
 
 
 def _fmt(v: object) -> str:
-    if v is None:
-        return "—"
-    if isinstance(v, float):
-        if v != v:
-            return "—"
-        a = abs(v)
-        if a == 0:
-            return "0"
-        if a >= 1000:
-            return f"{v:,.0f}"
-        if a >= 10:
-            return f"{v:.1f}"
-        return f"{v:.3g}"
-    return html.escape(str(v))
+    """A table cell: missing values and floats as the CLI's tables show them
+    (:func:`flashback.cli._output.fmt_value`), anything else as its text; HTML-escaped."""
+    from flashback.cli._output import fmt_value
+
+    return html.escape(fmt_value(v) if v is None or isinstance(v, float) else str(v))
 
 
 def table_html(df: pl.DataFrame, *, caption: str = "", max_rows: int = 200) -> str:
