@@ -310,7 +310,7 @@ fn effective_min_size(min_size: usize, model: Cost) -> usize {
 }
 
 /// Segment ends (ruptures' convention: the last is `n`) from the best-previous-end table.
-fn backtrack(prev: &[usize], n: usize) -> Vec<usize> {
+pub(crate) fn backtrack(prev: &[usize], n: usize) -> Vec<usize> {
     let mut bkps = Vec::new();
     let mut s = n;
     while s > 0 {

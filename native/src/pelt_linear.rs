@@ -9,6 +9,7 @@
 //! being `n`.
 
 use crate::error::{Error, Result};
+use crate::pelt::backtrack;
 
 /// Cumulative sums of centred and scaled `x` and `y`: a segment's line fit in O(1).
 struct LinSums {
@@ -202,17 +203,6 @@ pub fn split_costs_linear(x: &[f64], y: &[f64], lo: usize, hi: usize) -> Result<
     Ok((lo..=hi)
         .map(|k| sums.cost(0, k) + sums.cost(k, n))
         .collect())
-}
-
-fn backtrack(prev: &[usize], n: usize) -> Vec<usize> {
-    let mut bkps = Vec::new();
-    let mut s = n;
-    while s > 0 {
-        bkps.push(s);
-        s = prev[s];
-    }
-    bkps.reverse();
-    bkps
 }
 
 #[cfg(test)]
