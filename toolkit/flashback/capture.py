@@ -116,7 +116,13 @@ class Capture:
         latency per direction (``{read,write}_lat_{p50,p99,p999,p9999,max}_us``, µs from
         submission to completion, exact to the 3 significant digits of the run's merged
         histogram; null for a direction without I/O, or for steps this capture's metadata has
-        no histogram of, e.g. imported or concatenated captures)."""
+        no histogram of, e.g. imported or concatenated captures).
+
+        Raises:
+            Nothing for a capture flashback ran, loaded or imported (an empty capture gives an
+            empty frame); a hand-built ``intervals`` frame without the design's ``step``,
+            ``interval_s`` and byte/I/O columns raises polars' ``ColumnNotFoundError``.
+        """
         return with_run_latency(summarize(self.intervals), self.meta)
 
     def __repr__(self) -> str:

@@ -38,6 +38,11 @@ class Job:
         label: a name for progress reports and results (default: target and workload).
 
     A simulated target with a seeded workload gives the same capture wherever it runs.
+
+    Raises:
+        ParameterError: ``target`` is not a target string, not exactly one of ``workload`` and
+            ``replay`` is given, or ``workload`` is not a :class:`~flashback.Workload`.
+        ReplayError: ``replay`` names no protocol (the message lists them).
     """
 
     target: str
@@ -141,7 +146,7 @@ def _from_ipc(payload: tuple[bytes, str]) -> Capture:
     return Capture(intervals=pl.read_ipc_stream(io.BytesIO(data)), meta=json.loads(meta_json))
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(kw_only=True)
 class SweepResult:
     """The captures of a sweep, in the order of its jobs.
 
@@ -169,7 +174,11 @@ class SweepResult:
 
     def scan(self) -> pl.LazyFrame:
         """Every capture's intervals with ``job`` (index), ``job_label`` and the identity
-        columns of :func:`flashback.scan_captures` first."""
+        columns of :func:`flashback.scan_captures` first.
+
+        Raises:
+            CaptureFileError: a capture file written by the sweep is gone or damaged.
+        """
         from flashback.dataset.scan import capture_frame, concat_frames, scan_file
 
         if self._captures is None and self.paths is not None:
@@ -186,9 +195,20 @@ class SweepResult:
         ]
         return concat_frames(tagged, [j.label for j in self.jobs])
 
-    def to_dataset(self, root: str | os.PathLike[str], **kwargs: Any) -> list[Path]:
-        """Writes every capture with :meth:`Capture.to_dataset` under ``root``."""
-        return [c.to_dataset(root, **kwargs) for c in self.captures]
+    def to_dataset(
+        self,
+        root: str | os.PathLike[str],
+        *,
+        partition_by: tuple[str, ...] = ("model", "serial", "test"),
+    ) -> list[Path]:
+        """Writes every capture with :meth:`Capture.to_dataset` under ``root``, partitioned
+        by ``partition_by`` (identity columns), and returns the files' paths.
+
+        Raises:
+            ParameterError: a partition key is not an identity column.
+            CaptureFileError: a capture file written by the sweep is gone or damaged.
+        """
+        return [c.to_dataset(root, partition_by=partition_by) for c in self.captures]
 
 
 def _reporter(progress: bool | Callable[[dict], None] | None, total: int) -> Any:
@@ -291,8 +311,13 @@ def sweep(
             executor.shutdown(wait=True, cancel_futures=True)
     elapsed = time.monotonic() - t0
     if out_dir is not None:
-        return SweepResult(jobs, [Path(p) for _, p in results], elapsed)
-    return SweepResult(jobs, None, elapsed, [_from_ipc(p) for _, p in results])
+        return SweepResult(jobs=jobs, paths=[Path(p) for _, p in results], elapsed_s=elapsed)
+    return SweepResult(
+        jobs=jobs,
+        paths=None,
+        elapsed_s=elapsed,
+        _captures=[_from_ipc(p) for _, p in results],
+    )
 
 
 __all__ = ["Job", "SweepResult", "as_job", "run_job", "sweep"]

@@ -112,7 +112,15 @@ class Target:
         return cap
 
     def discard(self, *, offset: int | str = 0, size: int | str | None = None) -> None:
-        """Discards (TRIM) ``size`` bytes from ``offset`` (``None``: to the end)."""
+        """Discards (TRIM) ``size`` bytes from ``offset`` (``None``: to the end).
+
+        Raises:
+            ParameterError: ``offset``/``size`` is not a size, or ``offset`` lies beyond the
+                end of the target.
+            SafetyError: writing to this target is refused (nothing is discarded).
+            TargetError: the file system or device does not support discard.
+            DeviceError: the operating system reported an I/O error.
+        """
         from flashback.units import parse_size
 
         self._t.discard(
@@ -121,13 +129,23 @@ class Target:
         )
 
     def idle(self, seconds: float | str) -> bool:
-        """Leaves the drive idle (virtual seconds on a sim drive). False if interrupted."""
+        """Leaves the drive idle (virtual seconds on a sim drive). False if interrupted.
+
+        Raises:
+            ParameterError: ``seconds`` is not a duration of zero or more seconds.
+        """
         from flashback.units import parse_duration
 
         return self._t.idle(parse_duration(seconds, field="idle"))
 
     def sanitize(self) -> None:
-        """Secure erase (sim) or whole-span discard (real); resets host bytes written."""
+        """Secure erase (sim) or whole-span discard (real); resets host bytes written.
+
+        Raises:
+            SafetyError: writing to this target is refused (nothing is discarded).
+            TargetError: the file system or device does not support discard.
+            DeviceError: the operating system reported an I/O error.
+        """
         self._t.sanitize()
 
     def __repr__(self) -> str:
@@ -135,7 +153,12 @@ class Target:
 
 
 def open_target(spec: str | os.PathLike[str] | Target, **kwargs: Any) -> Target:
-    """Opens ``spec`` (or returns it if it is already a :class:`Target`)."""
+    """Opens ``spec`` (or returns it if it is already a :class:`Target`); ``kwargs`` are
+    :class:`Target`'s (``destroy``, ``overwrite``, ``size``).
+
+    Raises:
+        TargetError, SafetyError, ParameterError: see :class:`Target`.
+    """
     if isinstance(spec, Target):
         return spec
     return Target(spec, **kwargs)

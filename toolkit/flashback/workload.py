@@ -7,9 +7,10 @@ import json
 from typing import Any
 
 from flashback import _native
+from flashback.errors import ParameterError
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class Workload:
     """What to run, in fio's words.
 
@@ -47,7 +48,11 @@ class Workload:
         object.__setattr__(self, "_resolved", json.loads(_native.parse_workload(self.fields())))
 
     def fields(self) -> dict[str, str]:
-        """The fields that are set, as the strings the native core parses."""
+        """The fields that are set, as the strings the native core parses.
+
+        Raises:
+            Nothing: the fields were validated when the workload was made.
+        """
         out = {}
         for f in dataclasses.fields(self):
             name = f.name
@@ -79,10 +84,25 @@ class Workload:
         return cls(**fields)
 
     def replace(self, **changes: Any) -> "Workload":
-        """A copy with some fields changed (validated again)."""
+        """A copy with some fields changed (validated again).
+
+        Raises:
+            ParameterError: a name in ``changes`` is not a workload field, or a changed field
+                is malformed or out of range (the message names it).
+        """
+        names = [f.name for f in dataclasses.fields(self)]
+        unknown = [k for k in changes if k not in names]
+        if unknown:
+            raise ParameterError(
+                f"a workload has no field {unknown[0]!r}; change one of: {', '.join(names)}"
+            )
         return dataclasses.replace(self, **changes)
 
     def describe(self) -> str:
-        """A one-line fio-like description, e.g. ``randwrite bs=4k iodepth=32 time=60s``."""
+        """A one-line fio-like description, e.g. ``randwrite bs=4k iodepth=32 time=60s``.
+
+        Raises:
+            Nothing: the fields were validated when the workload was made.
+        """
         parts = [self.rw] + [f"{k}={v}" for k, v in self.fields().items() if k != "rw"]
         return " ".join(parts)

@@ -17,7 +17,7 @@ from flashback.dataset.identity import IDENTITY_SCHEMA
 from flashback.errors import AnalysisError
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(kw_only=True)
 class Grouped(Mapping):
     """One analysis result per group, keyed by the tuple of the ``by`` values (a single ``by``
     column also accepts the bare value: ``res["SN123"]``).
@@ -47,14 +47,23 @@ class Grouped(Mapping):
         return frame.select(*[pl.lit(v).alias(k) for k, v in zip(self.by, key)], pl.all())
 
     def to_frame(self) -> pl.DataFrame:
-        """Every group's ``to_frame()`` stacked, with the ``by`` columns first."""
+        """Every group's ``to_frame()`` stacked, with the ``by`` columns first.
+
+        Raises:
+            AttributeError: the results have no ``to_frame`` (``fn`` returned something other
+                than a flashback result).
+        """
         parts = [self._keyed(k, r.to_frame()) for k, r in self.results.items()]
         return pl.concat(parts, how="diagonal_relaxed")
 
     def summary(self) -> pl.DataFrame:
         """One row per group: for change points ``n_segments``, ``breakpoints`` (x values)
         and ``first_breakpoint``; for steady state ``reached``, ``window_first``,
-        ``window_last``, ``onset_s``, ``onset_gb``, ``onset_fills``."""
+        ``window_last``, ``onset_s``, ``onset_gb``, ``onset_fills``.
+
+        Raises:
+            Nothing: results of other kinds give rows with the ``by`` columns only.
+        """
         rows = []
         for key, r in self.results.items():
             row = dict(zip(self.by, key))
@@ -139,4 +148,4 @@ def per_group(
             results[tuple(key)] = fn(body, **kw)
         except AnalysisError as e:
             raise AnalysisError(f"in group {_describe(keys, tuple(key))}: {e}") from None
-    return Grouped(keys, results)
+    return Grouped(by=keys, results=results)

@@ -31,8 +31,28 @@ def partition_value(value: Any) -> str:
 
 def hive_schema(partition_by: Sequence[str] = DEFAULT_PARTITIONS) -> dict[str, pl.DataType]:
     """The partition columns' types, for ``pl.scan_parquet(..., hive_schema=...)``: without
-    it a reader guesses from the values (a serial made of digits would become a number)."""
+    it a reader guesses from the values (a serial made of digits would become a number).
+
+    Raises:
+        ParameterError: a partition key is not an identity column.
+    """
+    check_partition_keys(partition_by)
     return {k: IDENTITY_SCHEMA[k] for k in partition_by}
+
+
+def check_partition_keys(partition_by: Sequence[str]) -> None:
+    """Checks that every key can partition a dataset (an identity column other than the
+    capture's path).
+
+    Raises:
+        ParameterError: names the first key that cannot.
+    """
+    bad = [k for k in partition_by if k not in IDENTITY_SCHEMA or k == "capture_path"]
+    if bad:
+        raise ParameterError(
+            f"cannot partition by {bad[0]!r}; use identity columns such as model, serial, "
+            "test, host, firmware or workload_rw"
+        )
 
 
 def to_dataset(
@@ -52,12 +72,7 @@ def to_dataset(
     Raises:
         ParameterError: a partition key is not an identity column.
     """
-    bad = [k for k in partition_by if k not in IDENTITY_SCHEMA or k == "capture_path"]
-    if bad:
-        raise ParameterError(
-            f"cannot partition by {bad[0]!r}; use identity columns such as model, serial, "
-            "test, host, firmware or workload_rw"
-        )
+    check_partition_keys(partition_by)
     ident = identity(cap.meta)
     directory = Path(root).joinpath(*(f"{k}={partition_value(ident[k])}" for k in partition_by))
     directory.mkdir(parents=True, exist_ok=True)

@@ -49,5 +49,9 @@ def flashback_theme() -> alt.theme.ThemeConfig:
 
 
 def use_theme() -> None:
-    """Makes the ``flashback`` theme the active Altair theme (done on import of figures)."""
+    """Makes the ``flashback`` theme the active Altair theme (done on import of figures).
+
+    Raises:
+        Nothing: the theme is registered when this module is imported.
+    """
     alt.theme.enable(THEME_NAME)

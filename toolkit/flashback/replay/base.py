@@ -48,7 +48,11 @@ class Protocol:
     pair_checks: Callable[["Replay", "Replay"], list[dict[str, Any]]] | None = None
 
     def describe(self) -> str:
-        """A multi-line description: review, default target, steps and parameters."""
+        """A multi-line description: review, default target, steps and parameters.
+
+        Raises:
+            Nothing: it only formats the protocol's fields.
+        """
         lines = [f"{self.name}: {self.title}", f"  source: {self.source}"]
         lines.append(f"  default target: {self.default_target}")
         if self.review_capacity_bytes:
@@ -91,7 +95,11 @@ class Protocol:
 
     def drive_for(self, spec: str) -> tuple[str, int | None, bool]:
         """The published drive a target stands for, that drive's capacity in bytes, and
-        whether the target is that drive's preset (else the default target's drive)."""
+        whether the target is that drive's preset (else the default target's drive).
+
+        Raises:
+            Nothing: a spec that is not a known ``sim:`` preset gives the default drive.
+        """
         preset = spec[4:].split("?", 1)[0] if spec.startswith("sim:") else None
         if preset in self.drives:
             name, capacity = self.drives[preset]
@@ -138,7 +146,11 @@ def registered() -> list[Protocol]:
 
 
 def protocols() -> pl.DataFrame:
-    """The protocols: ``name``, ``title``, ``source``, ``default_target``, ``parameters``."""
+    """The protocols: ``name``, ``title``, ``source``, ``default_target``, ``parameters``.
+
+    Raises:
+        Nothing: the registry is built from flashback's own procedure modules.
+    """
     _load()
     return pl.DataFrame(
         [
@@ -174,6 +186,10 @@ class Replay:
         step_records: one dict per step (label, kind, start, duration, host bytes before and
             after, workload, status, the protocol's labels and the step capture's metadata).
         meta: protocol, parameters, scale, target, status and times.
+
+    Raises:
+        Nothing: the constructor stores its arguments (:func:`flashback.replay` and
+        :meth:`Replay.load` build replays).
     """
 
     def __init__(self, intervals: pl.DataFrame, step_records: list[dict], meta: dict) -> None:
@@ -222,7 +238,11 @@ class Replay:
         return frame.sort("index").drop("index")
 
     def step(self, name: str) -> pl.DataFrame:
-        """The intervals of one step (empty if it has none)."""
+        """The intervals of one step (empty if it has none).
+
+        Raises:
+            Nothing: an unknown step name gives an empty frame.
+        """
         return (
             self.intervals.filter(pl.col("step") == name)
             if self.intervals.height
@@ -230,7 +250,11 @@ class Replay:
         )
 
     def capture(self) -> Capture:
-        """The whole replay as one :class:`Capture` (for the analysis functions)."""
+        """The whole replay as one :class:`Capture` (for the analysis functions).
+
+        Raises:
+            Nothing: the capture shares this replay's intervals and a copy of its metadata.
+        """
         meta = dict(self.meta)
         meta.setdefault("target", {})
         return Capture(intervals=self.intervals, meta=meta)
@@ -261,7 +285,12 @@ class Replay:
         return compare(self, published=published, other=other)
 
     def save(self, directory: str | os.PathLike[str]) -> Path:
-        """Writes ``intervals.parquet`` and ``replay.json`` (meta and steps) to ``directory``."""
+        """Writes ``intervals.parquet`` and ``replay.json`` (meta and steps) to ``directory``.
+
+        Raises:
+            OSError: ``directory`` cannot be created or written (the operating system's error,
+                not yet a :class:`~flashback.FlashbackError`).
+        """
         d = Path(directory)
         d.mkdir(parents=True, exist_ok=True)
         self.intervals.write_parquet(d / "intervals.parquet")

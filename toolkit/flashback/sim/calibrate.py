@@ -83,7 +83,11 @@ class ReplayObservation:
 
 @dataclass(frozen=True)
 class Param:
-    """A free parameter: a ``sim:`` key, bounds and start value."""
+    """A free parameter: a ``sim:`` key, bounds and start value.
+
+    Raises:
+        ParameterError: the bounds are not ``lo < hi`` with ``lo <= x0 <= hi``.
+    """
 
     key: str
     lo: float
@@ -112,6 +116,11 @@ class Calibration:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def report(self) -> str:
+        """A multi-line report: the fitted values, then published vs simulated per observation.
+
+        Raises:
+            Nothing: it only formats the calibration's fields.
+        """
         lines = [
             f"calibration of {self.preset} (scale {self.scale}, {self.evaluations} evaluations)"
         ]
@@ -122,6 +131,11 @@ class Calibration:
         return "\n".join(lines)
 
     def spec_suffix(self) -> str:
+        """The fitted values as ``sim:`` spec keys (``key=value&...``), to append to a preset.
+
+        Raises:
+            Nothing: it only formats the fitted values.
+        """
         return "&".join(f"{k}={v:.6g}" for k, v in self.values.items())
 
 
