@@ -7,8 +7,14 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import inspect
+import warnings
 
 import pytest
+
+from flashback.dataset import hive_schema
+from flashback.errors import ParameterError
+from flashback.units import interval_seconds
+from flashback.workload import Workload
 
 #: the modules a user reaches: ``flashback`` itself and its public subpackages
 MODULES = (
@@ -23,7 +29,23 @@ MODULES = (
 
 #: analysis callables whose ``Raises:`` section the analysis branch fills; remove each name
 #: (and then this set) once that branch is merged.
-ANALYSIS_PENDING = frozenset()
+ANALYSIS_PENDING = frozenset(
+    {
+        "compression_effect",
+        "trim_effect",
+        "degradation",
+        "idle_recovery",
+        "Segments.to_frame",
+        "Segments.breakpoint_frame",
+        "Segments.describe",
+        "SteadyState.to_frame",
+        "SteadyState.describe",
+        "SteadyState.holds_line",
+        "Effect.to_frame",
+        "SegmentedFit.describe",
+        "Onset.describe",
+    }
+)
 
 
 def _module(name: str):
@@ -123,28 +145,47 @@ def _all_parameters():
 
 
 #: public callables allowed to take ``**kwargs``: they forward them to a function the caller
-#: chose (a protocol's parameters, an analysis per group, a dataclass copy).
-VAR_KEYWORD_ALLOWED = {"replay", "per_group", "Workload.replace", "open_target"}
+#: chose (a protocol's parameters, an analysis per group, a dataclass copy, Target's options).
+VAR_KEYWORD_ALLOWED = frozenset({"replay", "per_group", "Workload.replace", "open_target"})
+
+#: callables of other branches that still use an old spelling (remove after their merge):
+#: ``interval`` is ``interval_s`` (float seconds) in the Python API, see
+#: :func:`flashback.units.interval_seconds`; CI levels are ``confidence``.
+VOCABULARY_PENDING = {
+    "read_fio": "interval= becomes interval_s= in the fio importer's branch",
+    "replay_trace": "interval= becomes interval_s= in the sim-spec branch (trace.py)",
+    **dict.fromkeys(
+        ("changepoints", "steady_state_onset"), "level= becomes confidence= in the analysis branch"
+    ),
+    **dict.fromkeys(
+        ("compression_effect", "trim_effect", "degradation", "idle_recovery"),
+        "the bootstrap options leave **kw in the analysis branch",
+    ),
+}
 
 
-def test_no_public_option_hides_behind_var_keyword():
-    hidden = [
-        name
-        for name, sig in _all_parameters()
-        if name not in VAR_KEYWORD_ALLOWED
-        and any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values())
-    ]
-    assert hidden == []
+def _vocabulary_params():
+    out = []
+    for name, sig in _all_parameters():
+        marks = []
+        if name in VOCABULARY_PENDING:
+            marks.append(pytest.mark.xfail(strict=False, reason=VOCABULARY_PENDING[name]))
+        out.append(pytest.param(name, sig, id=name, marks=marks))
+    return out
 
 
-def test_confidence_levels_are_called_confidence():
-    # ``level`` names a segment's mean throughput in result frames; a CI level is ``confidence``
-    offenders = [
-        name
-        for name, sig in _all_parameters()
-        if name not in ANALYSIS_PENDING and ("level" in sig.parameters or "ci_level" in sig.parameters)
-    ]
-    assert offenders == []
+@pytest.mark.parametrize(("name", "sig"), _vocabulary_params())
+def test_public_signature_uses_the_one_vocabulary(name, sig):
+    params = sig.parameters
+    if name not in VAR_KEYWORD_ALLOWED:
+        hidden = [p.name for p in params.values() if p.kind is p.VAR_KEYWORD]
+        assert hidden == [], f"{name} hides options behind **{hidden[0] if hidden else ''}"
+    if not name.endswith("()"):  # a result's ``level`` field is a segment's mean, not a CI level
+        assert "level" not in params and "ci_level" not in params, (
+            f"{name}: a confidence level is called confidence="
+        )
+    if name != "Workload()":  # the workload field keeps fio's name and duration strings
+        assert "interval" not in params, f"{name}: an interval length is interval_s= (seconds)"
 
 
 #: result objects outside the analysis package, built by keyword only
@@ -187,3 +228,61 @@ def test_dataclass_results_have_no_positional_fields():
         klass = getattr(importlib.import_module(module), cls)
         assert all(f.kw_only for f in dataclasses.fields(klass)), cls
 
+
+
+def _old_api(*, interval_s=None, interval=None):
+    """A function in the shape read_fio and replay_trace take once they adopt the shim."""
+    return interval_seconds(interval_s, interval=interval, where="old_api")
+
+
+def test_interval_s_is_seconds_and_the_old_keyword_warns():
+    assert _old_api() == 1.0
+    assert _old_api(interval_s=0.25) == 0.25
+    with pytest.warns(FutureWarning, match=r"old_api\(interval=\.\.\.\) is deprecated") as rec:
+        assert _old_api(interval="500ms") == 0.5
+    assert rec[0].filename == __file__  # the warning points at the caller's line
+    with pytest.warns(FutureWarning):
+        assert _old_api(interval=2) == 2.0
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"interval_s": 1.0, "interval": "1s"}, "both interval_s= and interval="),
+        ({"interval_s": 0.0}, "above zero"),
+        ({"interval_s": float("nan")}, "above zero"),
+        ({"interval_s": "1s"}, "needs a number of seconds"),
+        ({"interval_s": True}, "needs a number of seconds"),
+    ],
+)
+def test_interval_s_refuses_bad_lengths(kwargs, message):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        with pytest.raises(ParameterError, match=message):
+            _old_api(**kwargs)
+
+
+def test_old_interval_string_is_parsed_by_the_one_duration_parser():
+    with pytest.warns(FutureWarning), pytest.raises(ParameterError, match="not a duration"):
+        _old_api(interval="fast")
+
+
+def test_workload_replace_refuses_an_unknown_field():
+    w = Workload(rw="randwrite", bs="4k")
+    with pytest.raises(ParameterError, match="no field 'blocksize'"):
+        w.replace(blocksize="16k")
+    assert w.replace(bs="16k").resolved["bs"] == 16384
+
+
+def test_workload_fields_are_keyword_only():
+    with pytest.raises(TypeError):
+        Workload("randwrite")
+    assert Workload(rw="randwrite").rw == "randwrite"
+
+
+def test_hive_schema_refuses_a_key_that_is_not_an_identity_column():
+    with pytest.raises(ParameterError, match="cannot partition by 'bogus'"):
+        hive_schema(["model", "bogus"])
+    with pytest.raises(ParameterError, match="cannot partition by 'capture_path'"):
+        hive_schema(["capture_path"])
+    assert list(hive_schema(["serial"])) == ["serial"]
