@@ -25,6 +25,9 @@ MODULES = (
     "flashback.replay",
     "flashback.sim",
     "flashback.analysis",
+    "flashback.published",
+    "flashback.units",
+    "flashback.notebook",
 )
 
 #: analysis callables whose ``Raises:`` section the analysis branch fills; remove each name
@@ -67,7 +70,12 @@ def _public_callables() -> list[tuple[str, str, object]]:
 
     for m in MODULES:
         mod = _module(m)
-        for name in mod.__all__:
+        names = getattr(mod, "__all__", None) or [
+            n
+            for n, v in vars(mod).items()
+            if not n.startswith("_") and inspect.isfunction(v) and v.__module__ == m
+        ]
+        for name in names:
             obj = getattr(mod, name)
             if isinstance(obj, type):
                 if issubclass(obj, BaseException):
@@ -145,8 +153,11 @@ def _all_parameters():
 
 
 #: public callables allowed to take ``**kwargs``: they forward them to a function the caller
-#: chose (a protocol's parameters, an analysis per group, a dataclass copy, Target's options).
-VAR_KEYWORD_ALLOWED = frozenset({"replay", "per_group", "Workload.replace", "open_target"})
+#: chose (a protocol's parameters, an analysis per group, a dataclass copy, Target's options),
+#: or receive what a framework passes (the notebook renderer's metadata from Altair).
+VAR_KEYWORD_ALLOWED = frozenset(
+    {"replay", "per_group", "Workload.replace", "open_target", "render"}  # render: Altair's
+)
 
 #: callables of other branches that still use an old spelling (remove after their merge):
 #: ``interval`` is ``interval_s`` (float seconds) in the Python API, see
@@ -184,7 +195,8 @@ def test_public_signature_uses_the_one_vocabulary(name, sig):
         assert "level" not in params and "ci_level" not in params, (
             f"{name}: a confidence level is called confidence="
         )
-    if name != "Workload()":  # the workload field keeps fio's name and duration strings
+    # the workload field keeps fio's name and duration strings; the shim resolves the old name
+    if name not in ("Workload()", "interval_seconds"):
         assert "interval" not in params, f"{name}: an interval length is interval_s= (seconds)"
 
 

@@ -21,6 +21,8 @@ from typing import Any
 
 import altair as alt
 
+__all__ = ["setup", "render", "static_png", "RENDERER", "VEGA_MIME", "STATIC_MIME"]
+
 RENDERER = "flashback"
 #: The interactive form (JupyterLab's built-in Vega renderer) and the static form.
 VEGA_MIME = "application/vnd.vega.v5+json"
@@ -32,6 +34,9 @@ def static_png(spec: dict, *, scale: float = 1.0) -> bytes:
 
     Args:
         scale: pixel density (1 = the chart's own size in CSS pixels).
+
+    Raises:
+        ValueError: vl-convert cannot compile or draw ``spec`` (its message says why).
     """
     import vl_convert as vlc
 
@@ -46,6 +51,10 @@ def render(
     0 leaves it out, and then a saved or exported notebook shows no chart).
 
     ``svg``: JupyterLab draws the chart as SVG (text selectable) rather than on a canvas.
+    ``metadata``: what Altair passes a renderer; unused.
+
+    Raises:
+        ValueError: vl-convert cannot compile or draw ``spec`` (its message says why).
     """
     import vl_convert as vlc
 
@@ -78,6 +87,9 @@ def setup(*, offline: bool = True, static_scale: float = 1.0, max_rows: int | No
             images, 0 for none: then a saved or exported notebook shows no chart).
         max_rows: Altair's row limit; ``None`` lifts it (flashback's figure factories
             aggregate large captures themselves).
+
+    Raises:
+        Nothing: the renderer is registered when this module is imported.
     """
     del offline
     alt.renderers.enable(RENDERER, static_scale=static_scale)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from flashback import _native
 
+__all__ = ["parse_size", "parse_duration", "interval_seconds"]
+
 
 def parse_size(text: int | str, *, field: str = "size") -> int:
     """Bytes in a size such as ``4k``, ``1.8t`` or ``512``.
