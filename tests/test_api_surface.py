@@ -207,7 +207,9 @@ KEYWORD_BUILT = (
 )
 
 
-@pytest.mark.parametrize(("module", "cls", "kwargs"), KEYWORD_BUILT, ids=[c for _, c, _ in KEYWORD_BUILT])
+@pytest.mark.parametrize(
+    ("module", "cls", "kwargs"), KEYWORD_BUILT, ids=[c for _, c, _ in KEYWORD_BUILT]
+)
 def test_result_objects_are_built_by_keyword(module, cls, kwargs):
     klass = getattr(importlib.import_module(module), cls)
     obj = klass(**kwargs)
@@ -239,7 +241,6 @@ def test_dataclass_results_have_no_positional_fields():
     for module, cls, _ in KEYWORD_BUILT:
         klass = getattr(importlib.import_module(module), cls)
         assert all(f.kw_only for f in dataclasses.fields(klass)), cls
-
 
 
 def _old_api(*, interval_s=None, interval=None):
