@@ -11,7 +11,6 @@ import warnings
 
 import pytest
 
-from flashback.dataset import hive_schema
 from flashback.errors import ParameterError
 from flashback.units import interval_seconds
 from flashback.workload import Workload
@@ -291,11 +290,3 @@ def test_workload_fields_are_keyword_only():
     with pytest.raises(TypeError):
         Workload("randwrite")
     assert Workload(rw="randwrite").rw == "randwrite"
-
-
-def test_hive_schema_refuses_a_key_that_is_not_an_identity_column():
-    with pytest.raises(ParameterError, match="cannot partition by 'bogus'"):
-        hive_schema(["model", "bogus"])
-    with pytest.raises(ParameterError, match="cannot partition by 'capture_path'"):
-        hive_schema(["capture_path"])
-    assert list(hive_schema(["serial"])) == ["serial"]

@@ -271,6 +271,24 @@ def test_to_dataset_refuses_a_bad_partition_key(tmp_path: Path) -> None:
     assert not any(tmp_path.iterdir())
 
 
+def test_to_dataset_under_a_file_is_a_capture_file_error(tmp_path: Path) -> None:
+    root = tmp_path / "not-a-directory"
+    root.write_text("a file where the dataset's root should be\n")
+    with pytest.raises(fb.CaptureFileError) as e:
+        fb.load(FILE_ARROW).to_dataset(root)
+    assert f"cannot write a dataset under {root}" in _one_line(e)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["not-a-directory"]
+
+
+def test_hive_schema_refuses_a_bad_partition_key() -> None:
+    with pytest.raises(fb.ParameterError) as e:
+        hive_schema(["model", "colour"])
+    assert "'colour'" in _one_line(e)
+    with pytest.raises(fb.ParameterError, match="'capture_path'"):
+        hive_schema(["capture_path"])  # a path per file cannot name a directory
+    assert list(hive_schema(["serial"])) == ["serial"]
+
+
 def test_changepoints_by_serial_equals_one_capture_at_a_time(fleet, tmp_path: Path) -> None:
     root, caps = fleet
     lf = fb.scan_captures(root).filter(pl.col("serial") == "SN/B 2")

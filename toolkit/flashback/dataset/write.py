@@ -14,7 +14,7 @@ import polars as pl
 
 from flashback.capture import META_KEY, Capture
 from flashback.dataset.identity import IDENTITY_SCHEMA, identity
-from flashback.errors import ParameterError
+from flashback.errors import CaptureFileError, ParameterError
 
 #: the partition value of a null (unknown) key, as Hive, Spark, polars and DuckDB spell it
 NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
@@ -71,11 +71,19 @@ def to_dataset(
 
     Raises:
         ParameterError: a partition key is not an identity column.
+        CaptureFileError: the directory cannot be made or the file written under ``root``
+            (the message names the operating system's reason); no file is left behind.
     """
     check_partition_keys(partition_by)
     ident = identity(cap.meta)
     directory = Path(root).joinpath(*(f"{k}={partition_value(ident[k])}" for k in partition_by))
-    directory.mkdir(parents=True, exist_ok=True)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise CaptureFileError(
+            f"cannot write a dataset under {root}: {e.strerror or e} ({e.filename}); "
+            "pass a directory you can write to"
+        ) from None
     keep = {k: v for k, v in ident.items() if k not in partition_by and k != "capture_path"}
     body = cap.intervals.drop([c for c in cap.intervals.columns if c in IDENTITY_SCHEMA])
     frame = body.with_columns(
@@ -86,6 +94,10 @@ def to_dataset(
     try:
         frame.write_parquet(tmp, metadata={META_KEY: json.dumps(cap.meta)})
         os.replace(tmp, path)
+    except OSError as e:
+        raise CaptureFileError(
+            f"cannot write {path}: {e.strerror or e}; pass a directory you can write to"
+        ) from None
     finally:
         tmp.unlink(missing_ok=True)
     return path
