@@ -91,6 +91,17 @@ def test_out_writes_to_a_shared_directory(serial, tmp_path: Path) -> None:
     assert again.height == df.height
 
 
+def test_to_dataset_takes_partition_by_by_name(serial, tmp_path: Path) -> None:
+    res = fb.SweepResult(jobs=_jobs(), paths=None, elapsed_s=0.0, _captures=serial)
+    paths = res.to_dataset(tmp_path / "ds", partition_by=("model", "test"))
+    assert len(paths) == 3 and all(p.exists() for p in paths)
+    assert all(p.relative_to(tmp_path / "ds").parts[0] == "model=sim%3Ageneric" for p in paths)
+    with pytest.raises(fb.ParameterError, match="cannot partition by 'colour'"):
+        res.to_dataset(tmp_path / "other", partition_by=("colour",))
+    with pytest.raises(TypeError):
+        res.to_dataset(tmp_path / "other", ("model",))  # partition_by is a keyword
+
+
 def test_scan_of_an_in_memory_sweep(serial) -> None:
     with ThreadPoolExecutor(max_workers=1) as pool:
         res = fb.sweep(_jobs()[:2], pool)

@@ -15,11 +15,12 @@ import os
 import time
 from concurrent.futures import Executor, Future, as_completed
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Sequence
 
 import polars as pl
 
 from flashback.capture import Capture, load
+from flashback.dataset.write import DEFAULT_PARTITIONS
 from flashback.errors import FlashbackError, ParameterError
 from flashback.workload import Workload
 
@@ -199,14 +200,15 @@ class SweepResult:
         self,
         root: str | os.PathLike[str],
         *,
-        partition_by: tuple[str, ...] = ("model", "serial", "test"),
+        partition_by: Sequence[str] = DEFAULT_PARTITIONS,
     ) -> list[Path]:
         """Writes every capture with :meth:`Capture.to_dataset` under ``root``, partitioned
         by ``partition_by`` (identity columns), and returns the files' paths.
 
         Raises:
             ParameterError: a partition key is not an identity column.
-            CaptureFileError: a capture file written by the sweep is gone or damaged.
+            CaptureFileError: a capture file written by the sweep is gone or damaged, or
+                ``root`` cannot be written.
         """
         return [c.to_dataset(root, partition_by=partition_by) for c in self.captures]
 
