@@ -100,7 +100,11 @@ def _within(row: dict[str, Any], value: float) -> bool:
 def compare(
     replay: Any, *, published: pl.DataFrame | None = None, other: Any = None
 ) -> pl.DataFrame:
-    """Rows from the protocol's checks, with published values and relative errors."""
+    """Rows from the protocol's checks, with published values and relative errors.
+
+    Raises:
+        ReplayError: ``other`` is a replay of another protocol.
+    """
     from flashback.errors import ReplayError
 
     proto = replay.protocol

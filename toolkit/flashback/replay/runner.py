@@ -54,11 +54,19 @@ class Runner:
 
     # ---- scaling helpers -------------------------------------------------------------
     def bytes(self, full_bytes: float, *, align: int = MIB, minimum: int | None = None) -> int:
-        """A review's byte count at this target's scale, aligned (default 1 MiB)."""
+        """A review's byte count at this target's scale, aligned (default 1 MiB).
+
+        Raises:
+            Nothing: it only scales and aligns the count.
+        """
         return scaled_bytes(full_bytes, self.scale, align=align, minimum=minimum)
 
     def seconds(self, full_s: float, *, minimum: float = 0.0) -> float:
-        """A review's duration at this target's scale."""
+        """A review's duration at this target's scale.
+
+        Raises:
+            Nothing: it only scales the duration.
+        """
         return scaled_seconds(full_s, self.scale, minimum=minimum)
 
     @property
@@ -77,7 +85,12 @@ class Runner:
 
     # ---- steps -----------------------------------------------------------------------
     def erase(self, name: str = "secure_erase", **labels: Any) -> None:
-        """Secure erase (sim) or whole-span discard (real); host bytes count from here."""
+        """Secure erase (sim) or whole-span discard (real); host bytes count from here.
+
+        Raises:
+            ReplayError: ``name`` labels an earlier step.
+            SafetyError, TargetError, DeviceError: as :meth:`flashback.Target.sanitize`.
+        """
         t0 = time.monotonic()
         self.target.sanitize()
         self._base_written = self.target.host_written_bytes
@@ -85,7 +98,13 @@ class Runner:
 
     def run(self, name: str, workload: Workload, **labels: Any) -> pl.DataFrame:
         """Runs ``workload`` as step ``name``; returns the step's intervals as captured
-        (``t_s`` from the step's start, ``host_written_bytes`` as the target counts)."""
+        (``t_s`` from the step's start, ``host_written_bytes`` as the target counts).
+
+        Raises:
+            Interrupted: Ctrl-C stopped the step; its intervals are kept.
+            ReplayError: the step failed, or ``name`` labels an earlier step.
+            ParameterError, DeviceError: as :meth:`flashback.Target.run`.
+        """
         self._label(name)
         before = self.written_bytes
         # the bound method, not the bar: Target.run closes a progress object it is given
@@ -113,7 +132,13 @@ class Runner:
     def discard(
         self, name: str, *, offset: int = 0, size: int | None = None, **labels: Any
     ) -> None:
-        """Discards (TRIM) ``size`` bytes from ``offset`` (``None``: to the end)."""
+        """Discards (TRIM) ``size`` bytes from ``offset`` (``None``: to the end).
+
+        Raises:
+            ReplayError: ``name`` labels an earlier step.
+            ParameterError, SafetyError, TargetError, DeviceError: as
+                :meth:`flashback.Target.discard`.
+        """
         self._label(name)
         t0 = time.monotonic()
         self.target.discard(offset=offset, size=size)
@@ -122,7 +147,13 @@ class Runner:
         self._record(name, "discard", time.monotonic() - t0, None, labels, virtual=True)
 
     def idle(self, name: str, seconds: float, **labels: Any) -> None:
-        """Leaves the target idle ``seconds`` (virtual on a sim drive, wall clock otherwise)."""
+        """Leaves the target idle ``seconds`` (virtual on a sim drive, wall clock otherwise).
+
+        Raises:
+            Interrupted: Ctrl-C cut the idle short (the step is recorded first).
+            ReplayError: ``name`` labels an earlier step.
+            ParameterError: ``seconds`` is not a duration of zero or more seconds.
+        """
         self._label(name)
         t0 = time.monotonic()
         finished = self.target.idle(seconds)
@@ -175,7 +206,11 @@ class Runner:
     def intervals(self) -> pl.DataFrame:
         """All run steps' intervals, in order (empty frame if none ran): ``t_s`` from the
         start of the replay, ``step_t_s`` from the start of each step, ``host_written_bytes``
-        from the last erase step before each run."""
+        from the last erase step before each run.
+
+        Raises:
+            Nothing: steps without intervals are left out.
+        """
         keep = [(f, o) for f, o in zip(self._frames, self._offsets) if f.height]
         if not keep:
             return pl.DataFrame()
