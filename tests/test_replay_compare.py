@@ -12,7 +12,7 @@ import flashback as fb
 from flashback.errors import ParameterError
 from flashback.replay.base import check_row
 from flashback.replay.compare import COMPARED, UNMODELLED, _status, published_numbers
-from flashback.report.reviews.common import tally
+from flashback.replay.compare import tally
 
 published_module = sys.modules["flashback.published"]
 

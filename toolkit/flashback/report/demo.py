@@ -9,8 +9,9 @@ from typing import Callable
 
 import polars as pl
 
+from flashback.replay.compare import tally
 from flashback.report.html import Section, write_report
-from flashback.report.reviews import anand2009, anandtech, behardware, common, puget, snia, xbit
+from flashback.report.reviews import anand2009, anandtech, behardware, puget, snia, xbit
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,7 +57,7 @@ def build_demo(
                 "review": r.key,
                 "scale": scale,
                 "seconds": round(time.monotonic() - t0, 1),
-                **common.tally(cmp),
+                **tally(cmp),
             }
         )
     summary = pl.DataFrame(rows)
