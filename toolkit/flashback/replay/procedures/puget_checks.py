@@ -73,10 +73,11 @@ def checks(rep: Replay) -> list[dict[str, Any]]:
             total_gb / n_loops if n_loops else None,
             "GB",
             drive=drive,
-            tolerance=0.05,
-            note="the test file (1000 MiB assumed) + 6 s runs of each write test (pass_0 unscored, "
-            "then `passes` scored; the review does not say how many: 1 assumed), at the drive's speed",
-            setting=True,
+            tolerance=0.10,
+            note="not a setting: CrystalDiskMark's runs are timed (6 s), so the bytes a loop "
+            "writes follow from the drive's speed in each test: the test file (1000 MiB "
+            "assumed) + pass_0 and `passes` timed runs of each write test; passes=1 is "
+            "assumed because CDM's default 5 would write ≈ 3× the review's ≈ 9.2 GB",
         )
     )
     rows.append(
