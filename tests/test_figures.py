@@ -441,16 +441,26 @@ def _status_frame():
 
 def test_compare_errors_draws_only_published_vs_replayed_rows_by_status():
     d = ff.compare_errors(_status_frame()).to_dict()
-    bars = [n for n in walk(d) if n.get("mark") == "bar" or (
-        isinstance(n.get("mark"), dict) and n["mark"].get("type") == "bar")]
+    bars = [
+        n
+        for n in walk(d)
+        if n.get("mark") == "bar"
+        or (isinstance(n.get("mark"), dict) and n["mark"].get("type") == "bar")
+    ]
     assert len(bars) == 1
     enc = bars[0]["encoding"]
     assert enc["color"]["field"] == "status"
-    assert enc["color"]["scale"]["domain"] == ["within tolerance", "outside tolerance", "no tolerance"]
+    assert enc["color"]["scale"]["domain"] == [
+        "within tolerance",
+        "outside tolerance",
+        "no tolerance",
+    ]
     sets = datasets(d)
     drawn = [r for s in sets for r in s if "rel_error_pct" in r]
     assert sorted(r["status"] for r in drawn) == [
-        "no tolerance", "outside tolerance", "within tolerance"
+        "no tolerance",
+        "outside tolerance",
+        "within tolerance",
     ]
     assert not any(r["metric"] == "duration_s" for r in drawn)  # no setting row
     assert not any("@" in r["condition"] for r in drawn)  # no sensitivity row
@@ -474,10 +484,13 @@ def test_compare_errors_on_a_real_replay_has_no_setting_rows():
     d = ff.compare_errors(cmp).to_dict()
     drawn = [r for s in datasets(d) for r in s if "rel_error_pct" in r]
     assert drawn and all(r["status"] != "setting" for r in drawn)
-    assert len(drawn) == cmp.filter(
-        pl.col("status").is_in(["within tolerance", "outside tolerance", "no tolerance"])
-        & pl.col("rel_error").is_not_null()
-    ).height
+    assert (
+        len(drawn)
+        == cmp.filter(
+            pl.col("status").is_in(["within tolerance", "outside tolerance", "no tolerance"])
+            & pl.col("rel_error").is_not_null()
+        ).height
+    )
 
 
 # ---------------------------------------------------------------- scale, theme, errors, files

@@ -120,10 +120,20 @@ def test_random_offsets_are_drawn_with_replacement(tmp_path):
         distinct = int((data != 0).any(axis=1).sum())
         return ios, ios - distinct
 
-    assert cdm.random_workload(
-        "randwrite", bs="4k", iodepth=32, offset=0, test_bytes=span, time_s=1.0,
-        data="random", interval_s=None, seed=1,
-    ).resolved["random"] == "uniform"
+    assert (
+        cdm.random_workload(
+            "randwrite",
+            bs="4k",
+            iodepth=32,
+            offset=0,
+            test_bytes=span,
+            time_s=1.0,
+            data="random",
+            interval_s=None,
+            seed=1,
+        ).resolved["random"]
+        == "uniform"
+    )
     ios, rep_uniform = repeats("uniform", "u.bin")
     assert ios == blocks // 2
     assert rep_uniform > 0

@@ -72,9 +72,7 @@ def print_result(res, *, output: str | None, as_json: bool) -> None:
             (f"steps ({steps.height} runs)", frame_rows(steps.select(cols)) if cols else []),
             (
                 "published vs replayed (bytes and seconds at the review drive's scale)",
-                frame_rows(
-                    cmp.select([c for c in BRIEF_COLUMNS if c in cmp.columns])
-                ),
+                frame_rows(cmp.select([c for c in BRIEF_COLUMNS if c in cmp.columns])),
             ),
         ]
     )

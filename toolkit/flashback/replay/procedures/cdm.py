@@ -55,7 +55,12 @@ def prepare_workload(
 ) -> Workload:
     """CDM's test-file preparation: one sequential pass of 1 MiB writes, QD1 (unscored)."""
     return Workload(
-        rw="write", bs="1m", iodepth=1, offset=offset, size=test_bytes, data=data,
+        rw="write",
+        bs="1m",
+        iodepth=1,
+        offset=offset,
+        size=test_bytes,
+        data=data,
         interval=interval_s,
     )
 
@@ -75,8 +80,16 @@ def random_workload(
     """One timed random run of CDM: ``time_s`` seconds of ``bs`` I/O at ``iodepth``, offsets
     uniform over the test file with replacement (``random="uniform"``)."""
     return Workload(
-        rw=rw, bs=bs, iodepth=iodepth, offset=offset, size=test_bytes, time=time_s,
-        random="uniform", data=data, interval=interval_s, seed=seed,
+        rw=rw,
+        bs=bs,
+        iodepth=iodepth,
+        offset=offset,
+        size=test_bytes,
+        time=time_s,
+        random="uniform",
+        data=data,
+        interval=interval_s,
+        seed=seed,
     )
 
 
@@ -103,7 +116,11 @@ def run_tests(
     r.run(
         f"{head}/prepare",
         prepare_workload(offset=offset, test_bytes=test_bytes, data=data, interval_s=iv),
-        test="prepare", direction="write", cdm_pass=-1, scored=False, offset_bytes=offset,
+        test="prepare",
+        direction="write",
+        cdm_pass=-1,
+        scored=False,
+        offset_bytes=offset,
         **labels,
     )
     for name, read_rw, write_rw, bs, qd in TESTS:
@@ -111,22 +128,40 @@ def run_tests(
             for k in range(runs + 1):
                 step = f"{head}/{name}_{direction}/pass_{k}"
                 tags = dict(
-                    test=name, direction=direction, cdm_pass=k, scored=k > 0,
-                    offset_bytes=offset, **labels,
+                    test=name,
+                    direction=direction,
+                    cdm_pass=k,
+                    scored=k > 0,
+                    offset_bytes=offset,
+                    **labels,
                 )
                 if name == "seq":
                     _seq_run(r, step, rw, offset, test_bytes, time_s, data, iv, tags)
                 else:
                     w = random_workload(
-                        rw, bs=bs, iodepth=qd, offset=offset, test_bytes=test_bytes,
-                        time_s=time_s, data=data, interval_s=iv, seed=seed * 1000 + k,
+                        rw,
+                        bs=bs,
+                        iodepth=qd,
+                        offset=offset,
+                        test_bytes=test_bytes,
+                        time_s=time_s,
+                        data=data,
+                        interval_s=iv,
+                        seed=seed * 1000 + k,
                     )
                     r.run(step, w, **tags)
 
 
 def _seq_run(
-    r: Any, step: str, rw: str, offset: int, test_bytes: int, time_s: float, data: str,
-    iv: float | None, tags: dict[str, Any],
+    r: Any,
+    step: str,
+    rw: str,
+    offset: int,
+    test_bytes: int,
+    time_s: float,
+    data: str,
+    iv: float | None,
+    tags: dict[str, Any],
 ) -> None:
     """Whole passes over the test file until ``time_s`` has passed (CDM looks at its timer
     only between passes)."""

@@ -40,7 +40,9 @@ def estimate(size_bytes: int, scale: float, p: dict[str, Any]) -> float:
         return float(total)
     # a drive writing ≈ 200 MB/s (the review's incompressible rate) for a progress bar
     per_loop = cdm.estimate_bytes(
-        test_bytes=test, runs=p["passes"], write_mbps=200.0 * scale,
+        test_bytes=test,
+        runs=p["passes"],
+        write_mbps=200.0 * scale,
         time_s=p["test_time_s"] * scale,
     )
     return per_loop * p["loops"]

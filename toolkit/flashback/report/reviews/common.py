@@ -10,6 +10,7 @@ import flashback as fb
 from flashback import figures
 from flashback.report.html import Section
 
+
 def sim_target(preset: str, scale: str) -> str:
     """``sim:<preset>?scale=<scale>`` — the review's drive shrunk by ``scale``."""
     return f"sim:{preset}?scale={scale}"
