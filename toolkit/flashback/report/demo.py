@@ -68,7 +68,10 @@ def build_demo(
             "drive and shrunk by the given scale; the tables compare every published number the "
             "replay can check. 'compared' counts published numbers set against a replayed one "
             "(settings of a procedure echoed back are not counted); 'documented_not_modelled' "
-            "counts published numbers the model has no mechanism for — each row says why.",
+            "counts published numbers the model has no mechanism for — each row says why. "
+            "Rows with status 'sensitivity' replay a parameter the review does not state (an "
+            "idle gap, a measurement length) at other plausible values, to show how much the "
+            "replayed number hangs on it; they are never counted as matches.",
         ],
         tables=[("published vs replayed, per review", summary)],
     )
