@@ -477,6 +477,15 @@ def test_compare_errors_refuses_a_frame_with_nothing_to_compare():
         ff.compare_errors(only_settings)
 
 
+def test_compare_errors_lists_unmodelled_rows_even_when_nothing_compares():
+    only = _status_frame().filter(pl.col("status").is_in(["setting", "documented, not modelled"]))
+    d = ff.compare_errors(only).to_dict()
+    assert marks(d) == ["text"]
+    assert [r["reason"] for s in datasets(d) for r in s if "reason" in r] == [
+        "Puget's ~40 GB knee has no documented mechanism"
+    ]
+
+
 def test_compare_errors_on_a_real_replay_has_no_setting_rows():
     rep = fb.replay("anand2009-new-vs-used", scale="1/256")
     cmp = rep.compare()

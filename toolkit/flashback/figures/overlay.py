@@ -102,7 +102,7 @@ def published_overlay(
 
 def compare_errors(
     compare: pl.DataFrame, *, tolerance_pct: float | None = None, width: int = 420
-) -> alt.LayerChart | alt.VConcatChart:
+) -> alt.LayerChart | alt.VConcatChart | alt.Chart:
     """Relative error of each replayed number against the published one (``Replay.compare()``).
 
     Only rows that set a published number against a replayed one are drawn, coloured by
@@ -119,7 +119,8 @@ def compare_errors(
         tolerance_pct: draws ±tolerance rules when given.
 
     Raises:
-        AnalysisError: empty, missing columns, or no row compares two numbers.
+        AnalysisError: empty, missing columns, or no row that compares two numbers and none
+            documented but not modelled.
     """
     from flashback.errors import AnalysisError
     from flashback.replay.compare import COMPARED, UNMODELLED
@@ -140,12 +141,25 @@ def compare_errors(
         & pl.col("replayed").is_not_null()
         & pl.col("rel_error").is_not_null()
     )
-    if compared.is_empty():
+    unmodelled = compare.filter(pl.col("status") == UNMODELLED)
+    if compared.is_empty() and unmodelled.is_empty():
         raise AnalysisError(
-            "compare holds no row that compares a published number with a replayed one; "
-            "there is nothing to draw"
+            "compare holds no row that compares a published number with a replayed one, and "
+            "none the model leaves unmodelled; there is nothing to draw"
         )
-    df = clean(compared.with_columns(label, (pl.col("rel_error") * 100).alias("rel_error_pct")))
+    parts: list[alt.TopLevelMixin] = []
+    if compared.height:
+        parts.append(_error_bars(compared.with_columns(label), tolerance_pct, width))
+    if unmodelled.height:
+        parts.append(_unmodelled_list(unmodelled.with_columns(label), width))
+    return parts[0] if len(parts) == 1 else alt.vconcat(*parts)
+
+
+def _error_bars(compared: pl.DataFrame, tolerance_pct: float | None, width: int) -> alt.LayerChart:
+    """Bars of relative error (%), coloured by status, with the zero (and tolerance) rules."""
+    from flashback.replay.compare import COMPARED
+
+    df = clean(compared.with_columns((pl.col("rel_error") * 100).alias("rel_error_pct")))
     bars = (
         alt.Chart(df)
         .mark_bar()
@@ -176,22 +190,24 @@ def compare_errors(
     if tolerance_pct:
         tol = pl.DataFrame({"v": [-tolerance_pct, tolerance_pct]})
         layers.append(alt.Chart(tol).mark_rule(strokeDash=[4, 3], color="#888888").encode(x="v:Q"))
-    chart = alt.layer(*layers)
-    unmodelled = compare.filter(pl.col("status") == UNMODELLED)
-    if unmodelled.is_empty():
-        return chart
-    prefix = f"{UNMODELLED}: "
+    return alt.layer(*layers)
+
+
+def _unmodelled_list(unmodelled: pl.DataFrame, width: int) -> alt.Chart:
+    """The documented numbers the model does not reproduce, one line each with its reason
+    (the note's first clause, without the status prefix)."""
+    from flashback.replay.compare import UNMODELLED
+
     why = unmodelled.with_columns(
-        label,
         pl.col("note")
         .fill_null("")
         .str.split("; ")
         .list.first()
-        .str.strip_prefix(prefix)
+        .str.strip_prefix(f"{UNMODELLED}: ")
         .str.slice(0, 160)
         .alias("reason"),
     ).select("label", "published", "unit", "reason", "note")
-    listed = (
+    return (
         alt.Chart(clean(why), title=f"{UNMODELLED} (not drawn as errors)")
         .mark_text(align="left", baseline="middle", fontSize=11)
         .encode(
@@ -201,4 +217,3 @@ def compare_errors(
         )
         .properties(width=width)
     )
-    return alt.vconcat(chart, listed)
