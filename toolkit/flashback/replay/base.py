@@ -64,6 +64,10 @@ class Protocol:
             lines.append("  parameters:")
             for k, (v, meaning, *_) in self.params.items():
                 lines.append(f"    {k}={v!r}: {meaning}")
+        if self.unstated:
+            lines.append("  not stated by the review (compare(sensitivity=True) replays each):")
+            for k, values in self.unstated.items():
+                lines.append(f"    {k}: {', '.join(f'{v:g}' for v in values)}")
         return "\n".join(lines)
 
     def resolve(self, params: dict[str, Any]) -> dict[str, Any]:
