@@ -40,7 +40,7 @@
 scale = "1/512"  # full size: 1 (a 120 GB simulated drive)
 written_gb = 400  # stop after this much at the review's scale (× scale here); full size: 1800
 loops = None  # or stop after this many loops instead
-passes = 1  # full size: 2 (CrystalDiskMark keeps the best of its passes)
+passes = 1  # scored CrystalDiskMark runs per test (it reports the best; the review does not say)
 target = None  # None: the review drive's simulated preset at `scale`; or a file path
 
 # %%
@@ -48,6 +48,7 @@ import polars as pl
 
 import flashback as fb
 from flashback.notebook import setup
+from flashback.replay.compare import TABLE_COLUMNS, tally
 from flashback.replay.procedures.puget import loops_frame
 
 setup()
@@ -119,7 +120,8 @@ table = pl.concat(
         .filter(pl.col("condition") == "trim_on_vs_off"),
     ]
 ).unique(subset=["test", "condition", "metric"], maintain_order=True)
-table.select("test", "condition", "metric", "published", "replayed", "unit", "rel_error", "note")
+print(tally(table))  # published numbers compared, within tolerance, not modelled
+table.select(TABLE_COLUMNS)
 
 # %%
 fb.figures.compare_errors(table)

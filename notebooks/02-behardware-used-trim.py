@@ -49,6 +49,7 @@ import polars as pl
 
 import flashback as fb
 from flashback.notebook import setup
+from flashback.replay.compare import TABLE_COLUMNS, tally
 
 setup()
 res = fb.replay("behardware-used-trim", target=target or f"sim:{preset}?scale={scale}", scale=scale)
@@ -87,7 +88,8 @@ fb.figures.condition_bars(bars, group="pattern", published=fb.published(source=r
 
 # %%
 table = res.compare()
-table.select("test", "condition", "metric", "drive", "published", "replayed", "unit", "rel_error")
+print(tally(table))  # published numbers compared, within tolerance, not modelled
+table.select(TABLE_COLUMNS)
 
 # %%
 fb.figures.compare_errors(table)

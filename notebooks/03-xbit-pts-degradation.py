@@ -39,6 +39,7 @@ import polars as pl
 
 import flashback as fb
 from flashback.notebook import setup
+from flashback.replay.compare import TABLE_COLUMNS, tally
 
 setup()
 res = fb.replay("xbit-pts-degradation", target=target or f"sim:{preset}?scale={scale}", scale=scale)
@@ -70,8 +71,9 @@ fb.figures.relative_to_fresh(published.drop_nulls("drive"), already_pct=True)
 # ## Published vs replayed
 
 # %%
-table = res.compare()
-table.select("condition", "metric", "drive", "published", "replayed", "unit", "rel_error", "note")
+table = res.compare(sensitivity=True)  # + replays at other measurement lengths
+print(tally(table))  # published numbers compared, within tolerance, not modelled
+table.select(TABLE_COLUMNS)
 
 # %%
 fb.figures.compare_errors(table)

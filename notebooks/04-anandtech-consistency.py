@@ -46,6 +46,7 @@ import polars as pl
 
 import flashback as fb
 from flashback.notebook import setup
+from flashback.replay.compare import TABLE_COLUMNS, tally
 
 setup()
 drive = target or f"sim:{preset}?scale={scale}"
@@ -95,8 +96,9 @@ fb.figures.condition_bars(
 # ## Published vs replayed (both tests)
 
 # %%
-table = pl.concat([runs["default"].compare(), trim.compare()])
-table.select("test", "condition", "metric", "published", "replayed", "unit", "rel_error", "note")
+table = pl.concat([runs["default"].compare(), trim.compare(sensitivity=True)])
+print(tally(table))  # published numbers compared, within tolerance, not modelled
+table.select(TABLE_COLUMNS)
 
 # %%
 fb.figures.compare_errors(table)

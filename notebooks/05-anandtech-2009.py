@@ -40,6 +40,7 @@ import polars as pl
 
 import flashback as fb
 from flashback.notebook import setup
+from flashback.replay.compare import TABLE_COLUMNS, tally
 
 setup()
 res = fb.replay(
@@ -66,7 +67,8 @@ fb.figures.new_vs_used(pl.concat([reads, ssds.select(reads.columns)]))
 
 # %%
 table = res.compare()
-table.select("test", "condition", "metric", "published", "replayed", "unit", "rel_error", "note")
+print(tally(table))  # published numbers compared, within tolerance, not modelled
+table.select(TABLE_COLUMNS)
 
 # %%
 fb.figures.compare_errors(table)

@@ -410,6 +410,98 @@ def test_compare_errors():
     assert [r["rel_error_pct"] for r in datasets(d)[0]] == pytest.approx([-6.9, 12.5])
 
 
+def _status_frame():
+    return pl.DataFrame(
+        {
+            "metric": ["max_mbps", "avg_mbps", "duration_s", "breakpoint_1_gb", "avg_mbps", "x"],
+            "condition": ["fresh", "used", "all", "incompressible", "used@idle_s=30", "c"],
+            "published": [193.3, 160.0, 3600.0, 40.0, 160.0, 5.0],
+            "replayed": [190.0, 100.0, 3600.0, None, 150.0, 7.0],
+            "unit": ["MB/s", "MB/s", "s", "GB", "MB/s", "MB/s"],
+            "rel_error": [-0.017, -0.375, 0.0, None, -0.0625, 0.4],
+            "status": [
+                "within tolerance",
+                "outside tolerance",
+                "setting",
+                "documented, not modelled",
+                "sensitivity",
+                "no tolerance",
+            ],
+            "note": [
+                None,
+                None,
+                "a setting of the procedure",
+                "documented, not modelled: Puget's ~40 GB knee has no documented mechanism; x",
+                "idle_s=30 instead of 0",
+                None,
+            ],
+        }
+    )
+
+
+def test_compare_errors_draws_only_published_vs_replayed_rows_by_status():
+    d = ff.compare_errors(_status_frame()).to_dict()
+    bars = [
+        n
+        for n in walk(d)
+        if n.get("mark") == "bar"
+        or (isinstance(n.get("mark"), dict) and n["mark"].get("type") == "bar")
+    ]
+    assert len(bars) == 1
+    enc = bars[0]["encoding"]
+    assert enc["color"]["field"] == "status"
+    assert enc["color"]["scale"]["domain"] == [
+        "within tolerance",
+        "outside tolerance",
+        "no tolerance",
+    ]
+    sets = datasets(d)
+    drawn = [r for s in sets for r in s if "rel_error_pct" in r]
+    assert sorted(r["status"] for r in drawn) == [
+        "no tolerance",
+        "outside tolerance",
+        "within tolerance",
+    ]
+    assert not any(r["metric"] == "duration_s" for r in drawn)  # no setting row
+    assert not any("@" in r["condition"] for r in drawn)  # no sensitivity row
+    # the unmodelled row is listed apart, with its reason
+    listed = [r for s in sets for r in s if "reason" in r]
+    assert [r["label"] for r in listed] == ["breakpoint_1_gb · incompressible"]
+    assert listed[0]["reason"] == "Puget's ~40 GB knee has no documented mechanism"
+    assert "text" in marks(d)
+
+
+def test_compare_errors_refuses_a_frame_with_nothing_to_compare():
+    only_settings = _status_frame().filter(pl.col("status") == "setting")
+    with pytest.raises(fb.AnalysisError, match="nothing to draw"):
+        ff.compare_errors(only_settings)
+
+
+def test_compare_errors_lists_unmodelled_rows_even_when_nothing_compares():
+    only = _status_frame().filter(pl.col("status").is_in(["setting", "documented, not modelled"]))
+    d = ff.compare_errors(only).to_dict()
+    assert marks(d) == ["text"]
+    assert [r["reason"] for s in datasets(d) for r in s if "reason" in r] == [
+        "Puget's ~40 GB knee has no documented mechanism"
+    ]
+
+
+def test_compare_errors_on_a_real_replay_has_no_setting_rows():
+    rep = fb.replay("anand2009-new-vs-used", scale="1/256")
+    cmp = rep.compare()
+    assert "setting" in set(cmp["status"])
+    d = ff.compare_errors(cmp).to_dict()
+    drawn = [r for s in datasets(d) for r in s if "rel_error_pct" in r]
+    assert drawn and all(r["status"] != "setting" for r in drawn)
+    assert (
+        len(drawn)
+        == cmp.filter(
+            pl.col("status").is_in(["within tolerance", "outside tolerance", "no tolerance"])
+            & pl.col("rel_error").is_not_null()
+        ).height
+    )
+
+
 # ---------------------------------------------------------------- scale, theme, errors, files
 
 

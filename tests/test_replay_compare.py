@@ -3,7 +3,7 @@ does not reproduce, and which errors of the published data set reach the caller.
 
 from __future__ import annotations
 
-import sys
+import importlib
 
 import polars as pl
 import pytest
@@ -12,9 +12,9 @@ import flashback as fb
 from flashback.errors import ParameterError
 from flashback.replay.base import check_row
 from flashback.replay.compare import COMPARED, UNMODELLED, _status, published_numbers
-from flashback.report.reviews.common import tally
+from flashback.replay.compare import tally
 
-published_module = sys.modules["flashback.published"]
+published_module = importlib.import_module("flashback.published")
 
 
 def _row(replayed, *, tolerance=0.1, **kw):
@@ -119,3 +119,60 @@ def test_the_unstated_idle_is_a_parameter_with_its_sensitivity(idle_gc):
         assert abs(row["replayed"]) < 0.01 * base
     else:
         assert row["replayed"] > 0.05 * base
+
+
+def test_compare_adds_the_sensitivity_to_the_unstated_idle_by_itself():
+    """One compare(sensitivity=True) replays the unstated idle_before_s at its other values;
+    the rows show the move, are never counted as matches, and agree with a replay made by
+    hand at that value."""
+    target = "sim:intel-530-240g?scale=1/256&idle_gc=on"
+    rep = fb.replay("anandtech-trim-validation", target=target, scale=1 / 256)
+    cmp = rep.compare(sensitivity=True)
+    sens = cmp.filter(pl.col("status") == "sensitivity")
+    assert set(sens["condition"]) >= {"torture@idle_before_s=30", "torture@idle_before_s=300"}
+    assert sens["within_tolerance"].null_count() == sens.height
+    assert tally(cmp) == tally(rep.compare())  # the knob rows change no count
+    by_hand = fb.replay(
+        "anandtech-trim-validation", target=target, scale=1 / 256, idle_before_s=300.0
+    ).compare()
+    want = by_hand.filter((pl.col("metric") == "avg_mbps") & (pl.col("condition") == "torture"))
+    got = sens.filter(
+        (pl.col("metric") == "avg_mbps") & (pl.col("condition") == "torture@idle_before_s=300")
+    ).row(0, named=True)
+    assert got["replayed"] == pytest.approx(want["replayed"][0])
+    assert got["published"] == want["published"][0]  # the review's number, for reference
+    assert "idle_before_s=300 instead of 0" in got["note"]
+    # with idle GC on, 300 s of idle moves the after-torture pass
+    base = cmp.filter((pl.col("metric") == "avg_mbps") & (pl.col("condition") == "torture"))
+    assert got["replayed"] > 1.05 * base["replayed"][0]
+
+
+def test_sensitivity_replays_only_simulated_targets(tmp_path):
+    rep = fb.replay(
+        "anandtech-trim-validation", target=tmp_path / "t.bin", scale=1 / 4096, torture_s=60.0
+    )
+    with pytest.raises(fb.ReplayError, match="sim: targets only"):
+        rep.compare(sensitivity=True)
+    assert rep.compare().height  # without it the real replay compares as before
+
+
+@pytest.mark.parametrize("measure_s", [60.0, 195.0])
+def test_xbit_used_loss_is_never_a_match_whatever_the_measurement_length(measure_s):
+    """The loss after the fills is set by the unstated measurement length: whatever length is
+    replayed (195 s puts the 335 near its published 10 %), the row is documented, not
+    modelled, with the reason, and the sensitivity rows show the range."""
+    rep = fb.replay("xbit-pts-degradation", scale=1 / 512, measure_s=measure_s)
+    cmp = rep.compare(sensitivity=True)
+    used = cmp.filter(pl.col("condition") == "used")
+    assert used.height == 2
+    for r in used.iter_rows(named=True):
+        assert r["status"] == UNMODELLED and r["within_tolerance"] is None
+        assert "does not state how long" in r["note"]
+    sens = cmp.filter(
+        (pl.col("status") == "sensitivity") & (pl.col("metric") == "loss_vs_fresh_pct")
+    )
+    conds = set(sens["condition"])
+    assert {"used@measure_s=30", "used@measure_s=300"} <= conds
+    loss = dict(zip(sens["condition"], sens["replayed"]))
+    assert loss["used@measure_s=300"] > loss["used@measure_s=30"] + 5  # the knob moves it
+    assert tally(cmp)["compared"] == 0

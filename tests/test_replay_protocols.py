@@ -156,3 +156,22 @@ def test_a_sim_target_with_its_own_scale_keeps_it():
     rep = fb.replay("anand2009-new-vs-used", target="sim:intel-x25m-80g?scale=1/256")
     assert abs(rep.meta["target_size_bytes"] - 80e9 / 256) / (80e9 / 256) < 0.01
     assert rep.scale == pytest.approx(1 / 256, rel=0.01)
+
+
+def test_unstated_parameters_are_declared_and_their_default_is_replayed():
+    from flashback.replay.base import registered
+
+    seen = {}
+    for proto in registered():
+        for name, values in proto.unstated.items():
+            assert name in proto.params, (proto.name, name)
+            default, meaning, convert = proto.params[name]
+            assert default in values and len(values) >= 2, (proto.name, name)
+            assert "not stated" in meaning, (proto.name, name)
+            for v in values:  # every value passes the parameter's own converter
+                assert convert(name, v) == v
+            seen[proto.name] = name
+    assert seen == {
+        "anandtech-trim-validation": "idle_before_s",
+        "xbit-pts-degradation": "measure_s",
+    }

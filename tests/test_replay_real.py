@@ -122,9 +122,19 @@ def test_puget_steps_are_labelled_per_loop_and_test(tmp_path):
     assert "cdm_loop_0001/trim" in labels
     steps = rep.steps.filter(pl.col("kind") == "run")
     assert set(steps["test"].unique()) == {"prepare", "seq", "rand512k", "rand4k", "rand4k_qd32"}
-    # one loop writes the test file 1 + 4 × passes times
+    # CrystalDiskMark's timed runs on a real file: the preparation writes the test file once,
+    # each Seq write run whole passes over it, and every step a whole number of blocks
     test_bytes = 1 << 20
-    assert rep.meta["host_written_bytes"] == 2 * 5 * test_bytes
+    for loop in (0, 1):
+        assert int(rep.step(f"cdm_loop_{loop:04d}/prepare")["write_bytes"].sum()) == test_bytes
+        seq = steps.filter(
+            (pl.col("loop") == loop) & (pl.col("test") == "seq") & (pl.col("direction") == "write")
+        )
+        assert sorted(set(seq["cdm_pass"])) == [0, 1]  # the unscored run, then the scored one
+        for k in (0, 1):
+            run = seq.filter(pl.col("cdm_pass") == k)
+            assert round(float(run["written_gb"].sum()) * 1e9) % test_bytes == 0
+            assert float(run["seconds"].sum()) >= 6.0 / 4096
 
 
 def test_cli_replay_writes_a_directory(tmp_path):

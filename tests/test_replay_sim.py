@@ -37,6 +37,8 @@ CASES = {
             ("cdm_seq_write", "incompressible", "breakpoint_2_gb"),
             ("cdm_rnd512k_write", "incompressible", "breakpoint_1_gb"),
             ("cdm_rnd4k_qd32_write", "incompressible", "level_after_breakpoint_1_mbps"),
+            # CDM's timed runs: the bytes per loop follow from the drive's speeds
+            ("cdm_loop", "all", "written_per_loop_gb"),
         ],
     ),
     "puget-compressible": (
@@ -127,7 +129,6 @@ CASES = {
 }
 
 SETTINGS = {
-    "puget-incompressible": [("cdm_loop", "all", "written_per_loop_gb")],
     "anandtech-trim": [("trim_validation_torture", "all", "duration_s")],
     "xbit-330": [("iometer_rnd4k_qd32_write", "after_idle", "idle_s")],
     "xbit-335": [("iometer_rnd4k_qd32_write", "after_idle", "idle_s")],

@@ -10,7 +10,6 @@ from flashback.cli._output import frame_rows, print_json, print_tables
 
 #: Columns printed per step and per compared number (--json prints every column).
 STEP_COLS = ("step", "duration_s", "written_gb", "write_mbps", "read_mbps", "write_iops")
-COMPARE_COLS = ("test", "metric", "condition", "published", "replayed", "unit", "within_tolerance")
 
 
 def _value(text: str):
@@ -50,6 +49,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def print_result(res, *, output: str | None, as_json: bool) -> None:
     """The replay's steps and published-vs-replayed table (80 columns), or JSON."""
+    from flashback.replay.compare import BRIEF_COLUMNS
+
     cmp = res.compare()
     if as_json:
         print_json(
@@ -71,11 +72,7 @@ def print_result(res, *, output: str | None, as_json: bool) -> None:
             (f"steps ({steps.height} runs)", frame_rows(steps.select(cols)) if cols else []),
             (
                 "published vs replayed (bytes and seconds at the review drive's scale)",
-                frame_rows(
-                    cmp.select([c for c in COMPARE_COLS if c in cmp.columns]).rename(
-                        {"within_tolerance": "ok"}, strict=False
-                    )
-                ),
+                frame_rows(cmp.select([c for c in BRIEF_COLUMNS if c in cmp.columns])),
             ),
         ]
     )

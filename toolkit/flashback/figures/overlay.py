@@ -102,36 +102,74 @@ def published_overlay(
 
 def compare_errors(
     compare: pl.DataFrame, *, tolerance_pct: float | None = None, width: int = 420
-) -> alt.LayerChart:
+) -> alt.LayerChart | alt.VConcatChart | alt.Chart:
     """Relative error of each replayed number against the published one (``Replay.compare()``).
+
+    Only rows that set a published number against a replayed one are drawn, coloured by
+    their ``status`` (within / outside / no tolerance). Settings of the procedure echoed
+    back, sensitivity replays and rows without both numbers are left out. Rows whose status
+    is ``documented, not modelled`` are listed under the bars with their reason (from
+    ``note``), not drawn as errors.
 
     Args:
         compare: frame with ``metric``, ``condition``, ``published``, ``replayed``, ``unit``,
-            ``rel_error`` (fraction, e.g. 0.08 for +8 %).
+            ``rel_error`` (fraction, e.g. 0.08 for +8 %) and, from ``Replay.compare()``,
+            ``status`` and ``note`` (a frame without ``status``: every row with both numbers
+            is drawn as ``no tolerance``).
         tolerance_pct: draws ±tolerance rules when given.
 
     Raises:
-        AnalysisError: empty or missing columns.
+        AnalysisError: empty, missing columns, or no row that compares two numbers and none
+            documented but not modelled.
     """
+    from flashback.errors import AnalysisError
+    from flashback.replay.compare import COMPARED, UNMODELLED
+
     require(
         compare,
         ["metric", "condition", "published", "replayed", "unit", "rel_error"],
         what="compare",
     )
-    df = clean(
-        compare.with_columns(
-            (pl.col("metric") + " · " + pl.col("condition")).alias("label"),
-            (pl.col("rel_error") * 100).alias("rel_error_pct"),
-        )
+    if "status" not in compare.columns:
+        compare = compare.with_columns(pl.lit("no tolerance").alias("status"))
+    if "note" not in compare.columns:
+        compare = compare.with_columns(pl.lit(None, pl.String).alias("note"))
+    label = (pl.col("metric") + " · " + pl.col("condition")).alias("label")
+    compared = compare.filter(
+        pl.col("status").is_in(COMPARED)
+        & pl.col("published").is_not_null()
+        & pl.col("replayed").is_not_null()
+        & pl.col("rel_error").is_not_null()
     )
+    unmodelled = compare.filter(pl.col("status") == UNMODELLED)
+    if compared.is_empty() and unmodelled.is_empty():
+        raise AnalysisError(
+            "compare holds no row that compares a published number with a replayed one, and "
+            "none the model leaves unmodelled; there is nothing to draw"
+        )
+    parts: list[alt.TopLevelMixin] = []
+    if compared.height:
+        parts.append(_error_bars(compared.with_columns(label), tolerance_pct, width))
+    if unmodelled.height:
+        parts.append(_unmodelled_list(unmodelled.with_columns(label), width))
+    return parts[0] if len(parts) == 1 else alt.vconcat(*parts)
+
+
+def _error_bars(compared: pl.DataFrame, tolerance_pct: float | None, width: int) -> alt.LayerChart:
+    """Bars of relative error (%), coloured by status, with the zero (and tolerance) rules."""
+    from flashback.replay.compare import COMPARED
+
+    df = clean(compared.with_columns((pl.col("rel_error") * 100).alias("rel_error_pct")))
     bars = (
         alt.Chart(df)
         .mark_bar()
         .encode(
             y=alt.Y("label:N", title=None, sort=None),
             x=alt.X("rel_error_pct:Q", title="Replayed vs published (relative error, %)"),
-            color=alt.condition(
-                alt.datum.rel_error_pct >= 0, alt.value("#4c78a8"), alt.value("#d62728")
+            color=alt.Color(
+                "status:N",
+                title="status",
+                scale=alt.Scale(domain=list(COMPARED), range=["#4c78a8", "#d62728", "#9d9d9d"]),
             ),
             tooltip=[
                 "metric",
@@ -139,6 +177,7 @@ def compare_errors(
                 "published",
                 "replayed",
                 "unit",
+                "status",
                 alt.Tooltip("rel_error_pct:Q", format="+.1f"),
             ],
         )
@@ -152,3 +191,29 @@ def compare_errors(
         tol = pl.DataFrame({"v": [-tolerance_pct, tolerance_pct]})
         layers.append(alt.Chart(tol).mark_rule(strokeDash=[4, 3], color="#888888").encode(x="v:Q"))
     return alt.layer(*layers)
+
+
+def _unmodelled_list(unmodelled: pl.DataFrame, width: int) -> alt.Chart:
+    """The documented numbers the model does not reproduce, one line each with its reason
+    (the note's first clause, without the status prefix)."""
+    from flashback.replay.compare import UNMODELLED
+
+    why = unmodelled.with_columns(
+        pl.col("note")
+        .fill_null("")
+        .str.split("; ")
+        .list.first()
+        .str.strip_prefix(f"{UNMODELLED}: ")
+        .str.slice(0, 160)
+        .alias("reason"),
+    ).select("label", "published", "unit", "reason", "note")
+    return (
+        alt.Chart(clean(why), title=f"{UNMODELLED} (not drawn as errors)")
+        .mark_text(align="left", baseline="middle", fontSize=11)
+        .encode(
+            y=alt.Y("label:N", title=None, sort=None),
+            text="reason:N",
+            tooltip=["label", "published", "unit", "note"],
+        )
+        .properties(width=width)
+    )

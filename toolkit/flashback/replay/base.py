@@ -32,6 +32,8 @@ class Protocol:
         procedure: the steps, one per line, as the review states them (and what is assumed).
         run: ``run(runner, params)`` executes the steps.
         checks: ``checks(replay)`` → rows for :meth:`Replay.compare`.
+        unstated: parameter → plausible values, for the parameters the review does not state
+            (an idle gap, a measurement length); ``compare(sensitivity=True)`` replays each.
     """
 
     name: str
@@ -46,6 +48,7 @@ class Protocol:
     checks: Callable[["Replay"], list[dict[str, Any]]]
     estimate_written_bytes: Callable[[int, float, dict[str, Any]], float] | None = None
     pair_checks: Callable[["Replay", "Replay"], list[dict[str, Any]]] | None = None
+    unstated: dict[str, tuple[float, ...]] = dataclasses.field(default_factory=dict)
 
     def describe(self) -> str:
         """A multi-line description: review, default target, steps and parameters.
@@ -65,6 +68,10 @@ class Protocol:
             lines.append("  parameters:")
             for k, (v, meaning, *_) in self.params.items():
                 lines.append(f"    {k}={v!r}: {meaning}")
+        if self.unstated:
+            lines.append("  not stated by the review (compare(sensitivity=True) replays each):")
+            for k, values in self.unstated.items():
+                lines.append(f"    {k}: {', '.join(f'{v:g}' for v in values)}")
         return "\n".join(lines)
 
     def resolve(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -260,7 +267,11 @@ class Replay:
         return Capture(intervals=self.intervals, meta=meta)
 
     def compare(
-        self, published: pl.DataFrame | None = None, *, other: "Replay | None" = None
+        self,
+        published: pl.DataFrame | None = None,
+        *,
+        other: "Replay | None" = None,
+        sensitivity: bool = False,
     ) -> pl.DataFrame:
         """Published vs replayed for every published number this replay can check.
 
@@ -270,19 +281,28 @@ class Replay:
         and seconds are quoted at the review drive's scale (divided by :attr:`scale`).
         ``status`` is ``within tolerance`` / ``outside tolerance`` / ``no tolerance`` for a
         published number compared with a replayed one; ``documented, not modelled`` (the
-        note says why), ``setting`` (a procedure setting echoed back), ``no published value``
-        or ``not replayed`` otherwise — those rows have ``within_tolerance`` null.
+        note says why), ``setting`` (a procedure setting echoed back), ``sensitivity`` (see
+        below), ``no published value`` or ``not replayed`` otherwise — those rows have
+        ``within_tolerance`` null.
 
         ``other``: a replay of the same protocol with another setting (Puget: the other data
         type, or TRIM off) adds the numbers that compare two runs (compressible vs
         incompressible reads, TRIM on vs off).
 
+        ``sensitivity``: for each parameter the review leaves unstated (the protocol's
+        ``unstated``: AnandTech's idle gap, X-bit's measurement length), replays the procedure
+        at the other plausible values on the same simulated target and adds one row per
+        checked number and value, status ``sensitivity`` (``condition`` ends ``@param=value``;
+        the note gives the move). Off by default because it replays the procedure again (one
+        more replay per value, cheap at test scales); the HTML report turns it on.
+
         Raises:
-            ReplayError: ``other`` is a replay of another protocol.
+            ReplayError: ``other`` is a replay of another protocol, or ``sensitivity`` on a
+                replay whose target is not a ``sim:`` drive.
         """
         from flashback.replay.compare import compare
 
-        return compare(self, published=published, other=other)
+        return compare(self, published=published, other=other, sensitivity=sensitivity)
 
     def save(self, directory: str | os.PathLike[str]) -> Path:
         """Writes ``intervals.parquet`` and ``replay.json`` (meta and steps) to ``directory``.

@@ -22,10 +22,29 @@ COLUMNS = {
     "note": pl.String,
 }
 
+#: The columns a compare table shows (report, notebooks): the one list every view selects from.
+TABLE_COLUMNS = (
+    "test",
+    "metric",
+    "condition",
+    "drive",
+    "published",
+    "replayed",
+    "unit",
+    "rel_error",
+    "within_tolerance",
+    "status",
+    "note",
+)
+#: The few of them an 80-column terminal shows (``flashback replay``).
+BRIEF_COLUMNS = ("test", "metric", "condition", "published", "replayed", "unit", "status")
+
 #: ``status`` values of rows that compare a published number with a replayed one.
 COMPARED = ("within tolerance", "outside tolerance", "no tolerance")
 UNMODELLED = "documented, not modelled"
 SETTING = "setting"
+#: A row replayed with another value of a parameter the review does not state.
+SENSITIVITY = "sensitivity"
 
 
 def published_numbers() -> pl.DataFrame | None:
@@ -52,7 +71,7 @@ def _lookup(pub: pl.DataFrame | None, source: str, row: dict[str, Any]) -> tuple
         sel = pub.filter(
             (pl.col("source") == source)
             & (pl.col("test") == row["test"])
-            & (pl.col("condition") == row["condition"])
+            & (pl.col("condition") == row.get("lookup_condition", row["condition"]))
             & (pl.col("metric") == row["metric"])
         )
         if row["drive"] is None:
@@ -98,18 +117,26 @@ def _within(row: dict[str, Any], value: float) -> bool:
 
 
 def compare(
-    replay: Any, *, published: pl.DataFrame | None = None, other: Any = None
+    replay: Any,
+    *,
+    published: pl.DataFrame | None = None,
+    other: Any = None,
+    sensitivity: bool = False,
 ) -> pl.DataFrame:
-    """Rows from the protocol's checks, with published values and relative errors.
+    """Rows from the protocol's checks, with published values and relative errors; with
+    ``sensitivity`` also the rows of :func:`sensitivity_rows`.
 
     Raises:
-        ReplayError: ``other`` is a replay of another protocol.
+        ReplayError: ``other`` is a replay of another protocol, or ``sensitivity`` on a replay
+            whose target is not simulated.
     """
     from flashback.errors import ReplayError
 
     proto = replay.protocol
     pub = published if published is not None else published_numbers()
     checks = proto.checks(replay)
+    if sensitivity:
+        checks += sensitivity_rows(replay, checks)
     if other is not None:
         if other.meta.get("protocol") != proto.name:
             raise ReplayError(
@@ -124,7 +151,7 @@ def compare(
         rel = None
         if value not in (None, 0) and r["replayed"] is not None:
             rel = (r["replayed"] - value) / abs(value)
-        status = _status(r, value)
+        status = SENSITIVITY if r.get("sensitivity") else _status(r, value)
         within = {"within tolerance": True, "outside tolerance": False}.get(status)
         if status == "not replayed" and r["tolerance"] is not None:
             within = False  # the review measured it; the replay found nothing
@@ -157,3 +184,85 @@ def compare(
             }
         )
     return pl.DataFrame(rows, schema=COLUMNS)
+
+
+def sensitivity_rows(replay: Any, checks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The protocol's checks replayed at other values of each parameter the review leaves
+    unstated (``Protocol.unstated``: parameter → values), on the same simulated target and
+    scale with every other parameter as in ``replay``.
+
+    One row per checked number (settings left out) and value: same ``test``, ``metric`` and
+    published number, ``condition`` suffixed ``@param=value``, status ``sensitivity`` (never
+    counted as a match), and a note giving the move from this replay's value.
+
+    Raises:
+        ReplayError: the replay's target is not a ``sim:`` drive (a sensitivity replay would
+            write to a real target again; replay it with the other value yourself and pass
+            ``other=``).
+    """
+    from flashback.errors import ReplayError
+    from flashback.replay.api import replay as run_replay
+
+    proto = replay.protocol
+    if not proto.unstated:
+        return []
+    if replay.meta.get("target_kind") != "sim":
+        raise ReplayError(
+            "sensitivity= replays the procedure again and is done on sim: targets only; replay "
+            "a real target with the other value yourself and pass it as other="
+        )
+    params = dict(replay.meta["params"])
+    keyed = {(r["test"], r["condition"], r["metric"], r["drive"]): r for r in checks}
+    rows: list[dict[str, Any]] = []
+    for name, values in proto.unstated.items():
+        current = params[name]
+        for value in values:
+            if value == current:
+                continue
+            variant = run_replay(
+                proto.name,
+                target=replay.meta["target_spec"],
+                scale=replay.scale,
+                progress=False,
+                **{**params, name: value},
+            )
+            for v in proto.checks(variant):
+                base = keyed.get((v["test"], v["condition"], v["metric"], v["drive"]))
+                if base is None or base["setting"] or v["setting"]:
+                    continue
+                was, now = base["replayed"], v["replayed"]
+                moved = (
+                    f"{was:.4g} -> {now:.4g} {v['unit']}"
+                    if was is not None and now is not None
+                    else "not replayed in one of them"
+                )
+                rows.append(
+                    {
+                        **v,
+                        "condition": f"{v['condition']}@{name}={value:g}",
+                        "lookup_condition": v["condition"],
+                        "tolerance": None,
+                        "note": f"{name}={value:g} instead of {current:g} (the review does not "
+                        f"state it): {moved}",
+                        "unmodelled": "",
+                        "reproducible": True,
+                        "sensitivity": True,
+                    }
+                )
+    return rows
+
+
+def tally(cmp: pl.DataFrame) -> dict[str, Any]:
+    """Counts for a summary of a compare frame: published numbers compared with replayed ones
+    (``compared``), how many are within tolerance, their median |relative error| (%), and the
+    documented numbers the model does not reproduce. Settings echoed back and sensitivity
+    rows are not counted: they check the replay or a knob, not the drive."""
+    c = cmp.filter(pl.col("status").is_in(COMPARED))
+    within = c.filter(pl.col("status") == "within tolerance").height
+    med = c.select(pl.col("rel_error").abs().median()).item() if c.height else None
+    return {
+        "compared": c.height,
+        "within_tolerance": within,
+        "median_abs_rel_error_pct": None if med is None else 100 * med,
+        "documented_not_modelled": cmp.filter(pl.col("status") == UNMODELLED).height,
+    }

@@ -9,8 +9,9 @@ from typing import Callable
 
 import polars as pl
 
+from flashback.replay.compare import tally
 from flashback.report.html import Section, write_report
-from flashback.report.reviews import anand2009, anandtech, behardware, common, puget, snia, xbit
+from flashback.report.reviews import anand2009, anandtech, behardware, puget, snia, xbit
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,7 +57,7 @@ def build_demo(
                 "review": r.key,
                 "scale": scale,
                 "seconds": round(time.monotonic() - t0, 1),
-                **common.tally(cmp),
+                **tally(cmp),
             }
         )
     summary = pl.DataFrame(rows)
@@ -67,7 +68,10 @@ def build_demo(
             "drive and shrunk by the given scale; the tables compare every published number the "
             "replay can check. 'compared' counts published numbers set against a replayed one "
             "(settings of a procedure echoed back are not counted); 'documented_not_modelled' "
-            "counts published numbers the model has no mechanism for — each row says why.",
+            "counts published numbers the model has no mechanism for — each row says why. "
+            "Rows with status 'sensitivity' replay a parameter the review does not state (an "
+            "idle gap, a measurement length) at other plausible values, to show how much the "
+            "replayed number hangs on it; they are never counted as matches.",
         ],
         tables=[("published vs replayed, per review", summary)],
     )

@@ -7,27 +7,24 @@ from typing import Any
 import polars as pl
 
 from flashback.replay.base import Replay, check_row
+from flashback.replay.procedures import cdm
 from flashback.replay.procedures.common import GB, level_changes
 
 ADVERTISED_WRITE_MBPS = 500.0
 
 
 def loops_frame(rep: Replay) -> pl.DataFrame:
-    """Per loop and test: CrystalDiskMark's result (the best pass, MB/s) and the host GB
-    written at the end of the loop (quoted at the review drive's scale in ``gb_written_full``)."""
-    steps = rep.steps.filter((pl.col("kind") == "run") & (pl.col("test") != "prepare"))
-    if steps.is_empty():
+    """Per loop and test: CrystalDiskMark's result (MB/s, the best of the scored runs; the
+    preparation write and the unscored run 0 left out) and the host GB written at the end of
+    the loop (quoted at the review drive's scale in ``gb_written_full``)."""
+    steps = rep.steps
+    if steps.is_empty() or "cdm_pass" not in steps.columns:
         return pl.DataFrame()
-    steps = steps.with_columns(
-        pl.when(pl.col("direction") == "write")
-        .then(pl.col("write_mbps"))
-        .otherwise(pl.col("read_mbps"))
-        .alias("mbps")
-    )
+    steps = steps.filter(pl.col("kind") == "run")
     end = steps.group_by("loop").agg(pl.col("host_written_end_bytes").max().alias("end_bytes"))
     out = (
-        steps.group_by("loop", "test", "direction")
-        .agg(pl.col("mbps").max())
+        cdm.best(cdm.scores(steps))
+        .drop("host_written_end_bytes")
         .join(end, on="loop")
         .with_columns(
             (pl.col("end_bytes") / GB).alias("gb_written"),
@@ -76,9 +73,11 @@ def checks(rep: Replay) -> list[dict[str, Any]]:
             total_gb / n_loops if n_loops else None,
             "GB",
             drive=drive,
-            tolerance=0.05,
-            note="assumed test size 1000 MiB × (1 + 4 × 2 passes)",
-            setting=True,
+            tolerance=0.10,
+            note="not a setting: CrystalDiskMark's runs are timed (6 s), so the bytes a loop "
+            "writes follow from the drive's speed in each test: the test file (1000 MiB "
+            "assumed) + pass_0 and `passes` timed runs of each write test; passes=1 is "
+            "assumed because CDM's default 5 would write ≈ 3× the review's ≈ 9.2 GB",
         )
     )
     rows.append(

@@ -19,7 +19,19 @@ after_idle: 4 KiB random writes QD32 for measure_s
 trim: the whole drive TRIMmed
 after_trim: 4 KiB random writes QD32 for measure_s
 results: IOPS of each state relative to fresh = 100 %
-assumed (not stated): measure_s = 60 s at full scale; random offsets uniform; incompressible"""
+not stated by the review: measure_s (its method names IOMeter 1.1.0 RC1, 4 KiB writes aligned
+  to flash pages, QD32, and no duration; 60 s assumed, compare(sensitivity=True) replays 30 s
+  and 300 s too); random offsets uniform; incompressible data"""
+
+#: Why the model's loss after the fills is no prediction of X-bit's numbers.
+MEASURE_KNOB = (
+    "X-bit does not state how long each IOMeter measurement ran, and in the model the loss "
+    "after the two fills is set by that length (how far a measurement runs past the spare "
+    "area), not by a documented mechanism: replayed at scale 1/16 the 335 loses 0 % for runs "
+    "up to 150 s and 24 % at 240 s, the 330 0 % up to 90 s and 53 % at 240 s; tuned to the "
+    "335's 10 % (≈ 195 s) the length gives ≈ 45 % for the 330 (published 15 %), so a match is "
+    "a knob, not a prediction; the sensitivity rows give the replayed range"
+)
 
 
 def run(r: Any, p: dict[str, Any]) -> None:
@@ -74,8 +86,7 @@ def checks(rep: Replay) -> list[dict[str, Any]]:
     ]
     assumed = (
         f"each measurement ran {rep.meta['params']['measure_s']:g} s at full scale (assumed: "
-        "X-bit does not say); in a model a longer run lowers the used figure as the spare "
-        "area runs out, a shorter one raises it"
+        "X-bit does not say)"
     )
     for state in ("used", "after_idle", "after_trim"):
         v = iops(rep.step(state))
@@ -90,6 +101,7 @@ def checks(rep: Replay) -> list[dict[str, Any]]:
                 drive=drive,
                 tolerance=0.06,
                 note=assumed,
+                unmodelled=MEASURE_KNOB if state == "used" else "",
             )
         )
         rows.append(
@@ -102,6 +114,7 @@ def checks(rep: Replay) -> list[dict[str, Any]]:
                 drive=drive,
                 tolerance=0.5,
                 note="a loss of a few % is compared loosely (±50 %); " + assumed,
+                unmodelled=MEASURE_KNOB if state == "used" else "",
             )
         )
     return rows
@@ -121,7 +134,8 @@ register(
         params={
             "measure_s": (
                 60.0,
-                "each measurement's duration at full scale",
+                "each measurement's duration at full scale; not stated by the review (60 s "
+                "assumed; compare(sensitivity=True) replays 30 s and 300 s too)",
                 P.number(lo=0, lo_open=True),
             ),
             "idle_s": (1800.0, "the idle period at full scale (30 minutes)", P.number(lo=0)),
@@ -135,5 +149,6 @@ register(
         run=run,
         checks=checks,
         estimate_written_bytes=lambda size, scale, p: 2.3 * size,
+        unstated={"measure_s": (30.0, 60.0, 300.0)},
     )
 )

@@ -79,4 +79,4 @@ def build_trim(*, scale: str, progress: bool) -> tuple[Section, pl.DataFrame]:
     s.charts.append(
         ("clean, torture, trim", figures.condition_bars(frame, title="sequential write"))
     )
-    return s, compare_part(s, rep.compare())
+    return s, compare_part(s, rep.compare(sensitivity=True))

@@ -10,19 +10,6 @@ import flashback as fb
 from flashback import figures
 from flashback.report.html import Section
 
-COMPARE_COLS = [
-    "test",
-    "metric",
-    "condition",
-    "published",
-    "replayed",
-    "unit",
-    "rel_error",
-    "within_tolerance",
-    "status",
-    "note",
-]
-
 
 def sim_target(preset: str, scale: str) -> str:
     """``sim:<preset>?scale=<scale>`` — the review's drive shrunk by ``scale``."""
@@ -39,32 +26,25 @@ def replay(name: str, *, preset: str, scale: str, progress: bool, **params: Any)
 def compare_part(
     section: Section, cmp: pl.DataFrame, *, name: str = "published vs replayed"
 ) -> pl.DataFrame:
-    """Adds the compare table (and its relative-error chart when any number is checkable)."""
-    cols = [c for c in COMPARE_COLS if c in cmp.columns]
-    table = cmp.select(cols)
-    checkable = cmp.filter(pl.col("published").is_not_null() & pl.col("replayed").is_not_null())
-    if checkable.height:
-        section.charts.append((name, figures.compare_errors(checkable)))
+    """Adds the compare table (every row, its ``status`` and note) and the relative-error chart
+    of the rows that compare a published number with a replayed one (documented-not-modelled
+    rows listed under it with their reason)."""
+    from flashback.replay.compare import COMPARED, TABLE_COLUMNS, UNMODELLED
+
+    table = cmp.select([c for c in TABLE_COLUMNS if c in cmp.columns])
+    drawn = cmp.filter(
+        (
+            pl.col("status").is_in(COMPARED)
+            & pl.col("published").is_not_null()
+            & pl.col("replayed").is_not_null()
+            & pl.col("rel_error").is_not_null()
+        )
+        | (pl.col("status") == UNMODELLED)
+    )
+    if drawn.height:
+        section.charts.append((name, figures.compare_errors(cmp)))
     section.tables.append((name, table))
     return table
-
-
-def tally(cmp: pl.DataFrame) -> dict[str, Any]:
-    """Counts for the summary: published numbers compared with replayed ones, how many are
-    within tolerance, their median |relative error|, and the documented numbers the model
-    does not reproduce. Procedure settings echoed back (a duration, a span) are not counted:
-    they check the replay, not the drive."""
-    from flashback.replay.compare import COMPARED, UNMODELLED
-
-    c = cmp.filter(pl.col("status").is_in(COMPARED))
-    within = c.filter(pl.col("status") == "within tolerance").height
-    med = c.select(pl.col("rel_error").abs().median()).item() if c.height else None
-    return {
-        "compared": c.height,
-        "within_tolerance": within,
-        "median_abs_rel_error_pct": None if med is None else 100 * med,
-        "documented_not_modelled": cmp.filter(pl.col("status") == UNMODELLED).height,
-    }
 
 
 def runs(rep: fb.Replay) -> pl.DataFrame:

@@ -27,4 +27,4 @@ def build(*, scale: str, progress: bool) -> tuple[Section, pl.DataFrame]:
         ],
     )
     s.charts.append(("relative to fresh", figures.relative_to_fresh(frame)))
-    return s, compare_part(s, rep.compare())
+    return s, compare_part(s, rep.compare(sensitivity=True))

@@ -1,0 +1,223 @@
+"""CrystalDiskMark 3 as it runs: the test file, the unscored preparation runs, timed runs,
+random offsets drawn with replacement, the best run reported.
+
+Source: CrystalDiskMark 3.0.2's own engine, ``DiskBench.cpp`` and ``DiskMarkDlg.cpp``
+(github.com/ababycoder/CrystalDiskMark3_0_2Src, commit 183938c8fcd3; CrystalDiskMark ≤ 3
+used this engine, version 4 onwards runs DiskSpd). What it does:
+
+- ``Init`` writes the test file once, sequentially, in 1 MiB writes ("Preparing..."); no score.
+- The data is one 1 MiB buffer filled once (``xor128`` words for "Random", or 0x00 / 0xFF) and
+  written again and again; 4 KiB and 512 KiB writes send the start of that same buffer.
+- Each of Seq, 512K, 4K and 4K QD32 runs reads, then writes. Each direction makes
+  ``DiskTestNumber + 1`` runs: run 0 is unscored ("Preparing... Sequential Write"), runs 1..N
+  score (N = "number of test runs", default 5; test size default 1000 MB).
+- Every run is timed: ``DISK_TEST_TIME`` = 6 s, a Windows timer. Seq completes the pass over
+  the file in progress before it looks at the timer, so a run is whole passes (≥ 6 s); random
+  tests look at it every 20 (512 KiB) or 160 (4 KiB) I/Os; QD32 stops issuing and drains.
+- Random offsets are ``(xor128() % split) × block``: uniform over the file, with replacement.
+- A run's score is bytes / elapsed ms; the test reports the maximum over its scored runs.
+
+What the replay does differently: flashback's ``data="random"`` refills each write with fresh
+random bytes instead of resending one buffer; both are incompressible, and the simulator has
+no deduplication, so a simulated drive sees no difference (a real drive that deduplicates
+could). Random runs stop at the timer without finishing CDM's batch of 20/160 I/Os (< 0.1 %
+of a 6 s run on an SSD).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import polars as pl
+
+from flashback.workload import Workload
+
+MIB = 1 << 20
+#: CDM 3's ``DISK_TEST_TIME`` (DiskBench.cpp): seconds per run.
+TEST_TIME_S = 6.0
+#: CDM 3's default "number of test runs" (``m_IndexTestNumber`` 4 → 5 runs, DiskMarkDlg.cpp).
+DEFAULT_RUNS = 5
+#: CDM 3's default test size (``m_IndexTestSize`` 3 → 1000 MB, DiskMarkDlg.cpp), in MiB.
+DEFAULT_TEST_BYTES = 1000 * MIB
+#: CDM 3 order: each test's read runs, then its write runs.
+#: (name, read rw, write rw, block size, queue depth)
+TESTS = (
+    ("seq", "read", "write", "1m", 1),
+    ("rand512k", "randread", "randwrite", "512k", 1),
+    ("rand4k", "randread", "randwrite", "4k", 1),
+    ("rand4k_qd32", "randread", "randwrite", "4k", 32),
+)
+
+
+def prepare_workload(
+    *, offset: int, test_bytes: int, data: str, interval_s: float | None
+) -> Workload:
+    """CDM's test-file preparation: one sequential pass of 1 MiB writes, QD1 (unscored)."""
+    return Workload(
+        rw="write",
+        bs="1m",
+        iodepth=1,
+        offset=offset,
+        size=test_bytes,
+        data=data,
+        interval=interval_s,
+    )
+
+
+def random_workload(
+    rw: str,
+    *,
+    bs: str,
+    iodepth: int,
+    offset: int,
+    test_bytes: int,
+    time_s: float,
+    data: str,
+    interval_s: float | None,
+    seed: int,
+) -> Workload:
+    """One timed random run of CDM: ``time_s`` seconds of ``bs`` I/O at ``iodepth``, offsets
+    uniform over the test file with replacement (``random="uniform"``)."""
+    return Workload(
+        rw=rw,
+        bs=bs,
+        iodepth=iodepth,
+        offset=offset,
+        size=test_bytes,
+        time=time_s,
+        random="uniform",
+        data=data,
+        interval=interval_s,
+        seed=seed,
+    )
+
+
+def run_tests(
+    r: Any,
+    *,
+    head: str,
+    offset: int,
+    test_bytes: int,
+    runs: int,
+    time_s: float,
+    data: str,
+    seed: int,
+    **labels: Any,
+) -> None:
+    """Runs one CrystalDiskMark "All" on runner ``r``: the preparation write of the test file,
+    then each test's read and write runs (run 0 unscored, runs 1..``runs`` scored), every run
+    timed at ``time_s`` (simulated seconds on a sim drive). Steps are labelled
+    ``{head}/prepare`` and ``{head}/{test}_{read|write}/pass_{k}`` (``/part_{p}`` for a
+    sequential run's further passes over the file), with labels ``test``, ``direction``,
+    ``cdm_pass`` (0 = unscored) and ``scored``.
+    """
+    iv = r.interval_s
+    r.run(
+        f"{head}/prepare",
+        prepare_workload(offset=offset, test_bytes=test_bytes, data=data, interval_s=iv),
+        test="prepare",
+        direction="write",
+        cdm_pass=-1,
+        scored=False,
+        offset_bytes=offset,
+        **labels,
+    )
+    for name, read_rw, write_rw, bs, qd in TESTS:
+        for direction, rw in (("read", read_rw), ("write", write_rw)):
+            for k in range(runs + 1):
+                step = f"{head}/{name}_{direction}/pass_{k}"
+                tags = dict(
+                    test=name,
+                    direction=direction,
+                    cdm_pass=k,
+                    scored=k > 0,
+                    offset_bytes=offset,
+                    **labels,
+                )
+                if name == "seq":
+                    _seq_run(r, step, rw, offset, test_bytes, time_s, data, iv, tags)
+                else:
+                    w = random_workload(
+                        rw,
+                        bs=bs,
+                        iodepth=qd,
+                        offset=offset,
+                        test_bytes=test_bytes,
+                        time_s=time_s,
+                        data=data,
+                        interval_s=iv,
+                        seed=seed * 1000 + k,
+                    )
+                    r.run(step, w, **tags)
+
+
+def _seq_run(
+    r: Any,
+    step: str,
+    rw: str,
+    offset: int,
+    test_bytes: int,
+    time_s: float,
+    data: str,
+    iv: float | None,
+    tags: dict[str, Any],
+) -> None:
+    """Whole passes over the test file until ``time_s`` has passed (CDM looks at its timer
+    only between passes)."""
+    elapsed, part = 0.0, 1
+    while True:
+        w = Workload(
+            rw=rw, bs="1m", iodepth=1, offset=offset, size=test_bytes, data=data, interval=iv
+        )
+        df = r.run(step if part == 1 else f"{step}/part_{part}", w, part=part, **tags)
+        took = float(df["interval_s"].sum()) if df.height else 0.0
+        elapsed += took
+        if elapsed >= time_s or took <= 0:
+            break
+        part += 1
+
+
+def scores(steps: pl.DataFrame) -> pl.DataFrame:
+    """Per run of each CDM test: MB/s = bytes / seconds over the run's passes, as CDM scores
+    it. ``steps`` is :attr:`Replay.steps` (needs ``test``, ``direction``, ``cdm_pass``,
+    ``written_gb``, ``read_gb``, ``seconds``); extra grouping columns (``loop``) are kept.
+    The preparation write and the unscored run 0 are dropped."""
+    runs = steps.filter(
+        (pl.col("kind") == "run") & (pl.col("test") != "prepare") & (pl.col("cdm_pass") > 0)
+    )
+    keys = [c for c in ("loop", "test", "direction", "cdm_pass") if c in runs.columns]
+    return (
+        runs.group_by(keys, maintain_order=True)
+        .agg(
+            pl.col("written_gb").sum(),
+            pl.col("read_gb").sum(),
+            pl.col("seconds").sum(),
+            pl.col("host_written_end_bytes").max(),
+        )
+        .with_columns(
+            (
+                pl.when(pl.col("direction") == "write")
+                .then(pl.col("written_gb"))
+                .otherwise(pl.col("read_gb"))
+                * 1e3
+                / pl.col("seconds")
+            ).alias("mbps")
+        )
+    )
+
+
+def best(scored: pl.DataFrame) -> pl.DataFrame:
+    """CDM's reported result: the maximum score over the scored runs of each test."""
+    keys = [c for c in ("loop", "test", "direction") if c in scored.columns]
+    return scored.group_by(keys, maintain_order=True).agg(
+        pl.col("mbps").max(), pl.col("host_written_end_bytes").max()
+    )
+
+
+def estimate_bytes(*, test_bytes: int, runs: int, write_mbps: float, time_s: float) -> float:
+    """Bytes one CDM "All" writes on a drive that writes ``write_mbps`` (for progress bars):
+    the test file, then (runs + 1) timed runs of each of the four write tests."""
+    per_run = write_mbps * 1e6 * time_s
+    seq = math.ceil(per_run / test_bytes) * test_bytes if test_bytes else per_run
+    return test_bytes + (runs + 1) * (seq + 3 * per_run)
