@@ -92,11 +92,15 @@ class Protocol:
     def drive_for(self, spec: str) -> tuple[str, int | None, bool]:
         """The published drive a target stands for, that drive's capacity in bytes, and
         whether the target is that drive's preset (else the default target's drive)."""
-        preset = spec[4:].split("?", 1)[0] if spec.startswith("sim:") else None
+        from flashback.targets import parse_sim_spec
+
+        parts = parse_sim_spec(spec)
+        preset = parts[0] if parts else None
         if preset in self.drives:
             name, capacity = self.drives[preset]
             return name, capacity, True
-        default = self.default_target[4:].split("?", 1)[0]
+        default_parts = parse_sim_spec(self.default_target)
+        default = default_parts[0] if default_parts else self.default_target
         name, capacity = self.drives.get(default, (default, self.review_capacity_bytes))
         return name, capacity, False
 
