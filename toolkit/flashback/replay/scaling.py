@@ -5,11 +5,12 @@ capacity is ``scale`` times the review drive's, every span, byte limit and durat
 multiplied by ``scale`` (durations too: a drive ``scale`` times smaller, written at the same
 speed, reaches the same state ``scale`` times sooner). Results are quoted back in the review's
 units by dividing by ``scale`` ("full-scale equivalent").
+
+A scale the caller gives is a fraction in (0, 1] (:func:`parse_scale`); only the default, the
+ratio of the target's capacity to the review drive's (:func:`default_scale`), may exceed 1.
 """
 
 from __future__ import annotations
-
-from flashback.errors import ParameterError
 
 MIB = 1 << 20
 
