@@ -303,15 +303,27 @@ mod tests {
     fn iolog_file(body: &str) -> tempfile::NamedTempFile {
         use std::io::Write;
         let mut f = tempfile::NamedTempFile::new().unwrap();
-        write!(f, "fio version 2 iolog\n/dev/x add\n/dev/x open\n{body}/dev/x close\n").unwrap();
+        write!(
+            f,
+            "fio version 2 iolog\n/dev/x add\n/dev/x open\n{body}/dev/x close\n"
+        )
+        .unwrap();
         f
     }
 
     #[test]
     fn trace_workload_takes_rw_and_bs_from_the_trace() {
         let reads = iolog_file("/dev/x read 0 4096\n/dev/x read 8192 16384\n");
-        let fields = [("rw", "write"), ("bs", "1m"), ("size", "1g"), ("iodepth", "4")];
-        let remap = Remap { align: 4096, ..Remap::default() };
+        let fields = [
+            ("rw", "write"),
+            ("bs", "1m"),
+            ("size", "1g"),
+            ("iodepth", "4"),
+        ];
+        let remap = Remap {
+            align: 4096,
+            ..Remap::default()
+        };
         let w = trace_workload(reads.path(), fields, &remap, Some(2.0), 1 << 30).unwrap();
         assert_eq!(w.rw, crate::workload::Rw::RandRead);
         assert_eq!(w.bs, 16384);
@@ -327,7 +339,10 @@ mod tests {
     #[test]
     fn trace_workload_refuses_a_bad_time_scale_and_a_trace_too_big() {
         let f = iolog_file("/dev/x write 0 4096\n");
-        let remap = Remap { align: 4096, ..Remap::default() };
+        let remap = Remap {
+            align: 4096,
+            ..Remap::default()
+        };
         for k in [0.0, -1.0, f64::NAN, f64::INFINITY] {
             let e = trace_workload(f.path(), [], &remap, Some(k), 1 << 30).unwrap_err();
             assert!(e.to_string().contains("time_scale="), "{e}");

@@ -234,15 +234,24 @@ mod tests {
     #[test]
     fn numbers_and_switches() {
         assert_eq!(parse_int("n", " 7 ", 1, 10).unwrap(), 7);
-        assert!(parse_int("n", "0", 1, 10).unwrap_err().to_string().contains("n=0 is out of range"));
-        assert!(parse_int("n", "2.5", 1, 10).unwrap_err().to_string().contains("whole number"));
+        assert!(parse_int("n", "0", 1, 10)
+            .unwrap_err()
+            .to_string()
+            .contains("n=0 is out of range"));
+        assert!(parse_int("n", "2.5", 1, 10)
+            .unwrap_err()
+            .to_string()
+            .contains("whole number"));
         assert_eq!(parse_number("x", "0.5", 0.0, 1.0, true).unwrap(), 0.5);
         assert!(parse_number("x", "0", 0.0, 1.0, true).is_err());
         assert_eq!(parse_number("x", "0", 0.0, 1.0, false).unwrap(), 0.0);
         assert!(parse_number("x", "NaN", 0.0, 1.0, false).is_err());
         assert!(parse_switch("s", "ON").unwrap());
         assert!(!parse_switch("s", "false").unwrap());
-        assert!(parse_switch("s", "maybe").unwrap_err().to_string().contains("s=\"maybe\""));
+        assert!(parse_switch("s", "maybe")
+            .unwrap_err()
+            .to_string()
+            .contains("s=\"maybe\""));
     }
 
     #[test]

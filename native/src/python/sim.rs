@@ -17,10 +17,13 @@ fn parse_scale(field: &str, text: &str) -> PyResult<f64> {
     crate::units::parse_scale(field, text).py_err()
 }
 
-/// `sim:<preset>?k=v&...` → `(preset, {key: value})`; `None` for a string that is not a
-/// `sim:` spec.
+/// A spec's keys in order, as `(key, value)` pairs.
+type Keys = Vec<(String, String)>;
+
+/// `sim:<preset>?k=v&...` → `(preset, [(key, value), ...])`; `None` for a string that is not
+/// a `sim:` spec.
 #[pyfunction]
-fn sim_spec_parse(spec: &str) -> PyResult<Option<(String, Vec<(String, String)>)>> {
+fn sim_spec_parse(spec: &str) -> PyResult<Option<(String, Keys)>> {
     if !spec.starts_with(crate::sim::spec::PREFIX) {
         return Ok(None);
     }
@@ -30,7 +33,7 @@ fn sim_spec_parse(spec: &str) -> PyResult<Option<(String, Vec<(String, String)>)
 
 /// `(preset, [(key, value), ...])` → `sim:<preset>?k=v&...`.
 #[pyfunction]
-fn sim_spec_build(preset: &str, keys: Vec<(String, String)>) -> PyResult<String> {
+fn sim_spec_build(preset: &str, keys: Keys) -> PyResult<String> {
     build_spec(preset, &keys).py_err()
 }
 

@@ -483,6 +483,9 @@ mod tests {
         let e = parse_spec("generic?op=5").unwrap_err().to_string();
         assert!(e.contains("sim key op=5 is out of range"), "{e}");
         let e = parse_spec("generic?idle_gc=maybe").unwrap_err().to_string();
-        assert!(e.contains("sim key idle_gc=") && e.contains("on or off"), "{e}");
+        assert!(
+            e.contains("sim key idle_gc=") && e.contains("on or off"),
+            "{e}"
+        );
     }
 }
