@@ -175,7 +175,7 @@ def test_presets_listing():
 
 
 def test_every_preset_opens_and_runs_small():
-    presets = json.loads(fb._native.sim_presets_json())
+    presets = fb._native.sim_presets()
     for p in presets:
         t = fb.Target(f"sim:{p['name']}?scale=1/512")
         cap = t.run(fb.Workload(rw="randwrite", bs="4k", iodepth=32, time="1s"))

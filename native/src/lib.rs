@@ -7,6 +7,7 @@ pub mod engine;
 pub mod error;
 pub mod pelt;
 pub mod pelt_linear;
+pub mod rng;
 pub mod run;
 pub mod sim;
 pub mod target;

@@ -258,9 +258,98 @@ impl Trace {
     }
 }
 
+/// A workload that replays the trace at `path` on a target of `target_bytes`: the trace read
+/// and remapped, `rw` set from its operations (`randrw` when it writes or trims, else
+/// `randread`), `bs` to its longest operation; the queue-depth, data and interval fields come
+/// from `fields` (`size`/`offset`/`rw`/`bs` there are ignored). `time_scale=None` issues as
+/// fast as the queue allows; otherwise each op waits for its recorded time × `time_scale`.
+///
+/// Errors: [`Error::InvalidValue`] for a bad `time_scale` or field, or a trace that does not
+/// fit the target after remapping; [`Error::Parse`] for a malformed trace line.
+pub fn trace_workload<'a>(
+    path: &Path,
+    fields: impl IntoIterator<Item = (&'a str, &'a str)>,
+    remap: &Remap,
+    time_scale: Option<f64>,
+    target_bytes: u64,
+) -> Result<crate::workload::Workload> {
+    if let Some(k) = time_scale {
+        if !(k > 0.0 && k.is_finite()) {
+            return Err(Error::InvalidValue(format!(
+                "time_scale={k} is not a positive factor; use 1.0 for recorded timing or None for as fast as possible"
+            )));
+        }
+    }
+    let ops = read_trace(path)?.remapped(remap, target_bytes)?;
+    let writes = ops.iter().any(|o| o.kind != OpKind::Read);
+    let max_len = ops.iter().map(|o| o.len).max().unwrap_or(remap.align);
+    let rw = if writes { "randrw" } else { "randread" };
+    let bs = max_len.to_string();
+    let mut pairs: Vec<(&str, &str)> = fields
+        .into_iter()
+        .filter(|(k, _)| !matches!(*k, "rw" | "bs" | "size" | "offset"))
+        .collect();
+    pairs.extend([("rw", rw), ("bs", bs.as_str())]);
+    let mut w = crate::workload::Workload::from_pairs(pairs)?;
+    w.trace = Some(std::sync::Arc::new(ops));
+    w.trace_time_scale = time_scale;
+    Ok(w)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn iolog_file(body: &str) -> tempfile::NamedTempFile {
+        use std::io::Write;
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        write!(
+            f,
+            "fio version 2 iolog\n/dev/x add\n/dev/x open\n{body}/dev/x close\n"
+        )
+        .unwrap();
+        f
+    }
+
+    #[test]
+    fn trace_workload_takes_rw_and_bs_from_the_trace() {
+        let reads = iolog_file("/dev/x read 0 4096\n/dev/x read 8192 16384\n");
+        let fields = [
+            ("rw", "write"),
+            ("bs", "1m"),
+            ("size", "1g"),
+            ("iodepth", "4"),
+        ];
+        let remap = Remap {
+            align: 4096,
+            ..Remap::default()
+        };
+        let w = trace_workload(reads.path(), fields, &remap, Some(2.0), 1 << 30).unwrap();
+        assert_eq!(w.rw, crate::workload::Rw::RandRead);
+        assert_eq!(w.bs, 16384);
+        assert_eq!(w.iodepth, 4);
+        assert_eq!(w.trace_time_scale, Some(2.0));
+        assert_eq!(w.trace.as_ref().unwrap().len(), 2);
+        let mixed = iolog_file("/dev/x read 0 4096\n/dev/x trim 0 4096\n");
+        let w = trace_workload(mixed.path(), [], &remap, None, 1 << 30).unwrap();
+        assert_eq!(w.rw, crate::workload::Rw::RandRw);
+        assert_eq!(w.bs, 4096);
+    }
+
+    #[test]
+    fn trace_workload_refuses_a_bad_time_scale_and_a_trace_too_big() {
+        let f = iolog_file("/dev/x write 0 4096\n");
+        let remap = Remap {
+            align: 4096,
+            ..Remap::default()
+        };
+        for k in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            let e = trace_workload(f.path(), [], &remap, Some(k), 1 << 30).unwrap_err();
+            assert!(e.to_string().contains("time_scale="), "{e}");
+        }
+        let big = iolog_file("/dev/x write 1073741824 4096\n");
+        assert!(trace_workload(big.path(), [], &remap, None, 1 << 30).is_err());
+    }
 
     #[test]
     fn iolog_v2() {

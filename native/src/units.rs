@@ -84,12 +84,18 @@ pub fn parse_duration(field: &str, text: &str) -> Result<f64> {
     Ok(secs)
 }
 
-/// Parses a capacity divisor such as `1/16`, `16` or `0.0625` into a factor in (0, 1].
+/// Parses a scale: the fraction of a drive's capacity a run uses, in (0, 1].
+///
+/// This is the one meaning of "scale" in flashback (simulator specs, replays, the CLI):
+/// `1/64`, `0.015625` and `1.5625e-2` all mean a 64th. A number above 1 is refused rather
+/// than read as a divisor: `16` is an error ("write 1/16"), never a sixteenth nor 16 times.
+///
+/// Errors with [`Error::InvalidValue`] naming `field` when the text is not such a fraction.
 pub fn parse_scale(field: &str, text: &str) -> Result<f64> {
     let s = text.trim();
     let bad = || {
         Error::InvalidValue(format!(
-            "{field}={text:?} is not a scale; use a fraction in (0, 1] such as 1/16 or 0.25, or a divisor such as 16"
+            "{field}={text:?} is not a scale; use a fraction in (0, 1] such as 1/16 or 0.25"
         ))
     };
     let v = if let Some((a, b)) = s.split_once('/') {
@@ -97,17 +103,85 @@ pub fn parse_scale(field: &str, text: &str) -> Result<f64> {
         let b: f64 = b.trim().parse().map_err(|_| bad())?;
         a / b
     } else {
-        let v: f64 = s.parse().map_err(|_| bad())?;
-        if v > 1.0 {
-            1.0 / v
-        } else {
-            v
-        }
+        s.parse().map_err(|_| bad())?
     };
-    if !v.is_finite() || v <= 0.0 || v > 1.0 {
+    if v.is_finite() && v > 1.0 {
+        let hint = if v.fract() == 0.0 {
+            format!("write 1/{v}")
+        } else {
+            "use a fraction such as 1/16 or 0.25".to_string()
+        };
+        return Err(Error::InvalidValue(format!(
+            "{field}={text:?} is above 1; a scale is a fraction of the capacity, at most 1: {hint}"
+        )));
+    }
+    if !v.is_finite() || v <= 0.0 {
         return Err(bad());
     }
     Ok(v)
+}
+
+/// A reporting interval's length in whole nanoseconds: `interval_s` rounded to the nearest
+/// nanosecond, at least 1 (so a zero or sub-nanosecond interval cannot stall the loop that
+/// closes intervals). The one rule shared by the recorder, the engine's reporters and the
+/// simulator's time limit, so their interval boundaries fall on the same nanosecond.
+pub fn interval_ns(interval_s: f64) -> u64 {
+    (interval_s * 1e9).round().max(1.0) as u64
+}
+
+/// Parses a whole number in `lo..=hi`.
+///
+/// Errors with [`Error::InvalidValue`] naming `field` when it is not one or out of range.
+pub fn parse_int(field: &str, text: &str, lo: u64, hi: u64) -> Result<u64> {
+    let t = text.trim();
+    let n: u64 = t.parse().map_err(|_| {
+        Error::InvalidValue(format!(
+            "{field}={text:?} is not a whole number; use {lo} to {hi}"
+        ))
+    })?;
+    if n < lo || n > hi {
+        return Err(Error::InvalidValue(format!(
+            "{field}={t} is out of range; use {lo} to {hi}"
+        )));
+    }
+    Ok(n)
+}
+
+/// Parses a finite number in `lo..=hi` (`lo_open`: strictly above `lo`).
+///
+/// Errors with [`Error::InvalidValue`] naming `field` when it is not one or out of range.
+pub fn parse_number(field: &str, text: &str, lo: f64, hi: f64, lo_open: bool) -> Result<f64> {
+    let t = text.trim();
+    let x: f64 = t.parse().map_err(|_| {
+        Error::InvalidValue(format!(
+            "{field}={text:?} is not a number; use {lo} to {hi}"
+        ))
+    })?;
+    let ok_lo = if lo_open { x > lo } else { x >= lo };
+    if !(ok_lo && x <= hi && x.is_finite()) {
+        let from = if lo_open {
+            format!("more than {lo}")
+        } else {
+            format!("{lo}")
+        };
+        return Err(Error::InvalidValue(format!(
+            "{field}={t} is out of range; use {from} to {hi}"
+        )));
+    }
+    Ok(x)
+}
+
+/// Parses a switch: `on`/`true`/`yes`/`1` or `off`/`false`/`no`/`0` (any case).
+///
+/// Errors with [`Error::InvalidValue`] naming `field` otherwise.
+pub fn parse_switch(field: &str, text: &str) -> Result<bool> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Ok(true),
+        "0" | "false" | "no" | "off" => Ok(false),
+        _ => Err(Error::InvalidValue(format!(
+            "{field}={text:?} is not a switch; use on or off (true or false)"
+        ))),
+    }
 }
 
 #[cfg(test)]
@@ -147,10 +221,51 @@ mod tests {
     }
 
     #[test]
+    fn interval_lengths() {
+        assert_eq!(interval_ns(1.0), 1_000_000_000);
+        assert_eq!(interval_ns(0.1), 100_000_000);
+        // 0.001 × 9 is 0.009000000000000001 s, 9000000.000000002 ns: a whole nanosecond count
+        assert_eq!(interval_ns(0.001 * 9.0), 9_000_000);
+        assert_eq!(interval_ns(1.0000000005), 1_000_000_001); // half a ns rounds away from zero
+        assert_eq!(interval_ns(0.0), 1); // a zero-length interval is one nanosecond
+        assert_eq!(interval_ns(1e-12), 1);
+    }
+
+    #[test]
+    fn numbers_and_switches() {
+        assert_eq!(parse_int("n", " 7 ", 1, 10).unwrap(), 7);
+        assert!(parse_int("n", "0", 1, 10)
+            .unwrap_err()
+            .to_string()
+            .contains("n=0 is out of range"));
+        assert!(parse_int("n", "2.5", 1, 10)
+            .unwrap_err()
+            .to_string()
+            .contains("whole number"));
+        assert_eq!(parse_number("x", "0.5", 0.0, 1.0, true).unwrap(), 0.5);
+        assert!(parse_number("x", "0", 0.0, 1.0, true).is_err());
+        assert_eq!(parse_number("x", "0", 0.0, 1.0, false).unwrap(), 0.0);
+        assert!(parse_number("x", "NaN", 0.0, 1.0, false).is_err());
+        assert!(parse_switch("s", "ON").unwrap());
+        assert!(!parse_switch("s", "false").unwrap());
+        assert!(parse_switch("s", "maybe")
+            .unwrap_err()
+            .to_string()
+            .contains("s=\"maybe\""));
+    }
+
+    #[test]
     fn scales() {
         assert_eq!(parse_scale("scale", "1/16").unwrap(), 1.0 / 16.0);
-        assert_eq!(parse_scale("scale", "16").unwrap(), 1.0 / 16.0);
+        assert_eq!(parse_scale("scale", "0.015625").unwrap(), 1.0 / 64.0);
+        assert_eq!(parse_scale("scale", "1.5625e-2").unwrap(), 1.0 / 64.0);
         assert_eq!(parse_scale("scale", "0.25").unwrap(), 0.25);
+        assert_eq!(parse_scale("scale", "1").unwrap(), 1.0);
+        let e = parse_scale("scale", "16").unwrap_err().to_string();
+        assert!(e.contains("write 1/16"), "{e}");
+        for bad in ["", "abc", "-1/4", "1/0", "0/4", "NaN", "inf", "1.5"] {
+            assert!(parse_scale("scale", bad).is_err(), "{bad}");
+        }
         assert!(parse_scale("scale", "0").is_err());
         assert!(parse_scale("scale", "2/1").is_err());
     }

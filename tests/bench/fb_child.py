@@ -20,9 +20,8 @@ def main() -> None:
     w = fb.Workload(**json.loads(a.fields))
     t = fb.Target(a.target, destroy=a.destroy)
     r0 = resource.getrusage(resource.RUSAGE_SELF)
-    _, meta_json = t._t.run(w.fields(), no_recording=a.no_recording)
+    _, meta = t._t.run(w.fields(), no_recording=a.no_recording)
     r1 = resource.getrusage(resource.RUSAGE_SELF)
-    meta = json.loads(meta_json)
     tot = meta["totals"]
     print(
         json.dumps(

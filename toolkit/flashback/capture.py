@@ -191,14 +191,17 @@ def summarize_totals(meta: dict[str, Any]) -> pl.DataFrame:
     ).pipe(with_run_latency, meta)
 
 
-def from_native(table: Any, meta_json: str, *, path: Path | None = None) -> Capture:
-    """Builds a Capture from a native Arrow table (zero copy) and its metadata JSON.
+def from_native(
+    table: Any, meta_json: str | dict[str, Any], *, path: Path | None = None
+) -> Capture:
+    """Builds a Capture from a native Arrow table (zero copy) and its metadata: the JSON text
+    of a capture file, or the dict a native run returns.
 
     Raises:
         CaptureFileError: the metadata is not a JSON object (a damaged file at ``path``).
     """
     try:
-        meta = json.loads(meta_json)
+        meta = json.loads(meta_json) if isinstance(meta_json, str) else meta_json
     except ValueError as e:
         meta = e
     if not isinstance(meta, dict):

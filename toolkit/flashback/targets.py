@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Any, Callable
 
@@ -64,7 +63,7 @@ class Target:
 
     @property
     def meta(self) -> dict[str, Any]:
-        return json.loads(self._t.meta_json())
+        return self._t.meta()
 
     def run(
         self,
@@ -91,20 +90,19 @@ class Target:
                 ``.capture``. It is a ``KeyboardInterrupt``.
             ParameterError, DeviceError: see :class:`Target`.
         """
-        bar = make_progress(progress, workload, self.size_bytes, label=step or workload.rw)
-        try:
-            table, meta_json = self._t.run(
+        cap = run_with_progress(
+            lambda bar: self._t.run(
                 workload.fields(),
                 step=step,
                 capture_path=None if capture_path is None else os.fspath(capture_path),
                 progress=bar,
                 stream_only=stream_only and capture_path is not None,
-            )
-        finally:
-            if hasattr(bar, "close"):
-                bar.close()
-        cap = from_native(table, meta_json)
-        cap.meta.setdefault("target", {})["spec"] = self.spec
+            ),
+            target=self,
+            progress=progress,
+            workload=workload,
+            label=step or workload.rw,
+        )
         if cap.status == "interrupted":
             from flashback.errors import RunInterrupted
 
@@ -150,6 +148,58 @@ class Target:
 
     def __repr__(self) -> str:
         return f"Target({self.spec!r}, kind={self.kind!r}, size_bytes={self.size_bytes})"
+
+
+def parse_sim_spec(spec: str | os.PathLike[str]) -> tuple[str, dict[str, str]] | None:
+    """``"sim:<preset>?k=v&..."`` → ``(preset, {key: value})`` in the spec's order; ``None``
+    for a target that is not a ``sim:`` spec. The preset and keys are not checked here
+    (opening the :class:`Target` does that).
+
+    Raises:
+        ParameterError: a ``key`` without ``=value``.
+    """
+    parts = _native.sim_spec_parse(os.fspath(spec))
+    if parts is None:
+        return None
+    preset, keys = parts
+    return preset, dict(keys)
+
+
+def sim_spec(preset: str, keys: dict[str, object] | None = None) -> str:
+    """``"sim:<preset>?k=v&..."`` from a preset name and keys (values turned to ``str``).
+
+    Raises:
+        ParameterError: the preset, a key or a value is empty or holds ``?``, ``&`` or ``=``.
+    """
+    pairs = [(k, str(v)) for k, v in (keys or {}).items()]
+    return _native.sim_spec_build(preset, pairs)
+
+
+def run_with_progress(
+    call: Callable[[Any], tuple[Any, dict[str, Any]]],
+    *,
+    target: Target,
+    progress: bool | Callable[[dict], None] | None,
+    workload: Workload,
+    label: str,
+) -> Capture:
+    """Starts a native run with a progress bar and returns its capture: makes the bar (see
+    :func:`flashback.progress.make_progress`), calls ``call(bar)`` — a native run returning
+    ``(table, meta)`` —, closes the bar however the call ends, and records ``target``'s spec
+    in the capture's metadata.
+
+    Raises:
+        whatever ``call`` raises (the bar is closed first).
+    """
+    bar = make_progress(progress, workload, target.size_bytes, label=label)
+    try:
+        table, meta = call(bar)
+    finally:
+        if hasattr(bar, "close"):
+            bar.close()
+    cap = from_native(table, meta)
+    cap.meta.setdefault("target", {})["spec"] = target.spec
+    return cap
 
 
 def open_target(spec: str | os.PathLike[str] | Target, **kwargs: Any) -> Target:

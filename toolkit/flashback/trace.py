@@ -5,10 +5,9 @@ from __future__ import annotations
 import os
 from typing import Callable
 
-from flashback.capture import Capture, from_native
+from flashback.capture import Capture
 from flashback.errors import ImportFormatError
-from flashback.progress import make_progress
-from flashback.targets import Target, open_target
+from flashback.targets import Target, open_target, run_with_progress
 from flashback.workload import Workload
 
 
@@ -61,11 +60,9 @@ def replay_trace(
         interval=interval,
         seed=seed,
     ).fields()
-    fields.pop("rw")
     t = open_target(target, destroy=destroy)
-    bar = make_progress(progress, Workload(rw="randrw", time=None), t.size_bytes, label=step)
-    try:
-        table, meta_json = t._t.run_trace(
+    cap = run_with_progress(
+        lambda bar: t._t.run_trace(
             os.fspath(path),
             fields,
             time_scale=time_scale,
@@ -75,11 +72,11 @@ def replay_trace(
             step=step,
             capture_path=None if capture_path is None else os.fspath(capture_path),
             progress=bar,
-        )
-    finally:
-        if hasattr(bar, "close"):
-            bar.close()
-    cap = from_native(table, meta_json)
+        ),
+        target=t,
+        progress=progress,
+        workload=Workload(rw="randrw", time=None),
+        label=step,
+    )
     cap.meta["trace"] = {"path": os.fspath(path), "time_scale": time_scale}
-    cap.meta.setdefault("target", {})["spec"] = t.spec
     return cap

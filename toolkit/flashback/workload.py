@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 from typing import Any
 
 from flashback import _native
@@ -45,7 +44,7 @@ class Workload:
     seed: int | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_resolved", json.loads(_native.parse_workload(self.fields())))
+        object.__setattr__(self, "_resolved", _native.parse_workload(self.fields()))
 
     def fields(self) -> dict[str, str]:
         """The fields that are set, as the strings the native core parses.

@@ -45,7 +45,7 @@ impl Recorder {
     /// replay or for a simulated drive that was written before).
     pub fn new(interval_s: f64, step: &str, host_written_start: u64) -> Self {
         Recorder {
-            interval_ns: (interval_s * 1e9).round().max(1.0) as u64,
+            interval_ns: crate::units::interval_ns(interval_s),
             start_ns: 0,
             ios: [0; 3],
             bytes: [0; 3],

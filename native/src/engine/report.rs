@@ -126,10 +126,8 @@ pub trait Reporter {
     fn heartbeat(&mut self, t_ns: u64);
 }
 
-/// Interval length in ns, exactly as the recorder computes it.
-pub fn interval_ns(interval_s: f64) -> u64 {
-    (interval_s * 1e9).round().max(1.0) as u64
-}
+/// Interval length in ns: the one rule, shared with the recorder and the simulator.
+pub use crate::units::interval_ns;
 
 /// The single-job reporter: records straight into the session on the worker's own thread.
 pub struct Direct<'a, 's, 'o> {

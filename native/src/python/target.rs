@@ -2,7 +2,7 @@
 
 use super::capture::ArrowTable;
 use super::errors::IntoPy;
-use super::util::{detached, run_detached, PyObserver};
+use super::util::{detached, json_to_py, run_detached, PyObserver};
 use crate::run::RunOptions;
 use crate::target::{OpenOptions, Target};
 use crate::workload::Workload;
@@ -12,11 +12,11 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 
-/// Validates fio-style workload fields (strings) and returns the normalised workload as JSON.
+/// Validates fio-style workload fields (strings) and returns the normalised workload (a dict).
 #[pyfunction]
-fn parse_workload(fields: BTreeMap<String, String>) -> PyResult<String> {
+fn parse_workload(py: Python<'_>, fields: BTreeMap<String, String>) -> PyResult<Bound<'_, PyAny>> {
     let w = Workload::from_pairs(fields.iter().map(|(k, v)| (k.as_str(), v.as_str()))).py_err()?;
-    Ok(w.to_json().to_string())
+    json_to_py(py, &w.to_json())
 }
 
 /// An opened target. Methods release the GIL while I/O or simulation runs.
@@ -85,26 +85,26 @@ impl NativeTarget {
         self.state.host_written.load(Ordering::Relaxed)
     }
 
-    /// The target's metadata as of the end of its last operation.
-    fn meta_json(&self) -> String {
-        self.state.meta()
+    /// The target's metadata (a dict) as of the end of its last operation.
+    fn meta<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        json_to_py(py, &self.state.meta())
     }
 
-    /// Runs a workload (fields as strings). Returns `(table, meta_json)`; Ctrl-C ends the run
+    /// Runs a workload (fields as strings). Returns `(table, meta)`; Ctrl-C ends the run
     /// early with status `interrupted`. `stream_only` (with `capture_path`) returns no rows:
     /// they are in the file only.
     #[pyo3(signature = (fields, *, step="".to_string(), capture_path=None, progress=None, no_recording=false, stream_only=false))]
     #[allow(clippy::too_many_arguments)]
-    fn run(
+    fn run<'py>(
         &self,
-        py: Python<'_>,
+        py: Python<'py>,
         fields: BTreeMap<String, String>,
         step: String,
         capture_path: Option<PathBuf>,
         progress: Option<Py<PyAny>>,
         no_recording: bool,
         stream_only: bool,
-    ) -> PyResult<(ArrowTable, String)> {
+    ) -> PyResult<(ArrowTable, Bound<'py, PyAny>)> {
         let w =
             Workload::from_pairs(fields.iter().map(|(k, v)| (k.as_str(), v.as_str()))).py_err()?;
         let opts = RunOptions {
@@ -113,25 +113,18 @@ impl NativeTarget {
             no_recording,
             stream_only,
         };
-        let mut obs = PyObserver::new(progress).live(self.state.clone());
-        let out = self.with_target(py, |t| {
-            run_detached(py, &mut obs, |obs| t.run(&w, &opts, obs))
-        })?;
-        let table =
-            ArrowTable::from_rows(&out.rows, out.with_sim, &out.meta.to_string()).py_err()?;
-        Ok((table, out.meta.to_string()))
+        self.run_workload(py, &w, &opts, progress)
     }
 
     /// Replays a block trace (fio iolog v2/v3 or blkparse text) with the queue-depth, data and
-    /// interval fields of `fields`. `time_scale=None` issues as fast as possible; otherwise
-    /// each op waits for its recorded time × `time_scale`.
+    /// interval fields of `fields` (see [`crate::trace::trace_workload`]).
     #[pyo3(signature = (path, fields, *, time_scale=None, offset_scale=1.0, offset_shift=0, align=4096, step="trace".to_string(), capture_path=None, progress=None))]
     #[allow(clippy::too_many_arguments)]
-    fn run_trace(
+    fn run_trace<'py>(
         &self,
-        py: Python<'_>,
+        py: Python<'py>,
         path: PathBuf,
-        mut fields: BTreeMap<String, String>,
+        fields: BTreeMap<String, String>,
         time_scale: Option<f64>,
         offset_scale: f64,
         offset_shift: u64,
@@ -139,48 +132,24 @@ impl NativeTarget {
         step: String,
         capture_path: Option<PathBuf>,
         progress: Option<Py<PyAny>>,
-    ) -> PyResult<(ArrowTable, String)> {
-        if let Some(k) = time_scale {
-            if !(k > 0.0 && k.is_finite()) {
-                return Err(super::errors::to_py(crate::Error::InvalidValue(format!(
-                    "time_scale={k} is not a positive factor; use 1.0 for recorded timing or None for as fast as possible"
-                ))));
-            }
-        }
-        let trace = detached(py, || crate::trace::read_trace(&path))?;
-        let size = self.size_bytes;
+    ) -> PyResult<(ArrowTable, Bound<'py, PyAny>)> {
         let remap = crate::trace::Remap {
             offset_scale,
             offset_shift,
             align,
         };
-        let ops = trace.remapped(&remap, size).py_err()?;
-        let writes = ops.iter().any(|o| o.kind != crate::workload::OpKind::Read);
-        let max_len = ops.iter().map(|o| o.len).max().unwrap_or(align);
-        fields.insert(
-            "rw".into(),
-            if writes { "randrw" } else { "randread" }.into(),
-        );
-        fields.insert("bs".into(), max_len.to_string());
-        fields.remove("size");
-        fields.remove("offset");
-        let mut w =
-            Workload::from_pairs(fields.iter().map(|(k, v)| (k.as_str(), v.as_str()))).py_err()?;
-        w.trace = Some(std::sync::Arc::new(ops));
-        w.trace_time_scale = time_scale;
+        let pairs = fields.iter().map(|(k, v)| (k.as_str(), v.as_str()));
+        let size = self.size_bytes;
+        let w = detached(py, || {
+            crate::trace::trace_workload(&path, pairs, &remap, time_scale, size)
+        })?;
         let opts = RunOptions {
             step,
             capture_path,
             no_recording: false,
             stream_only: false,
         };
-        let mut obs = PyObserver::new(progress).live(self.state.clone());
-        let out = self.with_target(py, |t| {
-            run_detached(py, &mut obs, |obs| t.run(&w, &opts, obs))
-        })?;
-        let table =
-            ArrowTable::from_rows(&out.rows, out.with_sim, &out.meta.to_string()).py_err()?;
-        Ok((table, out.meta.to_string()))
+        self.run_workload(py, &w, &opts, progress)
     }
 
     /// Discards `[offset, offset + size)` bytes (`size=None`: to the end).
@@ -205,6 +174,23 @@ impl NativeTarget {
 }
 
 impl NativeTarget {
+    /// Runs `w` with a progress observer; returns the table and the metadata as a dict.
+    fn run_workload<'py>(
+        &self,
+        py: Python<'py>,
+        w: &Workload,
+        opts: &RunOptions,
+        progress: Option<Py<PyAny>>,
+    ) -> PyResult<(ArrowTable, Bound<'py, PyAny>)> {
+        let mut obs = PyObserver::new(progress).live(self.state.clone());
+        let out = self.with_target(py, |t| {
+            run_detached(py, &mut obs, |obs| t.run(w, opts, obs))
+        })?;
+        let table =
+            ArrowTable::from_rows(&out.rows, out.with_sim, &out.meta.to_string()).py_err()?;
+        Ok((table, json_to_py(py, &out.meta)?))
+    }
+
     /// Runs `f` on the target, waiting for it with the GIL released, and republishes the
     /// target's state afterwards. Refuses a call from the thread that is already running it.
     fn with_target<T>(
@@ -233,7 +219,7 @@ impl NativeTarget {
 #[derive(Default)]
 pub struct Shared {
     pub host_written: AtomicU64,
-    meta: Mutex<String>,
+    meta: Mutex<serde_json::Value>,
     /// The thread running the target (0: none).
     busy_thread: AtomicU64,
 }
@@ -242,11 +228,11 @@ impl Shared {
     fn publish(&self, t: &Target) {
         self.host_written
             .store(t.host_written_bytes(), Ordering::Relaxed);
-        let m = t.meta().to_string();
+        let m = t.meta();
         *self.meta.lock().unwrap_or_else(|p| p.into_inner()) = m;
     }
 
-    fn meta(&self) -> String {
+    fn meta(&self) -> serde_json::Value {
         self.meta.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 }

@@ -528,7 +528,7 @@ impl SimDrive {
 /// last row a few nanoseconds long, with an absurd rate.
 fn limit_ns(time_s: f64, interval_s: f64) -> u64 {
     let dur = (time_s * 1e9).round() as u64;
-    let iv = (interval_s * 1e9).round().max(1.0) as u64;
+    let iv = crate::units::interval_ns(interval_s);
     let k = (dur + iv / 2) / iv;
     if k > 0 && dur.abs_diff(k * iv) <= iv / 1000 {
         k * iv

@@ -28,7 +28,7 @@
 
 use super::presets::{preset, preset_names};
 use crate::error::{Error, Result};
-use crate::units::parse_size;
+use crate::units::{parse_int, parse_number, parse_scale, parse_size, parse_switch};
 use serde_json::{json, Value};
 
 /// GC victim selection.
@@ -138,78 +138,78 @@ fn bad(key: &str, v: &str, range: &str) -> Error {
     Error::InvalidValue(format!("sim key {key}={v:?} is out of range; use {range}"))
 }
 
+/// `sim key <k>`: how a spec's errors name a key.
+fn field(key: &str) -> String {
+    format!("sim key {key}")
+}
+
 fn num(key: &str, v: &str, lo: f64, hi: f64, lo_open: bool) -> Result<f64> {
-    let x: f64 = v.trim().parse().map_err(|_| {
-        Error::InvalidValue(format!(
-            "sim key {key}={v:?} is not a number; use {lo} to {hi}"
-        ))
-    })?;
-    let ok_lo = if lo_open { x > lo } else { x >= lo };
-    if !(ok_lo && x <= hi && x.is_finite()) {
-        let l = if lo_open {
-            format!("more than {lo}")
-        } else {
-            format!("{lo}")
-        };
-        return Err(bad(key, v, &format!("{l} to {hi}")));
-    }
-    Ok(x)
+    parse_number(&field(key), v, lo, hi, lo_open)
 }
 
 fn int(key: &str, v: &str, lo: u64, hi: u64) -> Result<u64> {
-    let x: u64 = v.trim().parse().map_err(|_| {
-        Error::InvalidValue(format!(
-            "sim key {key}={v:?} is not a whole number; use {lo} to {hi}"
-        ))
-    })?;
-    if x < lo || x > hi {
-        return Err(bad(key, v, &format!("{lo} to {hi}")));
-    }
-    Ok(x)
+    parse_int(&field(key), v, lo, hi)
 }
 
-fn onoff(key: &str, v: &str) -> Result<bool> {
-    match v.trim().to_ascii_lowercase().as_str() {
-        "on" | "true" | "1" | "yes" => Ok(true),
-        "off" | "false" | "0" | "no" => Ok(false),
-        _ => Err(Error::InvalidValue(format!(
-            "sim key {key}={v:?} is not a switch; use on or off"
-        ))),
-    }
+/// The prefix that makes a target string a simulated drive.
+pub const PREFIX: &str = "sim:";
+
+/// A `sim:` string taken apart: the preset name and its `key=value` overrides in order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SpecParts {
+    pub preset: String,
+    pub keys: Vec<(String, String)>,
 }
 
-fn parse_scale(v: &str) -> Result<f64> {
-    let t = v.trim();
-    let x = if let Some((a, b)) = t.split_once('/') {
-        let a: f64 = a
-            .trim()
-            .parse()
-            .map_err(|_| bad("scale", v, "1/N or a decimal in (0, 1]"))?;
-        let b: f64 = b
-            .trim()
-            .parse()
-            .map_err(|_| bad("scale", v, "1/N or a decimal in (0, 1]"))?;
-        a / b
-    } else {
-        t.parse()
-            .map_err(|_| bad("scale", v, "1/N or a decimal in (0, 1]"))?
+/// Splits `[sim:]<preset>[?k=v&k=v]` into its preset and keys, without checking either
+/// against the presets (see [`parse_spec`] for that). Percent-decoding is not needed: values
+/// are plain tokens; keys and values are trimmed and empty pairs (`&&`) skipped.
+///
+/// Errors with [`Error::InvalidValue`] for a pair without `=`.
+pub fn split_spec(spec: &str) -> Result<SpecParts> {
+    let spec = spec.strip_prefix(PREFIX).unwrap_or(spec);
+    let (name, query) = spec.split_once('?').unwrap_or((spec, ""));
+    let mut keys = Vec::new();
+    for pair in query.split('&').filter(|p| !p.trim().is_empty()) {
+        let (k, v) = pair.split_once('=').ok_or_else(|| {
+            Error::InvalidValue(format!("sim key {pair:?} has no value; write key=value"))
+        })?;
+        keys.push((k.trim().to_string(), v.trim().to_string()));
+    }
+    Ok(SpecParts {
+        preset: name.trim().to_string(),
+        keys,
+    })
+}
+
+/// `sim:<preset>?k=v&...` from a preset and keys (in the order given; no `?` without keys).
+///
+/// Errors with [`Error::InvalidValue`] when the preset or a key or value holds one of the
+/// separators `?`, `&`, `=` or is empty, since the string could not be split back.
+pub fn build_spec(preset: &str, keys: &[(String, String)]) -> Result<String> {
+    let clean = |what: &str, s: &str| -> Result<()> {
+        if s.trim().is_empty() || s.contains(['?', '&', '=']) {
+            return Err(Error::InvalidValue(format!(
+                "sim {what} {s:?} cannot go into a spec; use a non-empty token without ?, & or ="
+            )));
+        }
+        Ok(())
     };
-    if !(x > 0.0 && x <= 1.0) {
-        return Err(bad(
-            "scale",
-            v,
-            "1/N or a decimal in (0, 1], e.g. scale=1/16",
-        ));
+    clean("preset", preset)?;
+    let mut out = format!("{PREFIX}{}", preset.trim());
+    for (i, (k, v)) in keys.iter().enumerate() {
+        clean("key", k)?;
+        clean(&format!("key {k} value"), v)?;
+        out.push(if i == 0 { '?' } else { '&' });
+        out.push_str(&format!("{}={}", k.trim(), v.trim()));
     }
-    Ok(x)
+    Ok(out)
 }
 
-/// Percent-decoding is not needed: values are plain tokens. Splits `preset?k=v&k=v`.
+/// A spec (with or without the `sim:` prefix) → the preset overridden by its keys, checked.
 pub fn parse_spec(spec: &str) -> Result<SimConfig> {
-    let (name, query) = match spec.split_once('?') {
-        Some((n, q)) => (n.trim(), q),
-        None => (spec.trim(), ""),
-    };
+    let parts = split_spec(spec)?;
+    let name = parts.preset.as_str();
     let mut cfg = preset(name).ok_or_else(|| {
         Error::Target(format!(
             "sim:{name} is not a simulator preset; use one of {}",
@@ -217,11 +217,8 @@ pub fn parse_spec(spec: &str) -> Result<SimConfig> {
         ))
     })?;
     let mut capacity_override: Option<u64> = None;
-    for pair in query.split('&').filter(|p| !p.trim().is_empty()) {
-        let (k, v) = pair.split_once('=').ok_or_else(|| {
-            Error::InvalidValue(format!("sim key {pair:?} has no value; write key=value"))
-        })?;
-        let k = k.trim();
+    for (k, v) in &parts.keys {
+        let (k, v) = (k.as_str(), v.as_str());
         let t = &mut cfg.timings;
         match k {
             "capacity" => capacity_override = Some(parse_size(k, v)?),
@@ -247,10 +244,10 @@ pub fn parse_spec(spec: &str) -> Result<SimConfig> {
                     }
                 }
             }
-            "idle_gc" => cfg.idle_gc = onoff(k, v)?,
-            "compression" => cfg.compression = onoff(k, v)?,
+            "idle_gc" => cfg.idle_gc = parse_switch(&field(k), v)?,
+            "compression" => cfg.compression = parse_switch(&field(k), v)?,
             "slc_cache" => cfg.slc_cache_bytes = parse_size(k, v)?,
-            "scale" => cfg.scale = parse_scale(v)?,
+            "scale" => cfg.scale = parse_scale(&field(k), v)?,
             "seed" => cfg.seed = int(k, v, 0, u64::MAX)?,
             "channels" => cfg.channels = int(k, v, 1, 64)? as u32,
             "dies" => cfg.dies_per_channel = int(k, v, 1, 64)? as u32,
@@ -278,7 +275,7 @@ pub fn parse_spec(spec: &str) -> Result<SimConfig> {
                 )))
             }
         }
-        cfg.overrides.push((k.to_string(), v.trim().to_string()));
+        cfg.overrides.push((k.to_string(), v.to_string()));
     }
     if let Some(c) = capacity_override {
         if c % 4096 != 0 {
@@ -435,5 +432,60 @@ impl SimConfig {
             "sources": self.sources.iter().map(|(k, v)| (k.clone(), json!(v))).collect::<serde_json::Map<_, _>>(),
             "overrides": self.overrides.iter().map(|(k, v)| (k.clone(), json!(v))).collect::<serde_json::Map<_, _>>(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kv(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn split_and_build_round_trip() {
+        let p = split_spec("sim:generic?scale=1/64& op=0.07 &&gc=fifo").unwrap();
+        assert_eq!(p.preset, "generic");
+        assert_eq!(
+            p.keys,
+            kv(&[("scale", "1/64"), ("op", "0.07"), ("gc", "fifo")])
+        );
+        let s = build_spec(&p.preset, &p.keys).unwrap();
+        assert_eq!(s, "sim:generic?scale=1/64&op=0.07&gc=fifo");
+        assert_eq!(split_spec(&s).unwrap(), p);
+        assert_eq!(build_spec("generic", &[]).unwrap(), "sim:generic");
+        assert_eq!(split_spec("generic").unwrap().preset, "generic");
+    }
+
+    #[test]
+    fn build_refuses_separators() {
+        assert!(build_spec("gen?eric", &[]).is_err());
+        assert!(build_spec("generic", &kv(&[("op", "1&gc=fifo")])).is_err());
+        assert!(build_spec("generic", &kv(&[("", "1")])).is_err());
+        assert!(split_spec("sim:generic?op").is_err());
+    }
+
+    #[test]
+    fn scale_follows_the_units_rule() {
+        let cfg = parse_spec("generic?scale=0.015625").unwrap();
+        assert_eq!(cfg.scale, 1.0 / 64.0);
+        assert_eq!(parse_spec("generic?scale=1/64").unwrap().scale, 1.0 / 64.0);
+        let e = parse_spec("generic?scale=16").unwrap_err().to_string();
+        assert!(e.contains("sim key scale=") && e.contains("1/16"), "{e}");
+    }
+
+    #[test]
+    fn number_and_switch_errors_name_the_sim_key() {
+        let e = parse_spec("generic?op=5").unwrap_err().to_string();
+        assert!(e.contains("sim key op=5 is out of range"), "{e}");
+        let e = parse_spec("generic?idle_gc=maybe").unwrap_err().to_string();
+        assert!(
+            e.contains("sim key idle_gc=") && e.contains("on or off"),
+            "{e}"
+        );
     }
 }

@@ -1,5 +1,5 @@
 //! Small helpers of the simulator's hot loops: constant division, huge-page vectors,
-//! prefetch hints and a hash finaliser.
+//! prefetch hints (and the shared hash finaliser, re-exported from `crate::rng`).
 
 /// Division by a run-time constant, a shift when it is a power of two (it always is for the
 /// page sizes and die counts the presets use).
@@ -72,10 +72,4 @@ pub fn prefetch(p: *const i8) {
     let _ = p;
 }
 
-/// splitmix64 finaliser.
-#[inline]
-pub fn mix64(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d049bb133111eb);
-    z ^ (z >> 31)
-}
+pub use crate::rng::mix64;

@@ -10,7 +10,7 @@ pub use data::{compress_ratio_cached, measure_compress_ratio, DataGen};
 pub use ops::{job_slices, Op, OpKind, OpStream};
 
 use crate::error::{Error, Result};
-use crate::units::{parse_duration, parse_size};
+use crate::units::{parse_duration, parse_int, parse_size, parse_switch};
 use serde::Serialize;
 
 /// I/O pattern (`rw`).
@@ -172,30 +172,6 @@ pub const FIELDS: &[&str] = &[
     "seed",
 ];
 
-fn parse_int(field: &str, v: &str, lo: u64, hi: u64) -> Result<u64> {
-    let n: u64 = v.trim().parse().map_err(|_| {
-        Error::InvalidValue(format!(
-            "{field}={v:?} is not a whole number; use {lo} to {hi}"
-        ))
-    })?;
-    if n < lo || n > hi {
-        return Err(Error::InvalidValue(format!(
-            "{field}={n} is out of range; use {lo} to {hi}"
-        )));
-    }
-    Ok(n)
-}
-
-fn parse_bool(field: &str, v: &str) -> Result<bool> {
-    match v.trim().to_ascii_lowercase().as_str() {
-        "1" | "true" | "yes" | "on" => Ok(true),
-        "0" | "false" | "no" | "off" => Ok(false),
-        _ => Err(Error::InvalidValue(format!(
-            "{field}={v:?} is not a boolean; use true or false"
-        ))),
-    }
-}
-
 impl Workload {
     /// Builds a workload from fio-style `key=value` pairs (values as strings), validating every
     /// field. Unknown keys and bad values are an [`Error::InvalidValue`] naming the field.
@@ -240,7 +216,7 @@ impl Workload {
                         }
                     }
                 }
-                "direct" => w.direct = parse_bool(k, v)?,
+                "direct" => w.direct = parse_switch(k, v)?,
                 "engine" => {
                     w.engine = match v.trim() {
                         "auto" => EngineKind::Auto,

@@ -2,6 +2,7 @@
 //! real engine and the simulator so both see exactly the same I/O stream.
 
 use super::{RandomDist, Rw, Workload};
+use crate::rng::{mix64, PHI};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
@@ -45,20 +46,13 @@ struct Permutation {
     keys: [u64; 4],
 }
 
-fn mix64(mut z: u64) -> u64 {
-    // splitmix64 finaliser
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d049bb133111eb);
-    z ^ (z >> 31)
-}
-
 impl Permutation {
     fn new(n: u64, key: u64) -> Self {
         let bits = 64 - (n.max(2) - 1).leading_zeros();
         let half_bits = bits.div_ceil(2).max(1);
         let mut k = key;
         let keys = std::array::from_fn(|_| {
-            k = mix64(k.wrapping_add(0x9e3779b97f4a7c15));
+            k = mix64(k.wrapping_add(PHI));
             k
         });
         Permutation { n, half_bits, keys }

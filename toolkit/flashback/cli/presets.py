@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 
 from flashback.cli._output import print_json, text_table
 
@@ -17,7 +16,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def main(args: argparse.Namespace) -> int:
     from flashback import _native
 
-    presets = json.loads(_native.sim_presets_json())
+    presets = _native.sim_presets()
     if args.json:
         print_json(presets)
         return 0

@@ -11,7 +11,7 @@ from flashback.replay.base import Replay, get_protocol
 from flashback.progress import make_bar
 from flashback.replay.runner import Interrupted, Runner
 from flashback.replay.scaling import default_scale, parse_scale
-from flashback.targets import Target
+from flashback.targets import Target, parse_sim_spec, sim_spec
 
 
 def _open(
@@ -25,7 +25,7 @@ def _open(
     if isinstance(spec, Target):
         return spec
     spec = os.fspath(spec)
-    if spec.startswith("sim:") or spec.startswith("/dev/") or os.path.exists(spec):
+    if parse_sim_spec(spec) is not None or spec.startswith("/dev/") or os.path.exists(spec):
         return Target(spec, destroy=destroy, overwrite=overwrite)
     if scale is None or not review_bytes:
         raise ReplayError(
@@ -72,15 +72,10 @@ def replay(
     scale_v = parse_scale(scale)
     if target is None:
         target = proto.default_target  # the review's drive, simulated
-    if (
-        isinstance(target, str)
-        and target.startswith("sim:")
-        and scale_v is not None
-        and scale_v < 1
-        and "scale=" not in target
-    ):
+    sim = parse_sim_spec(target) if isinstance(target, str) else None
+    if sim is not None and scale_v is not None and scale_v < 1 and "scale" not in sim[1]:
         # A scaled procedure on a simulated drive gets the drive shrunk alike.
-        target += ("&" if "?" in target else "?") + f"scale={scale_v!r}"
+        target = sim_spec(sim[0], {**sim[1], "scale": repr(scale_v)})
     t = _open(
         target,
         review_bytes=proto.review_capacity_bytes,

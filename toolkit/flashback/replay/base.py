@@ -105,13 +105,18 @@ class Protocol:
         whether the target is that drive's preset (else the default target's drive).
 
         Raises:
-            Nothing: a spec that is not a known ``sim:`` preset gives the default drive.
+            ParameterError: a ``sim:`` spec with a key that has no ``=value``; any other
+                spec that is not a known ``sim:`` preset gives the default drive.
         """
-        preset = spec[4:].split("?", 1)[0] if spec.startswith("sim:") else None
+        from flashback.targets import parse_sim_spec
+
+        parts = parse_sim_spec(spec)
+        preset = parts[0] if parts else None
         if preset in self.drives:
             name, capacity = self.drives[preset]
             return name, capacity, True
-        default = self.default_target[4:].split("?", 1)[0]
+        default_parts = parse_sim_spec(self.default_target)
+        default = default_parts[0] if default_parts else self.default_target
         name, capacity = self.drives.get(default, (default, self.review_capacity_bytes))
         return name, capacity, False
 

@@ -5,36 +5,34 @@ capacity is ``scale`` times the review drive's, every span, byte limit and durat
 multiplied by ``scale`` (durations too: a drive ``scale`` times smaller, written at the same
 speed, reaches the same state ``scale`` times sooner). Results are quoted back in the review's
 units by dividing by ``scale`` ("full-scale equivalent").
+
+A scale the caller gives is a fraction in (0, 1] (:func:`parse_scale`); only the default, the
+ratio of the target's capacity to the review drive's (:func:`default_scale`), may exceed 1.
 """
 
 from __future__ import annotations
-
-from fractions import Fraction
-
-from flashback.errors import ParameterError
 
 MIB = 1 << 20
 
 
 def parse_scale(scale: float | str | None) -> float | None:
-    """A positive scale from ``0.25``, ``"1/64"`` or ``"0.5"``; ``None`` stays ``None``.
+    """A scale as a fraction in (0, 1] from ``0.25``, ``"1/64"`` or ``"0.015625"``; ``None``
+    stays ``None``. One rule for every scale in flashback (``units::parse_scale`` in the
+    native core, also behind a ``sim:`` spec's ``scale=`` key): a number above 1 is refused,
+    not read as a divisor (``"16"`` → "write 1/16").
 
     Raises:
-        ParameterError: the scale is not a positive number or fraction.
+        ParameterError: the scale is not a number or fraction in (0, 1].
     """
     if scale is None:
         return None
-    try:
-        value = float(Fraction(scale)) if isinstance(scale, str) else float(scale)
-    except (ValueError, ZeroDivisionError):
-        raise ParameterError(
-            f"scale={scale!r} is not a number; give a positive fraction such as 1/64 or 0.25"
-        ) from None
-    if not value > 0 or value != value or value == float("inf"):
-        raise ParameterError(
-            f"scale={scale!r} is out of range; give a positive number such as 1/64"
-        )
-    return value
+    from flashback import _native
+
+    if isinstance(scale, bool) or not isinstance(scale, (str, int, float)):
+        text = repr(scale)
+    else:
+        text = scale if isinstance(scale, str) else repr(float(scale))
+    return _native.parse_scale("scale", text)
 
 
 def default_scale(target_bytes: int, review_bytes: int | None) -> float:

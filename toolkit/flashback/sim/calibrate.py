@@ -197,8 +197,9 @@ def _simulate(
     scale: str,
 ) -> tuple[list[float], list[float]]:
     """(simulated, published) per observation."""
-    keys = "&".join(f"{k}={v:.6g}" for k, v in values.items())
-    spec = f"sim:{preset}?scale={scale}" + (f"&{keys}" if keys else "")
+    from flashback.targets import sim_spec
+
+    spec = sim_spec(preset, {"scale": scale, **{k: f"{v:.6g}" for k, v in values.items()}})
     out, published = [], []
     replays: dict[tuple[str, Any], pl.DataFrame] = {}
     for o in observations:

@@ -13,7 +13,9 @@ from flashback.report.html import Section
 
 def sim_target(preset: str, scale: str) -> str:
     """``sim:<preset>?scale=<scale>`` — the review's drive shrunk by ``scale``."""
-    return f"sim:{preset}?scale={scale}"
+    from flashback.targets import sim_spec
+
+    return sim_spec(preset, {"scale": scale})
 
 
 def replay(name: str, *, preset: str, scale: str, progress: bool, **params: Any) -> fb.Replay:
