@@ -163,7 +163,6 @@ VAR_KEYWORD_ALLOWED = frozenset(
 #: :func:`flashback.units.interval_seconds`; CI levels are ``confidence``.
 VOCABULARY_PENDING = {
     "read_fio": "interval= becomes interval_s= in the fio importer's branch",
-    "replay_trace": "interval= becomes interval_s= in the sim-spec branch (trace.py)",
     **dict.fromkeys(
         ("changepoints", "steady_state_onset"), "level= becomes confidence= in the analysis branch"
     ),
@@ -195,8 +194,12 @@ def test_public_signature_uses_the_one_vocabulary(name, sig):
             f"{name}: a confidence level is called confidence="
         )
     # the workload field keeps fio's name and duration strings; the shim resolves the old name
-    if name not in ("Workload()", "interval_seconds"):
-        assert "interval" not in params, f"{name}: an interval length is interval_s= (seconds)"
+    if name not in ("Workload()", "interval_seconds") and "interval" in params:
+        # only as the deprecated spelling beside interval_s=, resolved by interval_seconds
+        old = params["interval"]
+        assert "interval_s" in params and old.default is None and old.kind is old.KEYWORD_ONLY, (
+            f"{name}: an interval length is interval_s= (seconds)"
+        )
 
 
 #: result objects outside the analysis package, built by keyword only

@@ -81,13 +81,29 @@ def test_recorded_timing_is_kept(tmp_path: Path):
     log = tmp_path / "timed.iolog"
     log.write_text("\n".join(lines) + "\n")
     fast = fb.replay_trace(log, target="sim:generic?scale=1/256")
-    timed = fb.replay_trace(log, target="sim:generic?scale=1/256", time_scale=1.0, interval="100ms")
+    timed = fb.replay_trace(log, target="sim:generic?scale=1/256", time_scale=1.0, interval_s=0.1)
     assert fast.intervals["t_s"].max() < 0.5
     assert timed.intervals["t_s"].max() >= 2.0
     # writes are spread over the recorded 2 s: about one per 100 ms interval
     per = timed.intervals["write_ios"]
     assert per.max() <= 2 and per.sum() == 21
     assert timed.intervals.filter(pl.col("t_s") <= 1.0)["write_ios"].sum() in (10, 11)
+
+
+def test_old_interval_keyword_still_works_and_warns(tmp_path: Path):
+    lines = ["fio version 3 iolog", "0 /dev/x add", "0 /dev/x open"]
+    lines += [f"{i * 100} /dev/x write {i * 4096} 4096" for i in range(11)]
+    log = tmp_path / "timed.iolog"
+    log.write_text("\n".join(lines) + "\n")
+    with pytest.warns(FutureWarning, match=r"replay_trace\(interval=\.\.\.\) is deprecated"):
+        old = fb.replay_trace(
+            log, target="sim:generic?scale=1/256", time_scale=1.0, interval="250ms"
+        )
+    new = fb.replay_trace(log, target="sim:generic?scale=1/256", time_scale=1.0, interval_s=0.25)
+    assert old.intervals["t_s"].to_list() == new.intervals["t_s"].to_list()
+    assert old.intervals["t_s"][0] == pytest.approx(0.25)
+    with pytest.raises(fb.errors.ParameterError, match="both interval_s= and interval="):
+        fb.replay_trace(log, target="sim:generic?scale=1/256", interval_s=1.0, interval="1s")
 
 
 def test_blkparse_text(tmp_path: Path):
@@ -129,7 +145,7 @@ def test_recorded_timing_on_a_real_file(tmp_path: Path):
     log = tmp_path / "timed.iolog"
     log.write_text("\n".join(lines) + "\n")
     target = fb.Target(tmp_path / "t.bin", size="1m")
-    cap = fb.replay_trace(log, target=target, time_scale=1.0, interval="100ms", direct=False)
+    cap = fb.replay_trace(log, target=target, time_scale=1.0, interval_s=0.1, direct=False)
     iv = cap.intervals
     assert iv["write_ios"].sum() == 11
     assert iv["t_s"].max() >= 1.0  # the recorded second is kept, not collapsed

@@ -8,6 +8,7 @@ from typing import Callable
 from flashback.capture import Capture
 from flashback.errors import ImportFormatError
 from flashback.targets import Target, open_target, run_with_progress
+from flashback.units import interval_seconds
 from flashback.workload import Workload
 
 
@@ -24,7 +25,8 @@ def replay_trace(
     data: str = "random",
     direct: bool = True,
     loops: int | None = None,
-    interval: str = "1s",
+    interval_s: float | None = None,
+    interval: str | float | None = None,
     seed: int | None = None,
     step: str = "trace",
     capture_path: str | os.PathLike[str] | None = None,
@@ -41,11 +43,15 @@ def replay_trace(
             recorded timing, ``0.5`` replays twice as fast.
         offset_scale, offset_shift_bytes: map trace offsets onto the target
             (``offset * offset_scale + offset_shift_bytes``, aligned to ``align_bytes``).
+        interval_s: the capture's reporting interval in seconds (default 1.0). ``interval=``
+            (a duration string such as ``"100ms"``) is its deprecated spelling.
 
     Raises:
         ImportFormatError: a malformed trace line (the message names file and line).
-        ParameterError: the trace does not fit the target after remapping, or a bad factor.
+        ParameterError: the trace does not fit the target after remapping, a bad factor, or
+            an interval that is not a positive duration.
     """
+    interval_s = interval_seconds(interval_s, interval=interval, where="replay_trace")
     if not os.path.exists(path):
         raise ImportFormatError(
             f"{path} does not exist; give the path of a fio iolog or blkparse output"
@@ -57,7 +63,7 @@ def replay_trace(
         data=data,
         direct=direct,
         loops=loops,
-        interval=interval,
+        interval=f"{interval_s:.9g}s",
         seed=seed,
     ).fields()
     t = open_target(target, destroy=destroy)
