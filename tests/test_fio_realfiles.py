@@ -214,3 +214,30 @@ def test_terse_v3_fio38_read_line():
 def test_terse_with_a_contradicting_version_is_refused():
     with pytest.raises(fb.FioFormatError, match="fio-3.8"):
         fb.read_fio(T38, fio_version="3.1")
+
+
+# --- corrupt real files: a clear error, not a polars exception ------------------------------
+
+PB_HIST = DATA / "distributed-system-analysis__pbench__fio-0_perf36_fio_clat_hist.1.log"
+
+
+def test_corrupt_client_server_histogram_is_refused():
+    # fio 3.7 --client output: 1859 fields (time, ddir, bs + 1856 buckets) whose buckets 0-1588
+    # are zero and the rest hold garbage up to 8.4e18 (pbench's tools report 6.08e18 samples in
+    # 10 s); it used to escape as polars' InvalidOperationError
+    with pytest.raises(fb.FioFormatError, match="line 1: .* corrupt"):
+        fb.read_fio(PB_HIST)
+    with pytest.raises(fb.FioFormatError, match="corrupt"):
+        fb.read_fio(PB_HIST, fio_version="3.7")
+
+
+def test_a_bw_log_adding_up_beyond_64_bits_is_refused(tmp_path):
+    # the real fio-2.18 bw log with one window edited to 9e18 KiB/s (below 2^63, so each field
+    # parses): bytes per interval pass 2^64 and used to escape as a polars cast error
+    lines = T01_LOGS[0].read_text().splitlines()
+    t, _v, d, bs = lines[3].split(", ")
+    lines[3] = ", ".join([t, "9000000000000000000", d, bs])
+    p = tmp_path / "x_bw.1.log"
+    p.write_text("\n".join(lines) + "\n")
+    with pytest.raises(fb.FioFormatError, match="read_bytes adds up to .* corrupt"):
+        fb.read_fio(p, fio_version="2.18")

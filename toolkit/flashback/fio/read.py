@@ -191,7 +191,7 @@ def _read_result_unchecked(
             "summaries, pass --output-format=json (or the logs)"
         )
     df = pl.DataFrame(rows, infer_schema_length=None)
-    df = _finish(df)
+    df = _finish(df, path)
     meta = _meta([path], v, capacity_bytes, kind)
     if kind.startswith("json"):
         meta["jobs"] = [
@@ -200,11 +200,22 @@ def _read_result_unchecked(
     return Capture(intervals=df, meta=meta)
 
 
-def _finish(df: pl.DataFrame) -> pl.DataFrame:
+def _finish(df: pl.DataFrame, source: Path) -> pl.DataFrame:
+    """Column types of a capture; counts become unsigned integers.
+
+    Raises:
+        FioFormatError: a count adds up beyond 2⁶⁴ (a corrupt file).
+    """
     for c in df.columns:
         if c.endswith("_ios") or c.endswith("_bytes"):
             if df[c].dtype.is_float():
                 df = df.with_columns(pl.col(c).fill_nan(None))
+                top = df[c].max()
+                if top is not None and top >= 2.0**64:
+                    raise FioFormatError(
+                        f"{source}: {c} adds up to {top:.3g} in one interval, beyond any run; "
+                        "the file is corrupt"
+                    )
             df = df.with_columns(pl.col(c).cast(pl.UInt64))
         elif c.endswith("_us") or c.endswith("_iops") or c.endswith("_mbps"):
             df = df.with_columns(pl.col(c).cast(pl.Float64).fill_nan(None))
@@ -380,7 +391,7 @@ def _read_logs(
         if clat is not None or by["clat"] or hist_data:
             for s in series.LAT_STATS:
                 cols[f"{name}_clat_{s}_us"] = np.full(n, np.nan) if clat is None else clat[s]
-    df = _finish(pl.DataFrame(cols).with_columns(pl.lit("fio").alias("step")))
+    df = _finish(pl.DataFrame(cols).with_columns(pl.lit("fio").alias("step")), log_files[0])
     _check_against_printed(df, others, v, prefixes, slack)
     meta = _meta(log_files + others, v, capacity_bytes, "logs")
     meta["log_modes"] = {lg.path.name: lg.mode for lg in parsed}
