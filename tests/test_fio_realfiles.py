@@ -241,3 +241,36 @@ def test_a_bw_log_adding_up_beyond_64_bits_is_refused(tmp_path):
     p.write_text("\n".join(lines) + "\n")
     with pytest.raises(fb.FioFormatError, match="read_bytes adds up to .* corrupt"):
         fb.read_fio(p, fio_version="2.18")
+
+
+# --- fio 3.7 --client output: client_stats per host, and fio's "All clients" sum -----------
+
+PB_JSON = DATA / "distributed-system-analysis__pbench__fio-0_fio-result.txt"
+
+
+def test_fio37_client_server_json_is_the_hosts_jobs():
+    # two hosts × 5 jobs of 4 KiB reads; fio's "All clients" entry: read io_bytes=5740351488,
+    # total_ios=1401141, runtime=15034, bw_bytes=381824630, iops=93198.150858,
+    # clat_ns mean=3413511.909894, lat_ns max=1079893000; the JSON follows eta lines
+    cap = fb.read_fio(PB_JSON)
+    df = cap.intervals
+    assert cap.meta["fio_version"] == "fio-3.7"
+    assert len(cap.meta["jobs"]) == 10
+    assert df.height == 1
+    assert df["read_bytes"][0] == 5740351488
+    assert df["read_ios"][0] == 1401141
+    assert df["interval_s"][0] == pytest.approx(15.034)
+    assert df["read_mbps"][0] == pytest.approx(381824630 / 1e6, rel=1e-6)
+    assert df["read_iops"][0] == pytest.approx(93198.150858, rel=1e-6)
+    assert df["read_clat_mean_us"][0] == pytest.approx(3413.511909894, rel=1e-4)
+    assert df["read_lat_max_us"][0] == pytest.approx(1079893.0)
+
+
+def test_client_stats_that_do_not_add_up_are_refused(tmp_path):
+    text = PB_JSON.read_text()
+    # the first host job's read io_bytes, 488804352, one 4 KiB I/O short
+    assert text.count('"io_bytes" : 488804352,') == 1
+    p = tmp_path / "r.json"
+    p.write_text(text.replace('"io_bytes" : 488804352,', '"io_bytes" : 488800256,'))
+    with pytest.raises(fb.FioFormatError, match="All clients"):
+        fb.read_fio(p)
