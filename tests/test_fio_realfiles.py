@@ -274,3 +274,24 @@ def test_client_stats_that_do_not_add_up_are_refused(tmp_path):
     p.write_text(text.replace('"io_bytes" : 488804352,', '"io_bytes" : 488800256,'))
     with pytest.raises(fb.FioFormatError, match="All clients"):
         fb.read_fio(p)
+
+
+PB36_LOGS = [
+    DATA / f"distributed-system-analysis__pbench__fio-0_perf36_fio_{k}.{n}.log"
+    for k in ("bw", "iops", "lat", "clat")
+    for n in range(1, 6)
+]
+
+
+def test_fio37_one_hosts_logs_add_up_to_its_jobs():
+    # perf36's five client_stats entries: read total_ios 119305 + 119265 + 119291 + 119368 +
+    # 119327 = 596556, io_bytes 488804352 + 488640512 + 488742912 + 489058304 + 488890368 =
+    # 2444136448; the first clat row of job 1 is "1000, 1273222, 0, 0" (ns in fio 3.x)
+    cap = fb.read_fio(PB36_LOGS, fio_version="3.7")
+    df = cap.intervals
+    assert df["read_ios"].sum() == pytest.approx(596556, rel=0.005)
+    assert df["read_bytes"].sum() == pytest.approx(2444136448, rel=0.005)
+    assert 1000 < df["read_clat_mean_us"][0] < 1400  # five jobs' ~1.27 ms, not 1.27 s
+    # against the JSON of both hosts the logs of one are short: refused, not summed silently
+    with pytest.raises(fb.FioFormatError, match="read_ios=1401141"):
+        fb.read_fio(PB36_LOGS + [PB_JSON])
