@@ -295,3 +295,51 @@ def test_fio37_one_hosts_logs_add_up_to_its_jobs():
     # against the JSON of both hosts the logs of one are short: refused, not summed silently
     with pytest.raises(fb.FioFormatError, match="read_ios=1401141"):
         fb.read_fio(PB36_LOGS + [PB_JSON])
+
+
+# --- fio 2.2.10 averaged µs logs + normal output; fio 2.16 per_job_logs=0 logs -------------
+
+CS = "chris-sanders__ceph-fio-results__bluestore_"
+E21 = [DATA / f"{CS}erasure2.1_randread-4k-KERNEL_{k}.log" for k in ("bw", "iops", "lat", "clat")]
+E21_OUT = DATA / f"{CS}erasure2.1_randread-4k.out"
+
+
+def test_fio2210_averaged_logs_match_the_normal_output():
+    # randread-4k.out (fio-2.2.10): "read : io=3777.6MB, bw=64466KB/s, iops=16116,
+    # runt= 60003msec", "clat (usec): ... avg=1929.49", "lat (usec): ... avg=1982.19",
+    # "issued : total=r=967045/w=0/d=0", "READ: io=3777.6MB, aggrb=64466KB/s"
+    cap = fb.read_fio(E21 + [E21_OUT])
+    df = cap.intervals
+    assert cap.meta["fio_version"] == "fio-2.2.10"
+    assert set(cap.meta["log_modes"].values()) == {"avg"}
+    assert df["read_ios"].sum() == pytest.approx(967045, rel=0.01)
+    assert df["read_bytes"].sum() == pytest.approx(3777.6 * 2**20, rel=0.01)
+    # µs, as fio 2.x logs them: window means around fio's whole-run means
+    assert df["read_lat_mean_us"].mean() == pytest.approx(1982.19, rel=0.02)
+    assert df["read_clat_mean_us"].mean() == pytest.approx(1929.49, rel=0.02)
+    assert df["read_mbps"].median() == pytest.approx(_mb(64466), rel=0.05)
+
+
+def test_normal_output_run_status_bytes_are_checked(tmp_path):
+    # the same output with the group's "READ: io=" edited 3777.6MB -> 3877.6MB (2.6 % more)
+    # while the issued count stays (3877.6 × 2^20 = 4065958297.6 bytes): the logs no longer match
+    text = E21_OUT.read_text()
+    assert text.count("READ: io=3777.6MB") == 1
+    p = tmp_path / "randread-4k.out"
+    p.write_text(text.replace("READ: io=3777.6MB", "READ: io=3877.6MB"))
+    with pytest.raises(fb.FioFormatError, match="read_bytes=4065958298 "):
+        fb.read_fio(E21 + [p])
+
+
+ONE = [DATA / f"{CS}onejob_randread-4k-FUSE_{k}.log" for k in ("bw", "iops")]
+ONE_OUT = DATA / f"{CS}onejob_randread-4k.out"
+
+
+def test_logs_of_several_jobs_appended_to_one_file_are_refused():
+    # per_job_logs=0 with three stonewalled sections writing the same FUSE logs: fio-2.16
+    # appended three jobs' logs (the time drops from 59897 to 573 ms at line 240); read as
+    # one log they used to be superimposed into 60 rows holding 3813 of the 14881 I/Os
+    with pytest.raises(fb.FioFormatError, match="line 240: the time goes back from 59897"):
+        fb.read_fio(ONE)
+    with pytest.raises(fb.FioFormatError, match="3 logs one after another"):
+        fb.read_fio(ONE + [ONE_OUT], fio_version="2.16")

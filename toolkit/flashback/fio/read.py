@@ -427,22 +427,24 @@ def _check_against_printed(
     """
     for p in others:
         head = _head(p)
+        rounding: dict[str, float] = {}
         if '"fio version"' in head:
             docs = jsonout.load_documents(p)
             pv = jsonout.doc_version(docs[-1], p, v)
             printed = jsonout.printed_totals(docs[-1], p, pv, prefixes=prefixes)
         elif normal.is_normal(head):
-            printed = normal.printed_ios(p)[1]
+            nbytes, rounding = normal.printed_bytes(p)
+            printed = {**normal.printed_ios(p)[1], **nbytes}
         else:
             continue
         for key, want in printed.items():
             if key not in slack:
                 continue  # the logs do not measure it (e.g. bw logs alone give no I/O count)
             got = float(df[key].sum())
-            tol = _LOG_ROUNDING * want + slack.get(key, 0.0) + 1.0
+            tol = _LOG_ROUNDING * want + slack.get(key, 0.0) + rounding.get(key, 0.0) + 1.0
             if abs(got - want) > tol:
                 raise FioFormatError(
-                    f"{p}: fio printed {key}={want} but the logs add up to {got:.0f} "
+                    f"{p}: fio printed {key}={want:.0f} but the logs add up to {got:.0f} "
                     f"({got / want if want else float('inf'):.4g}×); the logs and the output "
                     "are not one run, or the fio version is wrong"
                 )
