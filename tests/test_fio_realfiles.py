@@ -92,7 +92,9 @@ def test_fio36_group_reporting_uses_runtime_not_elapsed():
 
 HP = f"{FP}benchmark_data_SERVER_HIGHPOINT_RAID5_randread-"
 HP_JSON = DATA / f"{HP}1-16.json"
-HP_LOGS = [DATA / f"{HP}iodepth-1-numjobs-16_{k}.{n}.log" for k in ("bw", "iops") for n in range(1, 17)]
+HP_LOGS = [
+    DATA / f"{HP}iodepth-1-numjobs-16_{k}.{n}.log" for k in ("bw", "iops") for n in range(1, 17)
+]
 
 
 def test_fio316_job_runtime_summed_over_16_jobs_is_not_used():
