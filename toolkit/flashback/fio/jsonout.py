@@ -67,14 +67,20 @@ def _client_jobs(doc: dict, path: Path) -> dict:
     Raises:
         FioFormatError: the hosts' I/Os or bytes do not add up to fio's "All clients" entry.
     """
-    stats = [j for j in doc["client_stats"] if isinstance(j, dict)]
+    raw = doc["client_stats"]
+    stats = [j for j in raw if isinstance(j, dict)] if isinstance(raw, list) else []
     jobs = [j for j in stats if j.get("jobname") != ALL_CLIENTS]
     total = next((j for j in stats if j.get("jobname") == ALL_CLIENTS), None)
+
+    def count(j: dict, d: str, key: str) -> int:
+        x = j.get(d)
+        return int(x.get(key, 0)) if isinstance(x, dict) else 0
+
     if total is not None:
         for d in DIRS:
             for key in ("total_ios", "io_bytes"):
-                got = sum(int((j.get(d) or {}).get(key, 0)) for j in jobs)
-                want = int((total.get(d) or {}).get(key, 0))
+                got = sum(count(j, d, key) for j in jobs)
+                want = count(total, d, key)
                 if got != want:
                     raise FioFormatError(
                         f"{path}: the hosts' {d} {key} add up to {got} but fio printed "
