@@ -17,6 +17,10 @@ from flashback.fio.version import Version
 
 BUCKETS_NS = 1856  # fio >= 3.0
 BUCKETS_US = 1216  # fio < 3.0
+#: Most I/Os a histogram line may count per ms since the job started (10⁹ IOPS, ~100× the
+#: fastest single devices). A real log from fio 3.7's client/server mode holds garbage counts
+#: (up to 8e18 in one bucket, tests/data/fio), which no run can produce.
+MAX_IOS_PER_MS = 1e6
 
 
 def bucket_values(idx: np.ndarray, bits: int = 6) -> np.ndarray:
@@ -55,12 +59,23 @@ def parse_hist(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
     Raises:
         ImportFormatError: malformed line.
-        FioFormatError: negative counts.
+        FioFormatError: negative counts, or a line counting more I/Os than any device can do
+            in the time since the job started (a corrupt file).
     """
     a = read_table(path)
     if a.shape[0] == 0:
         return np.zeros(0), np.zeros(0), np.zeros((0, BUCKETS_NS))
-    return a[:, 0].astype(np.float64), a[:, 1], a[:, 3:].astype(np.float64)
+    t_ms, counts = a[:, 0].astype(np.float64), a[:, 3:].astype(np.float64)
+    limit = np.maximum(t_ms, 1.0) * MAX_IOS_PER_MS
+    bad = counts.sum(axis=1) > limit
+    if bad.any():
+        k = int(np.argmax(bad))
+        raise FioFormatError(
+            f"{path} line {k + 1}: the buckets count {counts[k].sum():.3g} I/Os by "
+            f"{t_ms[k]:g} ms, more than {MAX_IOS_PER_MS * 1000:.0e} I/O/s; the histogram is "
+            "corrupt"
+        )
+    return t_ms, a[:, 1], counts
 
 
 def stats(counts: np.ndarray, *, ns_per_unit: float) -> dict[str, float] | None:

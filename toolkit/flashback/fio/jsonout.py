@@ -1,5 +1,6 @@
 """fio ``--output-format=json`` / ``json+`` → whole-run rows, and ``--status-interval``
-streams (several JSON documents in one file) → a time series.
+streams (several JSON documents in one file) → a time series. ``--client`` output
+(``client_stats`` per host) is read as the hosts' jobs.
 
 Version rules (see :mod:`flashback.fio.version`): fio 2.x gives ``io_bytes`` in KiB and
 latency blocks ``clat``/``lat`` in µs; fio 3.x gives bytes and ``clat_ns``/``lat_ns``. Rates
@@ -43,6 +44,8 @@ def load_documents(path: Path) -> list[dict]:
                 f"{path} line {e.lineno}: invalid JSON ({e.msg}); is this fio's "
                 "--output-format=json?"
             ) from None
+        if isinstance(doc, dict) and "jobs" not in doc and "client_stats" in doc:
+            doc = _client_jobs(doc, path)
         if isinstance(doc, dict) and "jobs" in doc:
             docs.append(doc)
         pos = text.find("{", end)
@@ -51,6 +54,39 @@ def load_documents(path: Path) -> list[dict]:
             f"{path}: the JSON has no 'jobs'; pass fio's --output-format=json output"
         )
     return docs
+
+
+ALL_CLIENTS = "All clients"
+
+
+def _client_jobs(doc: dict, path: Path) -> dict:
+    """fio ``--client`` JSON (``client_stats``: each host's jobs, then fio's sum over the hosts
+    named ``"All clients"``) → a document whose ``jobs`` are the hosts' jobs, checked against
+    that sum.
+
+    Raises:
+        FioFormatError: the hosts' I/Os or bytes do not add up to fio's "All clients" entry.
+    """
+    raw = doc["client_stats"]
+    stats = [j for j in raw if isinstance(j, dict)] if isinstance(raw, list) else []
+    jobs = [j for j in stats if j.get("jobname") != ALL_CLIENTS]
+    total = next((j for j in stats if j.get("jobname") == ALL_CLIENTS), None)
+
+    def count(j: dict, d: str, key: str) -> int:
+        x = j.get(d)
+        return int(x.get(key, 0)) if isinstance(x, dict) else 0
+
+    if total is not None:
+        for d in DIRS:
+            for key in ("total_ios", "io_bytes"):
+                got = sum(count(j, d, key) for j in jobs)
+                want = count(total, d, key)
+                if got != want:
+                    raise FioFormatError(
+                        f"{path}: the hosts' {d} {key} add up to {got} but fio printed "
+                        f"{want} for {ALL_CLIENTS!r}; the client_stats are incomplete"
+                    )
+    return {**doc, "jobs": jobs}
 
 
 def doc_version(doc: dict, path: Path, declared: fv.Version | None = None) -> fv.Version:

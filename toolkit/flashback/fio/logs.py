@@ -58,7 +58,8 @@ def read_table(path: Path) -> np.ndarray:
     Raises:
         ImportFormatError: a line that is not comma-separated integers, or has a different
             number of fields (names file and line).
-        FioFormatError: a negative value (fio never logs one; the file is corrupt).
+        FioFormatError: a negative value (fio never logs one; the file is corrupt), or a time
+            that steps back (several jobs' logs appended to one file).
     """
     with path.open("rb") as f:
         first = f.readline()
@@ -88,7 +89,20 @@ def read_table(path: Path) -> np.ndarray:
             f"{path} line {row + 1}: field {col + 1} is negative ({a[row, col]}); fio never logs "
             "negative values, so the file is corrupt"
         )
+    back = np.flatnonzero(np.diff(a[:, 0]) < -_TIME_BACK_MS)
+    if back.size:
+        k = int(back[0]) + 1
+        raise FioFormatError(
+            f"{path} line {k + 1}: the time goes back from {a[k - 1, 0]} to {a[k, 0]} ms, so the "
+            f"file holds {back.size + 1} logs one after another (per_job_logs=0 appends every "
+            "job's log to one file); pass one job's log (per_job_logs=1) or the JSON output"
+        )
     return a
+
+
+#: How far a log's time may step back (ms) before the file counts as several logs appended:
+#: fio logs each job's samples in time order (no real log here steps back at all).
+_TIME_BACK_MS = 100
 
 
 def _raise_bad_line(path: Path, width: int) -> None:

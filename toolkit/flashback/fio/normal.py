@@ -1,8 +1,11 @@
 """fio's normal (human) output — e.g. a ``result.txt`` kept beside the logs — read only for
-what a log import is checked against: the version and the I/Os fio issued per direction.
+what a log import is checked against: the version, the I/Os fio issued and the bytes it moved
+per direction.
 
 fio 2.x prints ``issued : total=r=0/w=77873622/d=0``, fio 3.x ``issued rwts: total=0,5,0,0``
-(one line per job, or per group with ``group_reporting``).
+(one line per job, or per group with ``group_reporting``). Each group's "Run status" lines give
+its bytes: ``READ: io=3777.6MB, aggrb=…`` in fio 2.x (KB/MB/GB are powers of 1024),
+``WRITE: bw=…, io=131MiB (137MB), run=…`` in fio 3.x.
 """
 
 from __future__ import annotations
@@ -14,6 +17,10 @@ from flashback.fio import version as fv
 
 _ISSUED2 = re.compile(r"issued\s*:\s*total=r=(\d+)/w=(\d+)(?:/d=(\d+))?")
 _ISSUED3 = re.compile(r"issued rwts?:\s*total=(\d+),(\d+)(?:,(\d+))?")
+_RUN_IO = re.compile(
+    r"^\s*(READ|WRITE|TRIM):.*?\bio=(\d+(?:\.\d+)?)([KMGTP]?)(i?)B\b", re.MULTILINE
+)
+_POW = {"": 0, "K": 1, "M": 2, "G": 3, "T": 4, "P": 5}
 
 
 def is_normal(head: str) -> bool:
@@ -29,3 +36,20 @@ def printed_ios(path: Path) -> tuple[fv.Version | None, dict[str, int]]:
         for d, g in zip(("read", "write", "trim"), m.groups()):
             out[f"{d}_ios"] = out.get(f"{d}_ios", 0) + int(g or 0)
     return fv.parse_version(text[:4096]), out
+
+
+def printed_bytes(path: Path) -> tuple[dict[str, float], dict[str, float]]:
+    """(``{read_bytes, write_bytes, trim_bytes}`` summed over the groups' "Run status" lines,
+    the rounding of those printed numbers in bytes: one unit of the last digit printed); empty
+    dicts when the output has no "Run status" lines."""
+    text = path.read_text(errors="replace")
+    out: dict[str, float] = {}
+    rounding: dict[str, float] = {}
+    for m in _RUN_IO.finditer(text):
+        d, num, prefix, _iec = m.groups()
+        unit = 1024.0 ** _POW[prefix]  # fio 2.x's KB/MB and 3.x's KiB/MiB are both 1024-based
+        decimals = len(num.split(".")[1]) if "." in num else 0
+        key = f"{d.lower()}_bytes"
+        out[key] = out.get(key, 0.0) + float(num) * unit
+        rounding[key] = rounding.get(key, 0.0) + unit * 10.0**-decimals
+    return out, rounding

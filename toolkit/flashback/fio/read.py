@@ -191,7 +191,7 @@ def _read_result_unchecked(
             "summaries, pass --output-format=json (or the logs)"
         )
     df = pl.DataFrame(rows, infer_schema_length=None)
-    df = _finish(df)
+    df = _finish(df, path)
     meta = _meta([path], v, capacity_bytes, kind)
     if kind.startswith("json"):
         meta["jobs"] = [
@@ -200,11 +200,22 @@ def _read_result_unchecked(
     return Capture(intervals=df, meta=meta)
 
 
-def _finish(df: pl.DataFrame) -> pl.DataFrame:
+def _finish(df: pl.DataFrame, source: Path) -> pl.DataFrame:
+    """Column types of a capture; counts become unsigned integers.
+
+    Raises:
+        FioFormatError: a count adds up beyond 2⁶⁴ (a corrupt file).
+    """
     for c in df.columns:
         if c.endswith("_ios") or c.endswith("_bytes"):
             if df[c].dtype.is_float():
                 df = df.with_columns(pl.col(c).fill_nan(None))
+                top = df[c].max()
+                if top is not None and top >= 2.0**64:
+                    raise FioFormatError(
+                        f"{source}: {c} adds up to {top:.3g} in one interval, beyond any run; "
+                        "the file is corrupt"
+                    )
             df = df.with_columns(pl.col(c).cast(pl.UInt64))
         elif c.endswith("_us") or c.endswith("_iops") or c.endswith("_mbps"):
             df = df.with_columns(pl.col(c).cast(pl.Float64).fill_nan(None))
@@ -380,7 +391,7 @@ def _read_logs(
         if clat is not None or by["clat"] or hist_data:
             for s in series.LAT_STATS:
                 cols[f"{name}_clat_{s}_us"] = np.full(n, np.nan) if clat is None else clat[s]
-    df = _finish(pl.DataFrame(cols).with_columns(pl.lit("fio").alias("step")))
+    df = _finish(pl.DataFrame(cols).with_columns(pl.lit("fio").alias("step")), log_files[0])
     _check_against_printed(df, others, v, prefixes, slack)
     meta = _meta(log_files + others, v, capacity_bytes, "logs")
     meta["log_modes"] = {lg.path.name: lg.mode for lg in parsed}
@@ -416,22 +427,24 @@ def _check_against_printed(
     """
     for p in others:
         head = _head(p)
+        rounding: dict[str, float] = {}
         if '"fio version"' in head:
             docs = jsonout.load_documents(p)
             pv = jsonout.doc_version(docs[-1], p, v)
             printed = jsonout.printed_totals(docs[-1], p, pv, prefixes=prefixes)
         elif normal.is_normal(head):
-            printed = normal.printed_ios(p)[1]
+            nbytes, rounding = normal.printed_bytes(p)
+            printed = {**normal.printed_ios(p)[1], **nbytes}
         else:
             continue
         for key, want in printed.items():
             if key not in slack:
                 continue  # the logs do not measure it (e.g. bw logs alone give no I/O count)
             got = float(df[key].sum())
-            tol = _LOG_ROUNDING * want + slack.get(key, 0.0) + 1.0
+            tol = _LOG_ROUNDING * want + slack.get(key, 0.0) + rounding.get(key, 0.0) + 1.0
             if abs(got - want) > tol:
                 raise FioFormatError(
-                    f"{p}: fio printed {key}={want} but the logs add up to {got:.0f} "
+                    f"{p}: fio printed {key}={want:.0f} but the logs add up to {got:.0f} "
                     f"({got / want if want else float('inf'):.4g}×); the logs and the output "
                     "are not one run, or the fio version is wrong"
                 )
