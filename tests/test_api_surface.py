@@ -162,7 +162,6 @@ VAR_KEYWORD_ALLOWED = frozenset(
 #: ``interval`` is ``interval_s`` (float seconds) in the Python API, see
 #: :func:`flashback.units.interval_seconds`; CI levels are ``confidence``.
 VOCABULARY_PENDING = {
-    "read_fio": "interval= becomes interval_s= in the fio importer's branch",
     **dict.fromkeys(
         ("changepoints", "steady_state_onset"), "level= becomes confidence= in the analysis branch"
     ),

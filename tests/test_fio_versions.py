@@ -217,3 +217,16 @@ def test_bw_log_alone_is_checked_on_bytes_only():
     assert df["write_bytes"].sum() == pytest.approx(w["io_bytes"], rel=0.01)
     assert df["write_ios"].null_count() == df.height  # not measured: null, not zero
     assert df["write_iops"].null_count() == df.height
+
+
+def test_interval_s_bins_real_logs_and_the_old_keyword_warns():
+    one = fb.read_fio(PM_LOGS, fio_version="3.1").intervals
+    two = fb.read_fio(PM_LOGS, fio_version="3.1", interval_s=2.0).intervals
+    # 2-second rows: about half as many, the same I/O in total
+    assert two.height == pytest.approx(one.height / 2, abs=1)
+    assert two["write_ios"].sum() == one["write_ios"].sum()
+    with pytest.warns(FutureWarning, match=r"read_fio\(interval=\.\.\.\) is deprecated"):
+        old = fb.read_fio(PM_LOGS, fio_version="3.1", interval=2.0).intervals
+    assert old["write_ios"].to_list() == two["write_ios"].to_list()
+    with pytest.raises(fb.errors.ParameterError, match="interval_s"):
+        fb.read_fio(PM_LOGS, fio_version="3.1", interval_s=0)

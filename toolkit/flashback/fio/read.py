@@ -21,6 +21,7 @@ from flashback.errors import FioFormatError, ImportFormatError
 from flashback.fio import hist as fhist
 from flashback.fio import jsonout, logs, normal, series, terse
 from flashback.fio import version as fv
+from flashback.units import interval_seconds
 
 DIRS = ("read", "write", "trim")
 # the share of a total that integer rounding of log samples may lose, on top of the partial
@@ -87,7 +88,8 @@ _MAX_ROWS = 1e8
 def read_fio(
     source: str | os.PathLike[str] | list[str | os.PathLike[str]],
     *,
-    interval: float = 1.0,
+    interval_s: float | None = None,
+    interval: float | str | None = None,
     window_value: str | None = None,
     log_offset: bool | None = None,
     fio_version: str | None = None,
@@ -100,7 +102,8 @@ def read_fio(
     (logs of one run plus, optionally, its JSON or normal output), a directory holding one
     run, or the log prefix given to ``write_*_log`` (``PREFIX_bw.1.log`` ...).
 
-    Logs are binned into ``interval``-second rows; the last row keeps its true length.
+    Logs are binned into ``interval_s``-second rows (default 1.0; ``interval=`` is the
+    deprecated spelling and warns); the last row keeps its true length.
     Per-job logs (``.1`` … ``.N``) are summed. ``fio_version`` (e.g. ``"2.2.10"``) is only
     needed when no JSON/normal output of the run is given and the layout cannot tell
     (fio 2.x latency logs are in µs, 3.x in ns). ``window_value``: ``"both"`` or ``"max"``
@@ -111,8 +114,11 @@ def read_fio(
         ImportFormatError: a malformed line (names file and line), unknown file names, no data.
         FioFormatError: the layout contradicts the fio version, units cannot be told apart,
             two runs are mixed, a negative value, or the totals disagree with fio's.
+        ParameterError: ``interval_s`` is not a positive number of seconds, or both
+            ``interval_s`` and ``interval`` are given.
     """
     del log_offset
+    interval_s = interval_seconds(interval_s, interval=interval, where="read_fio")
     declared = fv.parse_version(fio_version) if fio_version else None
     if fio_version and declared is None:
         raise FioFormatError(f"fio_version={fio_version!r} is not a version such as '3.1'")
@@ -144,7 +150,7 @@ def read_fio(
             f"{printed_at}: says {fv.show(printed)} but fio_version={fv.show(declared)} was given"
         )
     v = declared or printed
-    return _read_logs(log_files, others, v, prefixes, interval, window_value, capacity_bytes)
+    return _read_logs(log_files, others, v, prefixes, interval_s, window_value, capacity_bytes)
 
 
 def _read_result(path: Path, declared: fv.Version | None, capacity_bytes: int | None) -> Capture:
