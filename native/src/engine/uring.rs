@@ -369,7 +369,11 @@ impl State {
                     b
                 }
             },
-            OpKind::Read => su.spent.pop().or_else(|| su.ready.pop()).expect("a free slot has a free buffer"),
+            OpKind::Read => su
+                .spent
+                .pop()
+                .or_else(|| su.ready.pop())
+                .expect("a free slot has a free buffer"),
             OpKind::Trim => NO_BUF,
         }
     }
