@@ -467,6 +467,14 @@ mod tests {
             .unwrap();
         assert_eq!(lat_ns.len(), 4096);
         assert!(stats.enters > 0 && stats.enters <= 4096);
+        // the in-flight integral counts each I/O from its latency's start to its reap: the
+        // sum of the latencies reported, to the ns
+        assert_eq!(
+            stats.inflight_ns,
+            lat_ns.iter().map(|&l| u128::from(l)).sum::<u128>()
+        );
+        let first = stats.first_submit_ns.unwrap();
+        assert!(first <= stats.end_ns);
         let s = &out.meta["latency"]["write"];
         let mut lats: Vec<u64> = lat_ns.iter().map(|&l| l.max(1)).collect();
         lats.sort_unstable();
