@@ -200,7 +200,8 @@ pub struct Setup {
 pub fn prepare(job: &mut Job<'_>, ring: &mut IoUring) -> Setup {
     let depth = job.depth.min(ring.params().sq_entries() as usize).max(1);
     let spare = if job.writes {
-        depth.min((SPARE_BYTES / job.bs.max(1) as usize).max(1))
+        // none for blocks over SPARE_BYTES: those are filled as they are taken
+        depth.min(SPARE_BYTES / job.bs.max(1) as usize)
     } else {
         0
     };
