@@ -230,32 +230,51 @@ def _run(tmp, *args):
     subprocess.run(cmd, check=True, cwd=tmp, capture_output=True, timeout=60)
 
 
+def _json_documents(text: str) -> list[dict]:
+    """Every JSON object in fio's output, in order (fio's notes between them skipped)."""
+    dec, docs, pos = json.JSONDecoder(), [], text.find("{")
+    while pos >= 0:
+        doc, end = dec.raw_decode(text, pos)
+        docs.append(doc)
+        pos = text.find("{", end)
+    return docs
+
+
 def test_status_interval_stream_is_a_time_series(tmp_path):
+    """Each status report after the previous one becomes a row. Under load fio may print a
+    report before any I/O (runtime 0) or skip one, so the rows are counted against the reports
+    fio actually printed (it flaked once when the test assumed their timing)."""
     _run(
         tmp_path,
         "--rw=randwrite",
-        "--runtime=3",
+        "--runtime=4",
         "--status-interval=1",
         "--output-format=json+",
         f"--output={tmp_path / 's.json'}",
     )
-    text = (tmp_path / "s.json").read_text()
-    docs = (
-        [json.loads("{" + part) for part in text.split("\n{")[1:]]
-        if not text.startswith("{")
-        else json.loads("[" + text.replace("}\n{", "},\n{") + "]")
-    )
+    docs = _json_documents((tmp_path / "s.json").read_text())
     final = docs[-1]["jobs"][0]["write"]
+    # the reports that end a new interval: runtime strictly increasing
+    timed, last_ms = [], 0
+    for d in docs:
+        w = d["jobs"][0]["write"]
+        if w["runtime"] > last_ms:
+            timed.append(w)
+            last_ms = w["runtime"]
+    assert len(timed) >= 3, [d["jobs"][0]["write"]["runtime"] for d in docs]
     df = fb.read_fio(tmp_path / "s.json").intervals
-    assert df.height >= 3
+    assert df.height == len(timed)
+    assert df["t_s"].to_list() == pytest.approx([w["runtime"] / 1000 for w in timed])
     # the rows add up to fio's final totals, exactly, and end at its runtime
     assert df["write_ios"].sum() == final["total_ios"]
     assert df["write_bytes"].sum() == final["io_bytes"]
     assert df["t_s"][-1] == pytest.approx(final["runtime"] / 1000)
     assert df["interval_s"].sum() == pytest.approx(final["runtime"] / 1000)
     assert (df["write_lat_mean_us"].drop_nulls() > 0).all()
-    # json+: the first row is the first report, so its percentiles are the ones fio printed
-    first = docs[0]["jobs"][0]["write"]["clat_ns"]
+    # json+: the first row is the first report with any time, so its percentiles are the ones
+    # fio printed
+    first = timed[0]["clat_ns"]
+    assert df["write_ios"][0] == timed[0]["total_ios"] > 0
     for key, c in (("50.000000", "p50"), ("99.000000", "p99")):
         assert df[f"write_clat_{c}_us"][0] == pytest.approx(first["percentile"][key] / 1000)
     assert df["write_clat_max_us"][0] == pytest.approx(first["max"] / 1000)

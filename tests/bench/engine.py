@@ -235,12 +235,16 @@ def compare(
             "fio_cpu_us_per_io": fio_cpu, "fb_cpu_us_per_io": fb_cpu, "cpu_ratio": cpu_r,
             "cpu_ratio_min": cpu_lo, "cpu_ratio_max": cpu_hi,
         }  # fmt: skip
+        # the engine's time-weighted mean of I/Os in flight (io_uring only)
+        in_flight = [r["inflight_mean"] for r in fb_runs if r.get("inflight_mean") is not None]
+        row["fb_inflight_mean"] = statistics.median(in_flight) if in_flight else None
         rows.append(row)
         print(
             f"{label:5} {name:25} fio {fio_iops:8.0f} IOPS {fio_cpu:6.2f} µs/IO | "
             f"flashback {fb_iops:8.0f} IOPS {fb_cpu:6.2f} µs/IO | "
             f"IOPS ratio {iops_r:.2f} ({iops_lo:.2f}–{iops_hi:.2f})  "
-            f"CPU/IO ratio {cpu_r:.2f} ({cpu_lo:.2f}–{cpu_hi:.2f})",
+            f"CPU/IO ratio {cpu_r:.2f} ({cpu_lo:.2f}–{cpu_hi:.2f})"
+            + (f"  in flight {row['fb_inflight_mean']:.2f}" if in_flight else ""),
             flush=True,
         )
         if refill_runs:

@@ -32,6 +32,7 @@ def main() -> None:
                 "cpu_s": (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime),
                 "cpu_user_s": r1.ru_utime - r0.ru_utime,
                 "engine": meta.get("engine"),
+                "inflight_mean": meta.get("inflight_mean"),
                 "status": meta["status"],
             }
         )

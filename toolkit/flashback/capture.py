@@ -2,6 +2,15 @@
 
 On disk a capture is an Arrow IPC *stream* (``.arrow``) with the metadata as JSON in the
 schema, or a Parquet file (``.parquet``) with the same metadata key. Both round-trip exactly.
+
+Latency columns: ``{read,write}_lat_*_us`` are fio's ``lat``, from when an I/O is queued to
+the ring to just after the ``io_uring_enter`` that returns with its completion. A run of
+flashback's engine fills only these. fio's ``clat`` starts instead when the enter that hands
+the I/O to the kernel returns; the engine hands the last I/Os of each round over in the same
+enter that waits for completions (one system call per I/O at QD1), and that enter returns only
+after some have completed, so their hand-over time cannot be read and an engine ``clat`` would
+be a guess. ``{read,write}_clat_*_us`` therefore appear only in fio imports, which fill both
+from what fio measured.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 //! One capture row. Rates (`*_iops`, `*_mbps`) are derived when the row is written to Arrow.
 
 /// Latency statistics of one direction in one interval, in microseconds: submission to
-/// completion, fio's `lat` (see the io_uring engine for where the clock is read).
+/// completion, fio's `lat` (see the io_uring engine for where the clock is read). The engine
+/// measures no `clat` (see the io_uring engine's module note); fio imports carry both.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct LatStats {
     pub mean_us: f64,

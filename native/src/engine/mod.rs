@@ -204,6 +204,56 @@ mod tests {
         assert_eq!(t.host_written_bytes(), 4 << 20);
     }
 
+    /// Spare write buffers are filled while I/Os are in flight and reused: every write still
+    /// carries fresh data (random: no two blocks alike), and a buffer a read filled is never
+    /// written back (pattern: every block is the pattern or untouched zeros).
+    #[test]
+    fn every_write_carries_its_own_data_through_the_buffer_pool() {
+        let d = tempfile::tempdir().unwrap();
+        let mut t = target(d.path(), 1 << 20);
+        let w = Workload::from_pairs([
+            ("rw", "randwrite"),
+            ("random", "permutation"),
+            ("bs", "4k"),
+            ("iodepth", "8"),
+            ("data", "random"),
+            ("direct", "false"),
+        ])
+        .unwrap();
+        let out = t.run(&w, &RunOptions::default(), &mut Quiet).unwrap();
+        assert_eq!(out.meta["status"], "complete");
+        let bytes = std::fs::read(d.path().join("t.bin")).unwrap();
+        let mut blocks: Vec<&[u8]> = bytes.chunks(4096).collect();
+        blocks.sort_unstable();
+        blocks.dedup();
+        assert_eq!(blocks.len(), 256, "a block's data was written twice");
+
+        std::fs::write(d.path().join("t.bin"), vec![0u8; 1 << 20]).unwrap();
+        let w = Workload::from_pairs([
+            ("rw", "randrw"),
+            ("bs", "4k"),
+            ("iodepth", "8"),
+            ("loops", "4"),
+            ("data", "pattern:c3"),
+            ("direct", "false"),
+        ])
+        .unwrap();
+        let out = t.run(&w, &RunOptions::default(), &mut Quiet).unwrap();
+        let written: u64 = out.rows.iter().map(|r| r.ios[1]).sum();
+        let read: u64 = out.rows.iter().map(|r| r.ios[0]).sum();
+        assert!(written > 0 && read > 0);
+        let bytes = std::fs::read(d.path().join("t.bin")).unwrap();
+        let mut c3 = 0;
+        for b in bytes.chunks(4096) {
+            assert!(
+                b.iter().all(|&x| x == 0xc3) || b.iter().all(|&x| x == 0),
+                "a read's data was written"
+            );
+            c3 += usize::from(b[0] == 0xc3);
+        }
+        assert!(c3 > 0);
+    }
+
     #[test]
     fn read_only_target_refuses_writes() {
         let d = tempfile::tempdir().unwrap();

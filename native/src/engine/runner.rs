@@ -161,7 +161,10 @@ fn select_engine(w: &Workload) -> Result<(Engine, Option<String>)> {
 
 /// A psync job's end time as the io_uring engine's statistics (no `io_uring_enter` calls).
 fn psync_stats(end_ns: u64) -> uring::Stats {
-    uring::Stats { end_ns, enters: 0 }
+    uring::Stats {
+        end_ns,
+        ..Default::default()
+    }
 }
 
 fn make_job<'a>(
@@ -226,6 +229,7 @@ fn run_jobs(
             let spare = spare.take().expect("one spare channel per job");
             let slice = slices[j];
             handles.push(sc.spawn(move || {
+                let set_up = Instant::now();
                 let mut ring = None;
                 if engine == Engine::IoUring {
                     match uring::build_ring(depth as u32) {
@@ -237,6 +241,7 @@ fn run_jobs(
                 }
                 let mut job = make_job(t, w, slice, j, depth, ctl, Instant::now());
                 let setup = ring.as_mut().map(|r| uring::prepare(&mut job, r));
+                let setup_ns = set_up.elapsed().as_nanos() as u64;
                 ready.wait(); // every job is set up
                 ready.wait();
                 job.t0 = *start
@@ -258,7 +263,7 @@ fn run_jobs(
                     })
                 };
                 rep.done();
-                stats
+                uring::Stats { setup_ns, ..stats }
             }));
         }
         drop(tx);
@@ -276,6 +281,9 @@ fn run_jobs(
     uring::Stats {
         end_ns: ends.iter().map(|s| s.end_ns).max().unwrap_or(0),
         enters: ends.iter().map(|s| s.enters).sum(),
+        inflight_ns: ends.iter().map(|s| s.inflight_ns).sum(),
+        first_submit_ns: ends.iter().filter_map(|s| s.first_submit_ns).min(),
+        setup_ns: ends.iter().map(|s| s.setup_ns).max().unwrap_or(0),
     }
 }
 
@@ -312,6 +320,7 @@ pub fn run(
 
     let mut rec_error: Option<Error> = None;
     let stats = if w.jobs == 1 {
+        let set_up = Instant::now();
         let mut ring = None;
         if engine == Engine::IoUring {
             match uring::build_ring(depth as u32) {
@@ -327,6 +336,7 @@ pub fn run(
         let setup = ring.as_mut().map(|r| uring::prepare(&mut job, r));
         // the clock starts once everything is set up
         job.t0 = Instant::now();
+        let setup_ns = (job.t0 - set_up).as_nanos() as u64;
         let mut rep = Direct::new(&mut session, &ctl, w.interval_s);
         let stats = match (ring.as_mut(), setup) {
             (Some(r), Some(setup)) => uring::run(&mut job, r, setup, &mut rep),
@@ -334,7 +344,7 @@ pub fn run(
             _ => uring::Stats::default(),
         };
         rec_error = rep.error.take();
-        stats
+        uring::Stats { setup_ns, ..stats }
     } else {
         run_jobs(
             t,
@@ -372,6 +382,15 @@ pub fn run(
         "iodepth_effective": depth,
         // `io_uring_enter` calls of every job together (null for psync)
         "io_uring_enters": (engine == Engine::IoUring).then_some(stats.enters),
+        // time-weighted mean of the I/Os in flight over the run, every job's together (each
+        // counted from when its latency starts to when the enter returning its completion
+        // returns: the capture's IOPS × mean latency, measured by the engine; null for psync)
+        "inflight_mean": (engine == Engine::IoUring && raw_end > 0)
+            .then(|| stats.inflight_ns as f64 / raw_end as f64),
+        // set-up before the clock started (ring, buffers filled and registered), and when the
+        // first I/O's latency started after it, in ns (null for psync / without I/O)
+        "setup_ns": (engine == Engine::IoUring).then_some(stats.setup_ns),
+        "first_submit_ns": stats.first_submit_ns,
         "span": { "offset": offset, "size": len },
         "laid_out_bytes": laid_out_bytes,
     });
@@ -448,6 +467,14 @@ mod tests {
             .unwrap();
         assert_eq!(lat_ns.len(), 4096);
         assert!(stats.enters > 0 && stats.enters <= 4096);
+        // the in-flight integral counts each I/O from its latency's start to its reap: the
+        // sum of the latencies reported, to the ns
+        assert_eq!(
+            stats.inflight_ns,
+            lat_ns.iter().map(|&l| u128::from(l)).sum::<u128>()
+        );
+        let first = stats.first_submit_ns.unwrap();
+        assert!(first <= stats.end_ns);
         let s = &out.meta["latency"]["write"];
         let mut lats: Vec<u64> = lat_ns.iter().map(|&l| l.max(1)).collect();
         lats.sort_unstable();

@@ -1,12 +1,21 @@
 //! The io_uring engine: one ring per job keeping `iodepth` I/Os in flight, with the target's
 //! descriptor, the I/O buffers and the ring's own descriptor registered with the kernel where
 //! it allows (fewer per-I/O costs than fio's defaults), all set up before the run's clock
-//! starts ([`prepare`]). The loop is fio's `t/io_uring`'s: [`prep`] fills free slots,
-//! [`Ring::submit_ahead`] and [`Ring::wait`] hand them over and wait, [`reap`] drains the completions and publishes
-//! the consumed head at once (one `io_uring_enter` per I/O at QD1). Submission and completion
+//! starts ([`prepare`]). The loop is fio's `t/io_uring`'s: [`prep`] refills the free slots,
+//! [`Ring::submit_ahead`] hands them over, [`flush`] reports the last round's completions while
+//! those are in flight, [`Ring::wait`] hands over the rest and waits, and [`harvest`] takes the
+//! completions and publishes the consumed head at once (one `io_uring_enter` per I/O at QD1).
+//! The run's metadata carries the enters made and the time-weighted mean of the I/Os in
+//! flight ([`Stats`]). Submission and completion
 //! are timed once per batch: an I/O's latency runs from when it is queued to the ring (at most
 //! [`SUBMIT_BATCH`] entries before the clock is read) to just after the enter that returns with
 //! its completion, as fio's `lat` (which starts when fio queues the I/O to its engine).
+//!
+//! There is no `clat`: fio's starts when the submit-only `io_uring_enter` that hands the I/O
+//! over returns (fio makes one enter to submit and another to wait). Here the last entries of a
+//! round go over in the enter that also waits, which returns only once something completed: when
+//! the kernel took them cannot be read from user space. Splitting that enter in two would give
+//! an honest `clat` at the price of the second system call per I/O at QD1 that this loop avoids.
 //!
 //! Trims are queued like reads and writes: a block device's discard goes out as the block
 //! layer's `BLOCK_URING_CMD_DISCARD` command (Linux 6.12+), a file's hole punch as an
@@ -163,28 +172,49 @@ fn rw_entry(file: FileRef, op: &Op, p: *mut u8, buf: Option<u16>) -> squeue::Ent
     }
 }
 
+/// Most memory spent on spare write buffers (see [`Setup`]).
+const SPARE_BYTES: usize = 64 << 20;
+
 /// What a job sets up before the run's clock starts: its I/O buffers (allocated with every page
-/// touched and, for a workload that writes, each holding the data of its first write, as fio
-/// fills its buffers before it starts) and, where the kernel allows,
-/// the target's descriptor and the buffers registered with the ring. Registering pins every
-/// buffer page, which at bs=1m QD128 alone takes tens of ms.
+/// touched and, for a workload that writes, each holding the data of a write, as fio fills its
+/// buffers before it starts) and, where the kernel allows, the target's descriptor and the
+/// buffers registered with the ring. Registering pins every buffer page, which at bs=1m QD128
+/// alone takes tens of ms.
+///
+/// A workload that writes gets spare buffers beyond its depth (up to `depth`, at most
+/// [`SPARE_BYTES`] of them): a slot reaped is refilled at once with a buffer that already holds
+/// its data, and the spent buffer is filled again after the refills have been handed over,
+/// while the I/Os are in flight (generating a 4 KiB buffer inline kept a slot empty ~0.5 µs).
 pub struct Setup {
     bufs: SlotBufs,
     depth: usize,
     fixed_file: bool,
     fixed_bufs: bool,
-    /// Every buffer holds the data of its next write.
-    filled: bool,
+    /// Buffers holding the data of a next write.
+    ready: Vec<u16>,
+    /// Buffers whose contents are spent (read into, or written with fresh data).
+    spent: Vec<u16>,
 }
 
 /// Sets `job` up on `ring` (see [`Setup`]); call before the run's clock starts.
 pub fn prepare(job: &mut Job<'_>, ring: &mut IoUring) -> Setup {
     let depth = job.depth.min(ring.params().sq_entries() as usize).max(1);
-    let mut bufs = SlotBufs::new(depth, job.bs as usize);
-    let filled = job.writes;
-    if filled {
-        for i in 0..depth {
-            job.gen.fill(bufs.slot_mut(i));
+    let spare = if job.writes {
+        // none for blocks over SPARE_BYTES: those are filled as they are taken
+        depth.min(SPARE_BYTES / job.bs.max(1) as usize)
+    } else {
+        0
+    };
+    let n = depth + spare;
+    let mut bufs = SlotBufs::new(n, job.bs as usize);
+    let (mut ready, mut spent) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    // popped from the back: buffer 0 first
+    for b in (0..n as u16).rev() {
+        if job.writes {
+            job.gen.fill(bufs.slot_mut(b as usize));
+            ready.push(b);
+        } else {
+            spent.push(b);
         }
     }
     let fixed_file = ring
@@ -199,7 +229,8 @@ pub fn prepare(job: &mut Job<'_>, ring: &mut IoUring) -> Setup {
         depth,
         fixed_file,
         fixed_bufs,
-        filled,
+        ready,
+        spent,
     }
 }
 
@@ -208,8 +239,19 @@ pub fn prepare(job: &mut Job<'_>, ring: &mut IoUring) -> Setup {
 struct Slot {
     op: Op,
     submit_ns: u64,
-    /// The buffer holds the data of the slot's next write (a fresh fill, or the static pattern).
-    ready: bool,
+    /// The slot's buffer ([`NO_BUF`] for a trim).
+    buf: u16,
+}
+
+/// A trim's slot holds no buffer.
+const NO_BUF: u16 = u16::MAX;
+
+/// A completion taken from the ring and not yet reported.
+#[derive(Clone, Copy)]
+struct Done {
+    op: Op,
+    lat_ns: u64,
+    res: i32,
 }
 
 /// What a job's run on one ring counted, besides its completions.
@@ -219,6 +261,15 @@ pub struct Stats {
     pub end_ns: u64,
     /// `io_uring_enter` calls.
     pub enters: u64,
+    /// Time integral of the I/Os in flight (from when each is stamped to when the enter that
+    /// returns with its completion returns), in I/O·ns: divided by the run time, the
+    /// time-weighted mean number of I/Os in flight.
+    pub inflight_ns: u128,
+    /// When the first I/O's latency started, ns since the start (`None`: no I/O).
+    pub first_submit_ns: Option<u64>,
+    /// How long the job's set-up took before the clock started (ring, buffers, registration),
+    /// in ns; filled by the runner.
+    pub setup_ns: u64,
 }
 
 /// The ring's three parts, split once for the whole run.
@@ -240,7 +291,16 @@ struct State {
     queued: Vec<u32>,
     /// Entries pushed to the submission queue and not yet handed to the kernel.
     unsubmitted: usize,
+    /// Slots holding an I/O (pushed and not yet reaped).
     inflight: usize,
+    /// Slots stamped and not yet reaped, and the time-weighted count's integral so far.
+    stamped: usize,
+    stamped_ns: u128,
+    last_ns: u64,
+    first_submit_ns: Option<u64>,
+    /// Completions reaped at `done_t` and not yet reported.
+    done: Vec<Done>,
+    done_t: u64,
     static_data: bool,
     /// Trims go through the ring until the kernel refuses one without any having succeeded. At
     /// depth 1 there is nothing to overlap, so they stay synchronous, as fio's are (64 KiB trims
@@ -255,28 +315,31 @@ struct State {
 impl State {
     fn new(job: &Job<'_>, setup: Setup) -> Self {
         let depth = setup.depth;
-        let blank = Op {
-            kind: OpKind::Read,
-            offset: 0,
-            len: 0,
+        let blank = Slot {
+            op: Op {
+                kind: OpKind::Read,
+                offset: 0,
+                len: 0,
+            },
+            submit_ns: 0,
+            buf: NO_BUF,
         };
         State {
             file: FileRef {
                 fixed: setup.fixed_file,
                 fd: job.file.as_raw_fd(),
             },
-            slots: vec![
-                Slot {
-                    op: blank,
-                    submit_ns: 0,
-                    ready: setup.filled,
-                };
-                depth
-            ],
+            slots: vec![blank; depth],
             free: (0..depth as u32).rev().collect(),
             queued: Vec::with_capacity(depth),
             unsubmitted: 0,
             inflight: 0,
+            stamped: 0,
+            stamped_ns: 0,
+            last_ns: 0,
+            first_submit_ns: None,
+            done: Vec::with_capacity(depth),
+            done_t: 0,
             static_data: job.gen.is_static(),
             queue_trims: depth > 1,
             trims_queued_ok: false,
@@ -286,34 +349,54 @@ impl State {
         }
     }
 
+    /// Advances the in-flight integral to `ns` (a clock reading, never earlier than the last).
+    #[inline]
+    fn tick(&mut self, ns: u64) {
+        self.stamped_ns += self.stamped as u128 * u128::from(ns.saturating_sub(self.last_ns));
+        self.last_ns = self.last_ns.max(ns);
+    }
+
+    /// A buffer for `kind`: a write takes one holding its data (filled now only if no spare
+    /// is ready), a read preferably a spent one.
+    #[inline]
+    fn take_buf(&mut self, job: &mut Job<'_>, kind: OpKind) -> u16 {
+        let su = &mut self.setup;
+        match kind {
+            OpKind::Write => match su.ready.pop() {
+                Some(b) => b,
+                None => {
+                    let b = su.spent.pop().expect("a free slot has a free buffer");
+                    job.gen.fill(su.bufs.slot_mut(b as usize));
+                    b
+                }
+            },
+            OpKind::Read => su
+                .spent
+                .pop()
+                .or_else(|| su.ready.pop())
+                .expect("a free slot has a free buffer"),
+            OpKind::Trim => NO_BUF,
+        }
+    }
+
     /// Puts `op` in free slot `slot` and pushes its submission entry; false if the queue is full.
     #[inline]
     fn push(&mut self, job: &mut Job<'_>, sq: &mut SubmissionQueue<'_>, slot: u32, op: Op) -> bool {
         let i = slot as usize;
-        let st = &mut self.slots[i];
-        match op.kind {
-            OpKind::Write => {
-                if !st.ready {
-                    job.gen.fill(self.setup.bufs.slot_mut(i));
-                }
-                // fresh data is written once; the static pattern stays
-                st.ready = self.static_data;
-            }
-            OpKind::Read => st.ready = false,
-            // a trim leaves the buffer alone
-            _ => {}
-        }
-        st.op = op;
+        let buf = self.take_buf(job, op.kind);
         let sqe = if op.kind == OpKind::Trim {
             trim_entry(job.kind, self.file.fixed, self.file.fd, op.offset, op.len)
         } else {
-            let buf = self.setup.fixed_bufs.then_some(slot as u16);
-            rw_entry(self.file, &op, self.setup.bufs.ptr(i), buf)
+            let fixed = self.setup.fixed_bufs.then_some(buf);
+            rw_entry(self.file, &op, self.setup.bufs.ptr(buf as usize), fixed)
         };
         // SAFETY: the buffer stays valid until the completion is reaped (see `prepare`).
         if unsafe { sq.push(&sqe.user_data(u64::from(slot))) }.is_err() {
+            self.give_back(op.kind, buf);
             return false;
         }
+        self.slots[i].op = op;
+        self.slots[i].buf = buf;
         self.free.pop();
         self.queued.push(slot);
         self.unsubmitted += 1;
@@ -321,12 +404,26 @@ impl State {
         true
     }
 
-    /// Marks the queued slots as submitted now (their latency starts).
+    /// Returns a slot's buffer after its `kind` of I/O: a write of the static pattern leaves
+    /// it ready for the next, anything else spends it.
+    #[inline]
+    fn give_back(&mut self, kind: OpKind, buf: u16) {
+        match kind {
+            OpKind::Trim => {}
+            OpKind::Write if self.static_data => self.setup.ready.push(buf),
+            _ => self.setup.spent.push(buf),
+        }
+    }
+
+    /// Marks the queued slots as submitted at `ns`, a clock reading (their latency starts).
     #[inline]
     fn stamp(&mut self, ns: u64) {
+        self.tick(ns);
+        self.first_submit_ns.get_or_insert(ns);
         for &q in &self.queued {
             self.slots[q as usize].submit_ns = ns;
         }
+        self.stamped += self.queued.len();
         self.queued.clear();
     }
 }
@@ -394,12 +491,17 @@ impl Ring<'_> {
 }
 
 /// Fills every free slot with a due operation and pushes its entry to the submission queue,
-/// stamping them [`SUBMIT_BATCH`] at a time as they are pushed: a slot reaped is refilled at
-/// once instead of waiting behind the `io_uring_enter` calls that issue the slots before it
-/// (that wait kept QD32 at 28.6 I/Os in flight). The first writes' data is generated before
-/// the clock starts (see [`prepare`]), so the first pass pushes every slot at once too. Like fio's `lat`, an I/O's latency starts when
-/// it is queued to the ring. Returns when the next op of a timed trace is due (if that stopped
-/// it). Synchronous trims run here, as they come.
+/// stamping them [`SUBMIT_BATCH`] at a time as they are pushed (the caller stamps the rest): a
+/// slot reaped is refilled at once, before the completions that freed it are reported (see
+/// [`flush`]), with a buffer that already holds its data. Like fio's `lat`, an I/O's latency
+/// starts when it is queued to the ring; the last (at most [`SUBMIT_BATCH`]) go to the kernel
+/// with the waiting enter, after the reporting. Measured on a loop device, 4k QD32 at load
+/// 13–16, four 2 s runs each, time-weighted I/Os in flight: reporting before the refill 29.3–32.0
+/// (randread) and 31.1–31.8 (randwrite); refilled first, buffers pre-filled, 31.4–31.9 and
+/// 31.8–31.9 with the rest stamped at the waiting enter (which waits for `submit_ahead`'s
+/// enters and the reporting); stamped as pushed, see `tests/test_engine_accounting.py`.
+/// Returns when the next op of a timed trace is due (if that stopped it).
+/// Synchronous trims run here, as they come, after the completions waiting to be reported.
 fn prep<R: Reporter>(
     job: &mut Job<'_>,
     rep: &mut R,
@@ -420,6 +522,8 @@ fn prep<R: Reporter>(
             }
         };
         if op.kind == OpKind::Trim && !s.queue_trims {
+            // completions are reported in time order
+            flush(job, rep, s);
             if !trim_now(job, rep, &op) {
                 return None;
             }
@@ -441,29 +545,49 @@ fn prep<R: Reporter>(
     None
 }
 
-/// Drains the completion queue at `t` (when the waiting enter returned) and publishes the
-/// consumed head at once, so the next enter waits for a new completion instead of returning at
-/// the sight of an old one (at QD1 that made two `io_uring_enter` calls per I/O).
-fn reap<R: Reporter>(job: &mut Job<'_>, rep: &mut R, s: &mut State, ring: &mut Ring<'_>, t: u64) {
-    let tc = job.ctl.clamp(t);
+/// Takes every completion from the ring at `t` (when the waiting enter returned), frees their
+/// slots and buffers for [`prep`], and publishes the consumed head at once, so the next enter
+/// waits for a new completion instead of returning at the sight of an old one (at QD1 that
+/// made two `io_uring_enter` calls per I/O). Nothing is reported here: see [`flush`].
+fn harvest(s: &mut State, ring: &mut Ring<'_>, t: u64) {
+    s.tick(t);
+    s.done_t = t;
     ring.cq.sync();
     for cqe in ring.cq.by_ref() {
         let i = cqe.user_data() as usize;
         let st = s.slots[i];
         s.free.push(i as u32);
         s.inflight -= 1;
-        let op = st.op;
+        s.stamped = s.stamped.saturating_sub(1);
+        s.give_back(st.op.kind, st.buf);
+        s.done.push(Done {
+            op: st.op,
+            lat_ns: t.saturating_sub(st.submit_ns),
+            res: cqe.result(),
+        });
+    }
+    ring.cq.sync();
+}
+
+/// Reports the completions [`harvest`] took, then fills spent buffers until a whole depth of
+/// writes is ready: the work that can wait while the refills are in flight.
+fn flush<R: Reporter>(job: &mut Job<'_>, rep: &mut R, s: &mut State) {
+    let mut tc = job.ctl.clamp(s.done_t);
+    for d in s.done.drain(..) {
+        let op = d.op;
         let trim = op.kind == OpKind::Trim;
         let res = if trim && !s.trims_queued_ok && REFUSE_QUEUED_TRIMS.load(Ordering::Relaxed) {
             -libc::EOPNOTSUPP
         } else {
-            cqe.result()
+            d.res
         };
         if trim && res < 0 && !s.trims_queued_ok && trim_unsupported(-res) {
             // this kernel cannot queue discards: this one and the rest run synchronously
             s.queue_trims = false;
             job.ctl.note_synchronous_trims();
             trim_now(job, rep, &op);
+            // later completions are reported no earlier than this one
+            tc = tc.max(job.ctl.clamp(job.now()));
             continue;
         }
         // a read or write returns the bytes it moved, a trim 0
@@ -475,13 +599,22 @@ fn reap<R: Reporter>(job: &mut Job<'_>, rep: &mut R, s: &mut State, ring: &mut R
             job.fail_short(op.kind, op.offset, op.len, res as u64);
         } else {
             s.trims_queued_ok |= trim;
-            rep.complete(tc, op.kind, op.len, t.saturating_sub(st.submit_ns));
+            rep.complete(tc, op.kind, op.len, d.lat_ns);
         }
     }
-    ring.cq.sync();
+    if job.writes {
+        let su = &mut s.setup;
+        while su.ready.len() < su.depth {
+            let Some(b) = su.spent.pop() else { break };
+            job.gen.fill(su.bufs.slot_mut(b as usize));
+            su.ready.push(b);
+        }
+    }
 }
 
-/// Runs the job to its end on `ring`, set up by [`prepare`] before the clock started.
+/// Runs the job to its end on `ring`, set up by [`prepare`] before the clock started. Each
+/// turn: refill the free slots ([`prep`]), hand them over, report the last completions
+/// ([`flush`]) while those are in flight, then wait and take the next ([`harvest`]).
 pub fn run<R: Reporter>(job: &mut Job<'_>, ring: &mut IoUring, setup: Setup, rep: &mut R) -> Stats {
     let ext_arg = ring.params().is_feature_ext_arg();
     let (fixed_file, fixed_bufs) = (setup.fixed_file, setup.fixed_bufs);
@@ -498,12 +631,19 @@ pub fn run<R: Reporter>(job: &mut Job<'_>, ring: &mut IoUring, setup: Setup, rep
         enters: 0,
     };
     let mut t = job.now();
+    s.last_ns = t;
     loop {
         let not_before = prep(job, rep, &mut s, &mut r, &mut t);
+        if !s.queued.is_empty() {
+            // the last refills' latency starts now, as they are queued, not after the reporting
+            // they wait through before the waiting enter takes them
+            s.stamp(job.now());
+        }
         if s.broken {
             break;
         }
         if s.inflight == 0 {
+            flush(job, rep, &mut s);
             let Some(due) = not_before else { break };
             // a timed trace replay waiting for its next op's recorded time
             wait_until(job.t0, due);
@@ -511,16 +651,25 @@ pub fn run<R: Reporter>(job: &mut Job<'_>, ring: &mut IoUring, setup: Setup, rep
             rep.heartbeat(t);
             continue;
         }
-        if !r.submit_ahead(job, &mut s) || !r.wait(job, &mut s) {
+        if !r.submit_ahead(job, &mut s) {
+            break;
+        }
+        flush(job, rep, &mut s);
+        rep.heartbeat(t);
+        if !r.wait(job, &mut s) {
             break;
         }
         t = job.now();
-        reap(job, rep, &mut s, &mut r, t);
-        rep.heartbeat(t);
+        harvest(&mut s, &mut r, t);
     }
+    flush(job, rep, &mut s);
+    rep.heartbeat(t);
     let stats = Stats {
         end_ns: t,
         enters: r.enters,
+        inflight_ns: s.stamped_ns,
+        first_submit_ns: s.first_submit_ns,
+        setup_ns: 0,
     };
     if ring_fd {
         let _ = r.submitter.unregister_ring_fd();
