@@ -292,3 +292,18 @@ def test_workload_fields_are_keyword_only():
     with pytest.raises(TypeError):
         Workload("randwrite")
     assert Workload(rw="randwrite").rw == "randwrite"
+
+
+@pytest.mark.parametrize(
+    ("module", "cls"),
+    [
+        ("flashback.fio.logs", "Log"),
+        ("flashback.replay.base", "Protocol"),
+        ("flashback.sim.calibrate", "Calibration"),
+    ],
+)
+def test_wide_dataclasses_take_keywords_only(module, cls):
+    klass = getattr(importlib.import_module(module), cls)
+    fields = dataclasses.fields(klass)
+    assert len(fields) >= 9
+    assert all(f.kw_only for f in fields), f"{cls} can still be built positionally"

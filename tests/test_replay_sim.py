@@ -237,3 +237,22 @@ def test_settings_echoed_back_are_exact_and_not_matches(case):
         r = _row(cmp, key)
         assert r["status"] == "setting" and r["within_tolerance"] is None, key
         assert r["replayed"] == pytest.approx(r["published"], rel=0.02), key
+
+
+def test_save_to_an_unwritable_place_is_a_capture_file_error_and_leaves_nothing(tmp_path):
+    rep, _ = _replayed("anand2009")
+    blocker = tmp_path / "a_file"
+    blocker.write_text("not a directory")
+    with pytest.raises(fb.errors.CaptureFileError, match="cannot save the replay"):
+        rep.save(blocker / "saved")
+    # a save that fails after writing (replay.json is taken by a directory) leaves no temp file
+    taken = tmp_path / "taken"
+    (taken / "replay.json").mkdir(parents=True)
+    with pytest.raises(fb.errors.CaptureFileError, match="cannot save the replay"):
+        rep.save(taken)
+    assert not [p for p in taken.iterdir() if ".tmp" in p.name]
+    rep.save(tmp_path / "ok")
+    assert sorted(p.name for p in (tmp_path / "ok").iterdir()) == [
+        "intervals.parquet",
+        "replay.json",
+    ]

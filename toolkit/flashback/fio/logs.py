@@ -130,7 +130,7 @@ def _raise_bad_line(path: Path, width: int) -> None:
     raise ImportFormatError(f"{path}: not a fio log (polars could not read it as integers)")
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(kw_only=True)
 class Log:
     """One fio sample log.
 
@@ -170,7 +170,9 @@ def parse_log(path: Path, *, window_value: str | None = None) -> Log:
     a = read_table(path)
     if a.shape[0] == 0:
         z = np.zeros(0)
-        return Log(path, kind, job, z, z, z, z, None, False)
+        return Log(
+            path=path, kind=kind, job=job, t_ms=z, ddir=z, bs=z, value=z, value_max=None, both=False
+        )
     w = a.shape[1]
     if w < 3:
         raise ImportFormatError(f"{path}: {w} fields per line is not a fio log layout")
@@ -200,7 +202,16 @@ def parse_log(path: Path, *, window_value: str | None = None) -> Log:
         value, vmax = v, None
     extra = a[:, i + 3 :] if w > i + 3 else None
     return Log(
-        path, kind, job, a[:, 0].astype(np.float64), ddir, bs, value, vmax, both, extra=extra
+        path=path,
+        kind=kind,
+        job=job,
+        t_ms=a[:, 0].astype(np.float64),
+        ddir=ddir,
+        bs=bs,
+        value=value,
+        value_max=vmax,
+        both=both,
+        extra=extra,
     )
 
 

@@ -14,7 +14,7 @@ from flashback.capture import Capture, summarize
 from flashback.errors import CaptureFileError, ParameterError, ReplayError
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class Protocol:
     """One review's test procedure, runnable on any target.
 
@@ -311,18 +311,31 @@ class Replay:
 
     def save(self, directory: str | os.PathLike[str]) -> Path:
         """Writes ``intervals.parquet`` and ``replay.json`` (meta and steps) to ``directory``.
+        Each file is written beside its final name and renamed into place, so a failed save
+        leaves no half-written file.
 
         Raises:
-            OSError: ``directory`` cannot be created or written (the operating system's error,
-                not yet a :class:`~flashback.FlashbackError`).
+            CaptureFileError: ``directory`` cannot be created or written (names the reason).
         """
         d = Path(directory)
-        d.mkdir(parents=True, exist_ok=True)
-        self.intervals.write_parquet(d / "intervals.parquet")
         doc = {"meta": _jsonable(self.meta), "steps": _jsonable(self.step_records)}
-        tmp = d / f"replay.json.tmp{os.getpid()}"
-        tmp.write_text(json.dumps(doc, indent=1))
-        os.replace(tmp, d / "replay.json")
+        tmps: list[Path] = []
+        try:
+            d.mkdir(parents=True, exist_ok=True)
+            tmp_pq = d / f"intervals.parquet.tmp{os.getpid()}"
+            tmps.append(tmp_pq)
+            self.intervals.write_parquet(tmp_pq)
+            tmp_js = d / f"replay.json.tmp{os.getpid()}"
+            tmps.append(tmp_js)
+            tmp_js.write_text(json.dumps(doc, indent=1))
+            os.replace(tmp_pq, d / "intervals.parquet")
+            os.replace(tmp_js, d / "replay.json")
+        except OSError as e:
+            for t in tmps:
+                t.unlink(missing_ok=True)
+            raise CaptureFileError(
+                f"cannot save the replay to {d}: {e.strerror or e}; give a writable directory"
+            ) from e
         return d
 
     @classmethod

@@ -101,7 +101,7 @@ class Param:
             )
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Calibration:
     """Fitted values, residuals (relative) and per-observation simulated values."""
 
