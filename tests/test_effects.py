@@ -119,3 +119,19 @@ def test_block_length_follows_the_autocorrelation():
     assert iid <= 3 < 15 <= ar, (iid, ar)
     with pytest.warns(fb.errors.AnalysisWarning, match="independent blocks"):
         ratio_ci(500 + _ar1(rng, 300, 0.97, 40), 450 + _ar1(rng, 300, 0.97, 40))
+
+
+@pytest.mark.parametrize(("phi", "n"), [(0.9, 300), (0.97, 300), (0.9, 1200)])
+def test_level_ci_covers_the_mean_on_ar09(phi, n):
+    """A segment's level interval (``blocks.level_ci``) on AR(0.9) and AR(0.97) noise, mean 100:
+    Politis–White blocks and the AR(1)-floored variance of the mean cover at ≥ 93 % (the old
+    3·(1+ρ)/(1−ρ)-point blocks, 8 batch means, covered less)."""
+    from flashback.analysis.blocks import level_ci
+
+    rng = np.random.default_rng(2024)
+    trials, cover = 400, 0
+    for _ in range(trials):
+        _, lo, hi = level_ci(100 + _ar1(rng, n, phi, 10.0), confidence=0.95)
+        cover += lo <= 100 <= hi
+    print(f"phi={phi} n={n}: level_ci coverage {cover / trials:.3f}")
+    assert cover / trials >= 0.93, cover

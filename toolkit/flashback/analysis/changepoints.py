@@ -215,7 +215,7 @@ def _one(
     rows = []
     nan = float("nan")
     for s, e in zip(starts, ends):
-        lv, lo, hi = blocks.level_ci(raw[s:e], level=level)
+        lv, lo, hi = blocks.level_ci(raw[s:e], confidence=level)
         rows.append(
             {
                 "x_start": float(x0[s]),

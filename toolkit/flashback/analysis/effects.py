@@ -211,22 +211,16 @@ def _t_interval(
     ba: np.ndarray, bb: np.ndarray, confidence: float, *, a: np.ndarray, b: np.ndarray
 ) -> tuple[float, float]:
     """Delta-method interval for mean(b)/mean(a): se² = r²(v_b/B̄² + v_a/Ā²), each ``v`` the
-    variance of a series mean — the larger of the batch-means estimate and the AR(1) one
-    (:func:`blocks.ar1_var_of_mean`: a handful of block means of strongly autocorrelated data
-    are correlated with each other, which batch means miss) — with Welch–Satterthwaite
-    degrees of freedom from the block counts (or the AR(1) effective sample sizes, when
-    smaller)."""
+    variance of a series mean from :func:`blocks.var_of_mean`, with Welch–Satterthwaite
+    degrees of freedom from theirs."""
     from scipy import stats
 
     ma, mb = float(ba.mean()), float(bb.mean())
     r = mb / ma
-    ar_a, ar_b = blocks.ar1_var_of_mean(a), blocks.ar1_var_of_mean(b)
-    va = max(float(ba.var(ddof=1)) / ba.size, ar_a) / (ma * ma)
-    vb = max(float(bb.var(ddof=1)) / bb.size, ar_b) / (mb * mb)
+    va, da = blocks.var_of_mean(a, ba)
+    vb, db = blocks.var_of_mean(b, bb)
+    va, vb = va / (ma * ma), vb / (mb * mb)
     se = abs(r) * math.sqrt(va + vb)
-    # degrees of freedom: blocks − 1, or fewer when the AR(1) effective sample size is smaller
-    da = max(1.0, min(ba.size - 1, float(np.var(a)) / ar_a - 1 if ar_a > 0 else ba.size - 1))
-    db = max(1.0, min(bb.size - 1, float(np.var(b)) / ar_b - 1 if ar_b > 0 else bb.size - 1))
     df = (va + vb) ** 2 / (va**2 / da + vb**2 / db) if va + vb > 0 else 1.0
     t = float(stats.t.ppf(0.5 + confidence / 2, max(df, 1.0)))
     return r - t * se, r + t * se
