@@ -135,3 +135,17 @@ def test_level_ci_covers_the_mean_on_ar09(phi, n):
         cover += lo <= 100 <= hi
     print(f"phi={phi} n={n}: level_ci coverage {cover / trials:.3f}")
     assert cover / trials >= 0.93, cover
+
+
+def test_block_length_of_a_long_series_matches_the_direct_estimate():
+    # beyond PW_MAX_POINTS the Politis–White length is computed on means of b points, times b:
+    # on AR(0.9) it must agree with arch's estimate on every point (never much shorter)
+    from arch.bootstrap import optimal_block_length as pw
+
+    from flashback.analysis.blocks import PW_MAX_POINTS, optimal_block_length
+
+    rng = np.random.default_rng(5)
+    y = _ar1(rng, 5 * PW_MAX_POINTS, 0.9, 1.0)
+    direct = float(pw(y)["circular"].iloc[0])
+    L = optimal_block_length(y)
+    assert 0.8 * direct <= L <= 2.0 * direct, (L, direct)

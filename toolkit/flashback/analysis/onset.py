@@ -13,11 +13,12 @@ import polars as pl
 
 from flashback import _native
 from flashback.analysis import frames, noise
-from flashback.analysis.changepoints import explicit_penalty
+from flashback.analysis.changepoints import (
+    CAPTURE_SUFFIXES,
+    LINEAR_PENALTY_FACTOR,
+    explicit_penalty,
+)
 from flashback.errors import AnalysisError, ParameterError
-
-#: the default penalty is LINEAR_PENALTY_FACTOR · ln K · (long-run variance of the bins)
-LINEAR_PENALTY_FACTOR = 4.0
 
 #: a segment is flat when its line changes by at most this fraction across it (the PTS
 #: slope limit)
@@ -129,9 +130,7 @@ def steady_state_onset(
     if int(bins) < 20:
         raise AnalysisError(f"bins must be at least 20, got {bins!r}")
     if transform == "auto":
-        transform = (
-            "log" if y.endswith(("_mbps", "_iops", "_us")) and (raw > 0).mean() > 0.5 else None
-        )
+        transform = "log" if y.endswith(CAPTURE_SUFFIXES) and (raw > 0).mean() > 0.5 else None
     sig = frames.transformed(raw, transform, y)
     n = sig.size
     sigma, _rho = noise.residual_scale(sig, window=STALL_WINDOW)
