@@ -99,3 +99,19 @@ def test_real_series_nile_and_us_macro():
         )
         if col == "cpi":  # 1979Q1–1982Q4: quarters 80–95
             assert any(80 <= b <= 95 for b in auto.breakpoints), auto.breakpoints
+
+
+def test_a_long_series_is_searched_on_bins_and_breaks_refined_to_rows():
+    # 20,000 rows (beyond LINEAR_MAX_ROWS): flat, then a ramp from row 8,000
+    from flashback.analysis.changepoints import LINEAR_MAX_ROWS
+
+    n = 20_000
+    assert n > LINEAR_MAX_ROWS
+    rng = np.random.default_rng(11)
+    i = np.arange(n, dtype=float)
+    y = np.where(i < 8000, 0.0, (i - 8000) * 1e-3) + rng.standard_normal(n)
+    seg = fb.changepoints(pl.DataFrame({"i": i, "value": y}), x="i", y="value")
+    assert seg.model == "linear"
+    assert len(seg.breakpoints) == 1 and abs(seg.breakpoints[0] - 8000) <= 400, seg.breakpoints
+    lo, hi = seg.intervals[0]
+    assert lo <= 8000 <= hi, (lo, hi)

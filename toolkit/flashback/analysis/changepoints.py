@@ -225,7 +225,7 @@ def _one(
     method: Any,
     cost: str,
     capacity: float | None,
-    level: float,
+    confidence: float,
     min_change_pct: float | str | None,
     model: str,
 ) -> tuple[pl.DataFrame, list[float], list[tuple[float, float]], dict[str, Any]]:
@@ -320,7 +320,7 @@ def _one(
     rows = []
     nan = float("nan")
     for s, e in zip(starts, ends):
-        lv, lo, hi = blocks.level_ci(raw[s:e], confidence=level)
+        lv, lo, hi = blocks.level_ci(raw[s:e], confidence=confidence)
         rows.append(
             {
                 "x_start": float(x0[s]),
@@ -403,9 +403,10 @@ def changepoints(
     cost: str = "auto",
     by: str | pl.Expr | None = None,
     capacity_bytes: float | None = None,
-    level: float = 0.95,
+    confidence: float = 0.95,
     min_change_pct: float | str | None = "auto",
     model: str = "auto",
+    level: float | None = None,
 ) -> Segments:
     """Finds where the level of ``y`` changes along ``x``.
 
@@ -439,7 +440,7 @@ def changepoints(
             :class:`~flashback.dataset.grouped.Grouped` of one :class:`Segments` per group
             (each with its own drive capacity).
         capacity_bytes: drive capacity for the ``fills`` columns (default: from capture meta).
-        level: confidence level of ``level_lo``/``level_hi``.
+        confidence: confidence level of ``level_lo``/``level_hi`` (0 < confidence < 1).
         min_change_pct: breakpoints between segments whose levels differ by less than this
             percentage are removed, smallest first (``"auto"``: 5 % for ``*_mbps``,
             ``*_iops`` and ``*_us`` columns — well inside the 20 % band a PTS steady state
@@ -454,21 +455,24 @@ def changepoints(
             break, a level per step segment, a level and a slope per line), so a trend is
             not cut into stairs. Reported as ``Segments.model``. The linear model needs
             ``method="pelt"`` and an l2/huber cost; ``penalty_path`` searches steps.
+        level: deprecated spelling of ``confidence`` (``FutureWarning``).
 
     Returns:
         :class:`Segments`.
 
     Raises:
         AnalysisError: empty input, missing or non-numeric column, NaN values, x going
-            backwards, too few points, or a bad penalty/method/min_change_pct.
+            backwards, too few points, or a bad penalty/method/min_change_pct/model/
+            confidence.
     """
+    confidence = frames.confidence_level(confidence, level, func="changepoints")
     if by is not None and isinstance(data, pl.LazyFrame):
         from flashback.dataset.grouped import per_group
 
         return per_group(
             changepoints, data, by=by, x=x, y=y, transform=transform, penalty=penalty,
             min_size=min_size, method=method, cost=cost, capacity_bytes=capacity_bytes,
-            level=level, min_change_pct=min_change_pct, model=model,
+            confidence=confidence, min_change_pct=min_change_pct, model=model,
         )  # fmt: skip
     df, meta = frames.as_frame(data)
     capacity = frames.capacity_bytes(meta, capacity_bytes)
@@ -481,7 +485,7 @@ def changepoints(
         method=method,
         cost=cost,
         capacity=capacity,
-        level=level,
+        confidence=confidence,
         min_change_pct=min_change_pct,
         model=model,
     )
@@ -490,19 +494,19 @@ def changepoints(
     if by is None:
         f, bk, iv, info = _one(df, meta, **kw)
         return Segments(
-            bk,
-            x,
-            y,
-            info["penalty"],
-            info["sigma"],
-            info["cost"],
-            mname,
-            info["min_size"],
-            info["heavy"],
-            iv,
-            slope_unit,
-            f,
-            {None: info["path"]},
+            breakpoints=bk,
+            x=x,
+            y=y,
+            penalty=info["penalty"],
+            sigma=info["sigma"],
+            cost=info["cost"],
+            method=mname,
+            min_size=info["min_size"],
+            heavy_tailed=info["heavy"],
+            intervals=iv,
+            slope_unit=slope_unit,
+            frame=f,
+            _path={None: info["path"]},
             jump=info["jump"],
             rho=info["rho"],
             long_run_sigma=math.sqrt(info["lrv"]),
@@ -523,19 +527,19 @@ def changepoints(
         infos.append(info)
     heavy = any(i["heavy"] for i in infos)
     return Segments(
-        bks,
-        x,
-        y,
-        float(np.median([i["penalty"] for i in infos])),
-        float(np.median([i["sigma"] for i in infos])),
-        ",".join(sorted({i["cost"] for i in infos})),
-        mname,
-        infos[0]["min_size"],
-        heavy,
-        ivs,
-        slope_unit,
-        pl.concat(frames_),
-        paths,
+        breakpoints=bks,
+        x=x,
+        y=y,
+        penalty=float(np.median([i["penalty"] for i in infos])),
+        sigma=float(np.median([i["sigma"] for i in infos])),
+        cost=",".join(sorted({i["cost"] for i in infos})),
+        method=mname,
+        min_size=infos[0]["min_size"],
+        heavy_tailed=heavy,
+        intervals=ivs,
+        slope_unit=slope_unit,
+        frame=pl.concat(frames_),
+        _path=paths,
         jump=max(i["jump"] for i in infos),
         rho=float(np.median([i["rho"] for i in infos])),
         long_run_sigma=float(np.median([math.sqrt(i["lrv"]) for i in infos])),

@@ -11,7 +11,7 @@ import numpy as np
 from flashback.analysis import blocks, frames
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(kw_only=True)
 class SegmentedFit:
     """``level_before`` until ``x1``, a straight ramp to ``level_after`` at ``x2``, then flat.
 
@@ -143,4 +143,13 @@ def segmented_fit(
         name: tuple(float(v) for v in np.percentile(bt[:, i], q))
         for i, name in enumerate(("x1", "x2", "level_before", "level_after"))
     }
-    return SegmentedFit(x, y, c1, c2, a, b, ci, frames.capacity_bytes(meta, capacity_bytes))
+    return SegmentedFit(
+        x=x,
+        y=y,
+        x1=c1,
+        x2=c2,
+        level_before=a,
+        level_after=b,
+        ci=ci,
+        capacity_bytes=frames.capacity_bytes(meta, capacity_bytes),
+    )

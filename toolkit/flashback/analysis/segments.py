@@ -11,7 +11,7 @@ import polars as pl
 from flashback.errors import AnalysisError
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(kw_only=True)
 class Segments:
     """Piecewise-constant (or piecewise-linear) segmentation of one series (or of each group with ``by=``).
 
