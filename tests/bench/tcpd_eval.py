@@ -19,7 +19,7 @@ Scores the univariate series (missing values linearly interpolated) with:
 Prints per-series and mean F1 / cover per method.
 
 Measured 2026-11-23 on the 31 univariate series (mean F1 / cover): zero 0.663 / 0.568,
-ruptures Pelt 0.732 / 0.680, ruptures Binseg 0.755 / 0.681, flashback 0.790 / 0.702
+ruptures Pelt 0.732 / 0.680, ruptures Binseg 0.755 / 0.681, flashback 0.795 / 0.679
 (fb_step 0.681 / 0.603, flashback_old 0.580 / 0.442). TCPDBench's published defaults for
 comparison: Pelt 0.716 / 0.691, Binseg 0.738 / 0.693 (those run R's changepoint on a
 slightly different set, so compare with the same-run ruptures rows first).

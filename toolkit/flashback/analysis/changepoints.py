@@ -144,19 +144,19 @@ def _refine_l1(sig: np.ndarray, starts: list[int], ends: list[int], m: int) -> l
     return out
 
 
-def _linear_rss(x: np.ndarray, y: np.ndarray, ends: list[int]) -> float:
-    """Residual sum of squares of ``y`` around a least-squares line of ``y`` on ``x`` in each
-    segment ending at ``ends`` (a segment whose ``x`` is constant: around its mean)."""
-    tot, start = 0.0, 0
+def _line_residuals(x: np.ndarray, y: np.ndarray, ends: list[int]) -> np.ndarray:
+    """``y`` minus a least-squares line of ``y`` on ``x`` in each segment ending at ``ends``
+    (a segment whose ``x`` is constant: minus its mean)."""
+    out = np.empty_like(y, dtype=np.float64)
+    start = 0
     for end in ends:
         xx, yy = x[start:end], y[start:end]
-        yc = yy - yy.mean()
         xc = xx - xx.mean()
         sxx = float(xc @ xc)
-        r = float(yc @ yc) - (float(xc @ yc) ** 2 / sxx if sxx > 0 else 0.0)
-        tot += max(r, 0.0)
+        slope = float(xc @ (yy - yy.mean())) / sxx if sxx > 0 else 0.0
+        out[start:end] = yy - yy.mean() - slope * xc
         start = end
-    return tot
+    return out
 
 
 def _bic(rss: float, lrv: float, n: int, *, breaks: int, per_segment: int) -> float:
@@ -252,6 +252,7 @@ def _one(
     used = ("huber" if heavy else "l2") if cost == "auto" else cost
     work = noise.huberize(sig, sigma, window=window) if used == "huber" else sig
     lrv = max(noise.long_run_variance(work), sigma**2 * 1e-6)
+    lrv0 = lrv
     search_cost = "l2" if used == "huber" else used
     if penalty == "auto":
         # BIC-type 3 · ln n, in units of the long-run variance: what a segment mean of
@@ -297,10 +298,28 @@ def _one(
         # would cost precision
         span = float(xs[-1] - xs[0]) or 1.0
         xl = (xs - xs[0]) / span
-        pen_l = LINEAR_PENALTY_FACTOR * math.log(n) * lrv if penalty == "auto" else pen
+        # the same procedure as the step search: the penalty from the noise, raised to the
+        # long-run variance of the residual around the lines while that is larger
+        lrv_fit = lrv0
+        pen_l = LINEAR_PENALTY_FACTOR * math.log(n) * lrv0 if penalty == "auto" else pen
         ends_l = _linear_ends(xl, work, pen=pen_l, min_size=m)
-        step_bic = _bic(l2_cost(work, ends), lrv, n, breaks=len(ends) - 1, per_segment=1)
-        lin_bic = _bic(_linear_rss(xl, work, ends_l), lrv, n, breaks=len(ends_l) - 1, per_segment=2)
+        res_l = _line_residuals(xl, work, ends_l)
+        for _ in range(RESIDUAL_ROUNDS if penalty == "auto" else 0):
+            lrv_res = noise.segment_residual_lrv(res_l, ends_l)
+            if lrv_res <= lrv_fit * 1.05:
+                break
+            lrv_fit = lrv_res
+            pen_l = LINEAR_PENALTY_FACTOR * math.log(n) * lrv_fit
+            new_l = _linear_ends(xl, work, pen=pen_l, min_size=m)
+            if new_l == ends_l:
+                break
+            ends_l, res_l = new_l, _line_residuals(xl, work, new_l)
+        # both models judged against one noise estimate: the smaller long-run variance of
+        # their residuals (the wrong model's residual also holds what it could not follow)
+        lrv_fit = max(noise.segment_residual_lrv(res_l, ends_l), lrv0 * 1e-6)
+        lrv_cmp = min(lrv_fit, max(noise.segment_residual_lrv(work, ends), lrv0 * 1e-6))
+        step_bic = _bic(l2_cost(work, ends), lrv_cmp, n, breaks=len(ends) - 1, per_segment=1)
+        lin_bic = _bic(float(res_l @ res_l), lrv_cmp, n, breaks=len(ends_l) - 1, per_segment=2)
         if model == "linear" or lin_bic < step_bic:
             chosen, ends, pen = "linear", ends_l, pen_l
     starts = [0] + ends[:-1]
@@ -320,7 +339,16 @@ def _one(
     rows = []
     nan = float("nan")
     for s, e in zip(starts, ends):
-        lv, lo, hi = blocks.level_ci(raw[s:e], confidence=confidence)
+        if chosen == "linear":
+            # the mean of a sloping segment: the line's mean plus the mean of the noise
+            # around it (a trend is not noise)
+            lv = float(raw[s:e].mean())
+            _, lo_r, hi_r = blocks.level_ci(
+                _line_residuals(xl[s:e], raw[s:e], [e - s]), confidence=confidence
+            )
+            lo, hi = lv + lo_r, lv + hi_r
+        else:
+            lv, lo, hi = blocks.level_ci(raw[s:e], confidence=confidence)
         rows.append(
             {
                 "x_start": float(x0[s]),
@@ -342,7 +370,7 @@ def _one(
     ivals = []
     for i in range(1, len(starts)):
         if chosen == "linear":
-            lo_i, hi_i = _linear_interval(xl, work, starts[i - 1], starts[i], ends[i], lrv)
+            lo_i, hi_i = _linear_interval(xl, work, starts[i - 1], starts[i], ends[i], lrv_fit)
         else:
             lo_i, hi_i = _location_interval(
                 work, starts[i - 1], starts[i], ends[i], math.sqrt(lrv), m

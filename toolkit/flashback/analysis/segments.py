@@ -107,6 +107,7 @@ class Segments:
             f"{self.n_segments} segment(s) of {self.y} over {self.x}; cost={self.cost}"
             f"{' (heavy-tailed)' if self.heavy_tailed else ''}, penalty={self.penalty:.4g}, "
             f"sigma={self.sigma:.4g}"
+            + (f", model={self.model} (a line per segment)" if self.model != "step" else "")
         ]
         f = self.frame
         for r in f.iter_rows(named=True):
