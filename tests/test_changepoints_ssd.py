@@ -127,18 +127,23 @@ def test_penalty_path_bad_arguments_are_analysis_errors():
 def test_a_trend_is_not_cut_into_many_stairs():
     # A straight ramp in noise: the first search (penalty from the noise) draws ~10 stairs;
     # the residual around them wanders far more than the noise, so the default raises the
-    # penalty to the residual's long-run variance and draws fewer.
+    # penalty to the residual's long-run variance and draws fewer. (Step model: the default,
+    # model="auto", fits one line and draws none.)
     import math
 
     from flashback.analysis.noise import long_run_variance
 
-    first, default = [], []
+    first, default, auto = [], [], []
     for s in range(5):
         rng = np.random.default_rng(s)
         y = np.linspace(0, 10, 500) + 0.5 * rng.standard_normal(500)
         df = pl.DataFrame({"i": np.arange(500.0), "v": y})
         pen = 3 * math.log(500) * long_run_variance(y)
-        first.append(len(fb.changepoints(df, x="i", y="v", penalty=pen).breakpoints))
-        default.append(len(fb.changepoints(df, x="i", y="v").breakpoints))
+        first.append(len(fb.changepoints(df, x="i", y="v", penalty=pen, model="step").breakpoints))
+        default.append(len(fb.changepoints(df, x="i", y="v", model="step").breakpoints))
+        seg = fb.changepoints(df, x="i", y="v")
+        assert seg.model == "linear"
+        auto.append(len(seg.breakpoints))
     assert np.median(first) >= 8, first
     assert np.median(default) <= 5, default
+    assert auto == [0] * 5, auto

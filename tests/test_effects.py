@@ -119,3 +119,33 @@ def test_block_length_follows_the_autocorrelation():
     assert iid <= 3 < 15 <= ar, (iid, ar)
     with pytest.warns(fb.errors.AnalysisWarning, match="independent blocks"):
         ratio_ci(500 + _ar1(rng, 300, 0.97, 40), 450 + _ar1(rng, 300, 0.97, 40))
+
+
+@pytest.mark.parametrize(("phi", "n"), [(0.9, 300), (0.97, 300), (0.9, 1200)])
+def test_level_ci_covers_the_mean_on_ar09(phi, n):
+    """A segment's level interval (``blocks.level_ci``) on AR(0.9) and AR(0.97) noise, mean 100:
+    Politis–White blocks and the AR(1)-floored variance of the mean cover at ≥ 93 % (the old
+    3·(1+ρ)/(1−ρ)-point blocks, 8 batch means, covered less)."""
+    from flashback.analysis.blocks import level_ci
+
+    rng = np.random.default_rng(2024)
+    trials, cover = 400, 0
+    for _ in range(trials):
+        _, lo, hi = level_ci(100 + _ar1(rng, n, phi, 10.0), confidence=0.95)
+        cover += lo <= 100 <= hi
+    print(f"phi={phi} n={n}: level_ci coverage {cover / trials:.3f}")
+    assert cover / trials >= 0.93, cover
+
+
+def test_block_length_of_a_long_series_matches_the_direct_estimate():
+    # beyond PW_MAX_POINTS the Politis–White length is computed on means of b points, times b:
+    # on AR(0.9) it must agree with arch's estimate on every point (never much shorter)
+    from arch.bootstrap import optimal_block_length as pw
+
+    from flashback.analysis.blocks import PW_MAX_POINTS, optimal_block_length
+
+    rng = np.random.default_rng(5)
+    y = _ar1(rng, 5 * PW_MAX_POINTS, 0.9, 1.0)
+    direct = float(pw(y)["circular"].iloc[0])
+    L = optimal_block_length(y)
+    assert 0.8 * direct <= L <= 2.0 * direct, (L, direct)

@@ -1,16 +1,12 @@
 """Native PELT == ruptures' Pelt (l2, jump 1) == the plain-Python twin, on random cases."""
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 import ruptures as rpt
 
 from flashback import _native
 
-sys.path.insert(0, str(Path(__file__).parent))
-import reference  # noqa: E402
+from flashback.analysis import _reference as reference
 
 
 def _case(rng):

@@ -1,8 +1,5 @@
 """Steady state: the PTS window check agrees with a longhand reference; rounds; verdicts."""
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import polars as pl
 import pytest
@@ -12,8 +9,7 @@ from hypothesis import strategies as st
 import flashback as fb
 from flashback.analysis.steady_state import window_check
 
-sys.path.insert(0, str(Path(__file__).parent))
-import reference  # noqa: E402
+from flashback.analysis import _reference as reference
 
 values = st.lists(st.floats(min_value=1.0, max_value=1e6, allow_nan=False), min_size=5, max_size=5)
 

@@ -65,8 +65,8 @@ def test_cliff_then_slide_then_flat_in_seconds():
 
 def test_bad_input_is_an_analysis_error():
     df = _frame(np.full(100, 5.0))
-    with pytest.raises(fb.AnalysisError, match="level"):
-        fb.steady_state_onset(df, level=1.5)
+    with pytest.raises(fb.AnalysisError, match="confidence"):
+        fb.steady_state_onset(df, confidence=1.5)
     with pytest.raises(fb.AnalysisError, match="bins"):
         fb.steady_state_onset(df, bins=3)
     with pytest.raises(fb.AnalysisError, match="penalty"):

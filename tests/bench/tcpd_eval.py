@@ -10,10 +10,19 @@ segmentation covering). Neither the data nor that code is part of flashback: pas
 Scores the univariate series (missing values linearly interpolated) with:
 - ``zero``: no change point (the benchmark's baseline);
 - ``ruptures``: ``ruptures.Pelt(model="l2", min_size=2, jump=5)`` on the standardised series
-  with penalty 3·ln n (the BIC-type penalty at unit variance);
-- ``flashback``: ``fb.changepoints`` with its defaults, x = the 0-based index;
-- ``flashback_old``: the same with the old penalty (3·σ̂²_diff·ln n, no minimum change).
+  with penalty 3·ln n (the BIC-type penalty at unit variance); ``rpt_binseg`` the same with
+  ``ruptures.Binseg``;
+- ``flashback``: ``fb.changepoints`` with its defaults, x = the 0-based index (``model="auto"``:
+  step or piecewise-linear segments, whichever has the lower BIC-type criterion);
+- ``fb_step``: the same with ``model="step"`` (the defaults before the model choice);
+- ``flashback_old``: step model with the old penalty (3·σ̂²_diff·ln n, no minimum change).
 Prints per-series and mean F1 / cover per method.
+
+Measured 2026-11-23 on the 31 univariate series (mean F1 / cover): zero 0.663 / 0.568,
+ruptures Pelt 0.732 / 0.680, ruptures Binseg 0.755 / 0.681, flashback 0.795 / 0.679
+(fb_step 0.681 / 0.603, flashback_old 0.580 / 0.442). TCPDBench's published defaults for
+comparison: Pelt 0.716 / 0.691, Binseg 0.738 / 0.693 (those run R's changepoint on a
+slightly different set, so compare with the same-run ruptures rows first).
 """
 
 from __future__ import annotations
@@ -43,12 +52,11 @@ def load(path: Path) -> np.ndarray | None:
     return raw
 
 
-def flashback_cps(y: np.ndarray, *, old: bool = False) -> list[int]:
+def flashback_cps(y: np.ndarray, *, old: bool = False, **kw) -> list[int]:
     df = pl.DataFrame({"i": np.arange(y.size, dtype=float), "value": y})
-    kw = {}
     if old:
         s = sigma_mad_diff(y) or float(np.std(y)) or 1.0
-        kw = {"penalty": 3 * s * s * math.log(y.size), "min_change_pct": 0}
+        kw = {"penalty": 3 * s * s * math.log(y.size), "min_change_pct": 0, "model": "step"}
     try:
         seg = fb.changepoints(df, x="i", y="value", **kw)
     except fb.AnalysisError:
@@ -56,11 +64,12 @@ def flashback_cps(y: np.ndarray, *, old: bool = False) -> list[int]:
     return [int(round(b)) for b in seg.breakpoints]
 
 
-def ruptures_cps(y: np.ndarray) -> list[int]:
+def ruptures_cps(y: np.ndarray, *, algo: str = "Pelt") -> list[int]:
     import ruptures as rpt
 
     z = (y - y.mean()) / (y.std() or 1.0)
-    ends = rpt.Pelt(model="l2", min_size=2, jump=5).fit(z).predict(pen=3 * math.log(y.size))
+    est = getattr(rpt, algo)(model="l2", min_size=2, jump=5).fit(z)
+    ends = est.predict(pen=3 * math.log(y.size))
     return [int(e) for e in ends[:-1]]
 
 
@@ -77,7 +86,9 @@ def main() -> None:
     methods = {
         "zero": lambda y: [],
         "ruptures": ruptures_cps,
+        "rpt_binseg": lambda y: ruptures_cps(y, algo="Binseg"),
         "flashback": flashback_cps,
+        "fb_step": lambda y: flashback_cps(y, model="step"),
         "flashback_old": lambda y: flashback_cps(y, old=True),
     }
     scores: dict[str, list[tuple[float, float]]] = {m: [] for m in methods}

@@ -19,7 +19,7 @@ from flashback.analysis import blocks, frames
 from flashback.errors import AnalysisError
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(kw_only=True)
 class Effect:
     """A ratio of two levels with its confidence interval.
 
@@ -211,36 +211,83 @@ def _t_interval(
     ba: np.ndarray, bb: np.ndarray, confidence: float, *, a: np.ndarray, b: np.ndarray
 ) -> tuple[float, float]:
     """Delta-method interval for mean(b)/mean(a): se² = r²(v_b/B̄² + v_a/Ā²), each ``v`` the
-    variance of a series mean — the larger of the batch-means estimate and the AR(1) one
-    (:func:`blocks.ar1_var_of_mean`: a handful of block means of strongly autocorrelated data
-    are correlated with each other, which batch means miss) — with Welch–Satterthwaite
-    degrees of freedom from the block counts (or the AR(1) effective sample sizes, when
-    smaller)."""
+    variance of a series mean from :func:`blocks.var_of_mean`, with Welch–Satterthwaite
+    degrees of freedom from theirs."""
     from scipy import stats
 
     ma, mb = float(ba.mean()), float(bb.mean())
     r = mb / ma
-    ar_a, ar_b = blocks.ar1_var_of_mean(a), blocks.ar1_var_of_mean(b)
-    va = max(float(ba.var(ddof=1)) / ba.size, ar_a) / (ma * ma)
-    vb = max(float(bb.var(ddof=1)) / bb.size, ar_b) / (mb * mb)
+    va, da = blocks.var_of_mean(a, ba)
+    vb, db = blocks.var_of_mean(b, bb)
+    va, vb = va / (ma * ma), vb / (mb * mb)
     se = abs(r) * math.sqrt(va + vb)
-    # degrees of freedom: blocks − 1, or fewer when the AR(1) effective sample size is smaller
-    da = max(1.0, min(ba.size - 1, float(np.var(a)) / ar_a - 1 if ar_a > 0 else ba.size - 1))
-    db = max(1.0, min(bb.size - 1, float(np.var(b)) / ar_b - 1 if ar_b > 0 else bb.size - 1))
     df = (va + vb) ** 2 / (va**2 / da + vb**2 / db) if va + vb > 0 else 1.0
     t = float(stats.t.ppf(0.5 + confidence / 2, max(df, 1.0)))
     return r - t * se, r + t * se
 
 
 def _effect(
-    name, a_label, b_label, a, b, y, confidence, step_a=None, step_b=None, last_s=None, **kw
+    name: str,
+    a_label: str,
+    b_label: str,
+    a: Any,
+    b: Any,
+    *,
+    y: str,
+    confidence: float,
+    last_s: float | None,
+    block_len: int | None,
+    n_resamples: int,
+    seed: int | None,
+    method: str,
+    step_a: str | None = None,
+    step_b: str | None = None,
 ) -> Effect:
     xa = series(a, y, step=step_a, last_s=last_s)
     xb = series(b, y, step=step_b, last_s=last_s)
-    r, lo, hi, L, nb = ratio_ci(xa, xb, confidence=confidence, **kw)
-    return Effect(
-        name, a_label, b_label, y, float(xa.mean()), float(xb.mean()), r, lo, hi, confidence, L, nb
+    r, lo, hi, L, nb = ratio_ci(
+        xa,
+        xb,
+        confidence=confidence,
+        block_len=block_len,
+        n_resamples=n_resamples,
+        seed=seed,
+        method=method,
     )
+    return Effect(
+        name=name,
+        a=a_label,
+        b=b_label,
+        y=y,
+        level_a=float(xa.mean()),
+        level_b=float(xb.mean()),
+        ratio=r,
+        lo=lo,
+        hi=hi,
+        confidence=confidence,
+        block_len=L,
+        n_blocks=nb,
+    )
+
+
+#: the bootstrap options every effect function takes (see :func:`ratio_ci`)
+_BOOTSTRAP_DOC = """
+    Args:
+        y: the column compared (default ``write_mbps``).
+        confidence: confidence level of ``lo``/``hi`` (0 < confidence < 1).
+        last_s: only the last ``last_s`` seconds of each capture (e.g. the steady state).
+        block_len: points per bootstrap block (default: the Politis–White length; ``1`` is
+            an i.i.d. bootstrap, too narrow on autocorrelated data, kept for comparison).
+        n_resamples: bootstrap resamples.
+        seed: seed of the resampling (None: fresh entropy).
+        method: ``scipy.stats.bootstrap`` method (``BCa``, ``percentile``, ``basic``).
+        step_a, step_b: only the intervals of this replay step of the first/second capture.
+
+    Raises:
+        AnalysisError: a capture without ``y`` or with NaN in it, an empty array, fewer
+            than 2 blocks in a series, a zero mean in the reference series, or a step the
+            capture does not have.
+"""
 
 
 def compression_effect(
@@ -250,7 +297,12 @@ def compression_effect(
     y: str = "write_mbps",
     confidence: float = 0.95,
     last_s: float | None = None,
-    **kw,
+    block_len: int | None = None,
+    n_resamples: int = 2000,
+    seed: int | None = 0,
+    method: str = "BCa",
+    step_a: str | None = None,
+    step_b: str | None = None,
 ) -> Effect:
     """Incompressible vs compressible data: ``ratio`` = level(incompressible) / level(compressible)
     (0.45 = incompressible writes run at 45 % of the compressible speed)."""
@@ -260,10 +312,15 @@ def compression_effect(
         "incompressible",
         compressible,
         incompressible,
-        y,
-        confidence,
+        y=y,
+        confidence=confidence,
         last_s=last_s,
-        **kw,
+        block_len=block_len,
+        n_resamples=n_resamples,
+        seed=seed,
+        method=method,
+        step_a=step_a,
+        step_b=step_b,
     )
 
 
@@ -274,11 +331,31 @@ def degradation(
     y: str = "write_mbps",
     confidence: float = 0.95,
     last_s: float | None = None,
-    **kw,
+    block_len: int | None = None,
+    n_resamples: int = 2000,
+    seed: int | None = 0,
+    method: str = "BCa",
+    step_a: str | None = None,
+    step_b: str | None = None,
 ) -> Effect:
     """Used vs fresh: ``ratio`` = level(used) / level(fresh), the reviews' "% of fresh"
     (0.9 = 10 % slower after degradation)."""
-    return _effect("degradation", "fresh", "used", fresh, used, y, confidence, last_s=last_s, **kw)
+    return _effect(
+        "degradation",
+        "fresh",
+        "used",
+        fresh,
+        used,
+        y=y,
+        confidence=confidence,
+        last_s=last_s,
+        block_len=block_len,
+        n_resamples=n_resamples,
+        seed=seed,
+        method=method,
+        step_a=step_a,
+        step_b=step_b,
+    )
 
 
 def idle_recovery(
@@ -289,7 +366,12 @@ def idle_recovery(
     fresh: Any = None,
     confidence: float = 0.95,
     last_s: float | None = None,
-    **kw,
+    block_len: int | None = None,
+    n_resamples: int = 2000,
+    seed: int | None = 0,
+    method: str = "BCa",
+    step_a: str | None = None,
+    step_b: str | None = None,
 ) -> Effect:
     """After an idle period vs before it: ``ratio`` = level(after) / level(before); with
     ``fresh``, ``extra['of_fresh']`` = level(after) / level(fresh)."""
@@ -299,10 +381,15 @@ def idle_recovery(
         "after_idle",
         before,
         after,
-        y,
-        confidence,
+        y=y,
+        confidence=confidence,
         last_s=last_s,
-        **kw,
+        block_len=block_len,
+        n_resamples=n_resamples,
+        seed=seed,
+        method=method,
+        step_a=step_a,
+        step_b=step_b,
     )
     if fresh is not None:
         e.extra["of_fresh"] = e.level_b / float(series(fresh, y, last_s=last_s).mean())
@@ -317,13 +404,33 @@ def trim_effect(
     y: str = "write_mbps",
     confidence: float = 0.95,
     last_s: float | None = None,
-    **kw,
+    block_len: int | None = None,
+    n_resamples: int = 2000,
+    seed: int | None = 0,
+    method: str = "BCa",
+    step_a: str | None = None,
+    step_b: str | None = None,
 ) -> Effect:
     """After TRIM vs used: ``ratio`` = level(trimmed) / level(used) ("TRIM helps 2–4 %" is a
     ratio of 1.02–1.04). With ``fresh``: ``extra['of_fresh']`` = trimmed / fresh and
     ``extra['recovered']`` = (trimmed − used) / (fresh − used), the share of the loss TRIM
     gave back."""
-    e = _effect("trim", "used", "trimmed", used, trimmed, y, confidence, last_s=last_s, **kw)
+    e = _effect(
+        "trim",
+        "used",
+        "trimmed",
+        used,
+        trimmed,
+        y=y,
+        confidence=confidence,
+        last_s=last_s,
+        block_len=block_len,
+        n_resamples=n_resamples,
+        seed=seed,
+        method=method,
+        step_a=step_a,
+        step_b=step_b,
+    )
     if fresh is not None:
         f = float(series(fresh, y, last_s=last_s).mean())
         e.extra["of_fresh"] = e.level_b / f
@@ -331,3 +438,7 @@ def trim_effect(
             (e.level_b - e.level_a) / (f - e.level_a) if f != e.level_a else float("nan")
         )
     return e
+
+
+for _f in (compression_effect, degradation, idle_recovery, trim_effect):
+    _f.__doc__ = (_f.__doc__ or "") + "\n" + _BOOTSTRAP_DOC

@@ -128,3 +128,29 @@ def transformed(y: np.ndarray, transform: str | None, name: str) -> np.ndarray:
         raise AnalysisError(f"cannot take the log of {name!r}: it has no positive value")
     floor = 1e-3 * float(np.median(pos))
     return np.log(np.maximum(y, floor))
+
+
+def confidence_level(confidence: float, level: float | None, *, func: str) -> float:
+    """The confidence level of an interval (0 < c < 1) from ``confidence=``, or from the old
+    spelling ``level=`` (kept for one release, with a ``FutureWarning``).
+
+    Raises:
+        AnalysisError: not a number strictly between 0 and 1.
+    """
+    if level is not None:
+        import warnings
+
+        warnings.warn(
+            f"{func}(level=...) is deprecated and will be removed in the next release; "
+            "pass confidence= (the name every analysis function uses)",
+            FutureWarning,
+            stacklevel=3,
+        )
+        confidence = level
+    try:
+        c = float(confidence)
+    except (TypeError, ValueError):
+        raise AnalysisError(f"confidence={confidence!r} is not a number") from None
+    if not 0 < c < 1:
+        raise AnalysisError(f"confidence must be between 0 and 1, got {confidence!r}")
+    return c

@@ -13,11 +13,12 @@ import polars as pl
 
 from flashback import _native
 from flashback.analysis import frames, noise
-from flashback.analysis.changepoints import explicit_penalty
+from flashback.analysis.changepoints import (
+    CAPTURE_SUFFIXES,
+    LINEAR_PENALTY_FACTOR,
+    explicit_penalty,
+)
 from flashback.errors import AnalysisError, ParameterError
-
-#: the default penalty is LINEAR_PENALTY_FACTOR · ln K · (long-run variance of the bins)
-LINEAR_PENALTY_FACTOR = 4.0
 
 #: a segment is flat when its line changes by at most this fraction across it (the PTS
 #: slope limit)
@@ -31,7 +32,7 @@ DEFAULT_BINS = 1000
 STALL_WINDOW = 121
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(kw_only=True)
 class Onset:
     """Where the series levels off.
 
@@ -95,7 +96,8 @@ def steady_state_onset(
     transform: str | None = "auto",
     bins: int = DEFAULT_BINS,
     penalty: float | str = "auto",
-    level: float = 0.95,
+    confidence: float = 0.95,
+    level: float | None = None,
 ) -> Onset:
     """Finds where ``y`` levels off along ``x``: the start of the last segment of a
     piecewise-linear segmentation (native exact PELT, each segment its own line), if that
@@ -105,7 +107,7 @@ def steady_state_onset(
     to 2 σ̂ of a running median first), so the search costs the same for 10,000 and 400,000
     intervals. The interval is read from the profile of a two-line fit over the last two
     segments: every split whose cost is within the likelihood-ratio threshold
-    (Hansen 2000: −2 ln(1 − √level)) times the long-run variance of the bins.
+    (Hansen 2000: −2 ln(1 − √confidence)) times the long-run variance of the bins.
 
     Args:
         x: the axis (``host_written_bytes``, ``t_s``...), non-decreasing.
@@ -113,25 +115,23 @@ def steady_state_onset(
             and ``*_us`` columns.
         bins: number of bins (at most the number of rows).
         penalty: ``"auto"`` = 4 · ln K · long-run variance of the K bins, or a number.
-        level: confidence level of the interval (0 < level < 1).
+        confidence: confidence level of the interval (0 < confidence < 1).
+        level: deprecated spelling of ``confidence`` (``FutureWarning``).
 
     Raises:
         AnalysisError: bad input (see :func:`flashback.changepoints`), fewer than 20 rows, a
-            bad ``bins``, ``penalty`` or ``level``.
+            bad ``bins``, ``penalty`` or ``confidence``.
     """
     df, _meta = frames.as_frame(data)
     xs = frames.column(df, x, role="x")
     frames.check_x(xs, x)
     raw = frames.column(df, y, role="y")
     frames.need_rows(raw.size, 20, "a steady-state onset")
-    if not (0 < level < 1):
-        raise AnalysisError(f"level must be between 0 and 1, got {level!r}")
+    confidence = frames.confidence_level(confidence, level, func="steady_state_onset")
     if int(bins) < 20:
         raise AnalysisError(f"bins must be at least 20, got {bins!r}")
     if transform == "auto":
-        transform = (
-            "log" if y.endswith(("_mbps", "_iops", "_us")) and (raw > 0).mean() > 0.5 else None
-        )
+        transform = "log" if y.endswith(CAPTURE_SUFFIXES) and (raw > 0).mean() > 0.5 else None
     sig = frames.transformed(raw, transform, y)
     n = sig.size
     sigma, _rho = noise.residual_scale(sig, window=STALL_WINDOW)
@@ -209,7 +209,7 @@ def steady_state_onset(
             hi_bytes=row_start(last_start, hb, "host_written_bytes") if reached else nan,
             seconds=row_start(last_start, t, "t_s") if reached else nan,
             level=level_y,
-            level_pct=level,
+            level_pct=confidence,
             penalty=pen,
             x_name=x,
             y_name=y,
@@ -219,7 +219,7 @@ def steady_state_onset(
     xx, yy = xbin[a:], ybin[a:]
     lo_k, hi_k = 2, yy.size - 2
     costs = np.asarray(_native.linear_split_costs(xx, yy, lo_k, hi_k))
-    ok = np.flatnonzero(costs - costs.min() <= _lr_threshold(level) * lrv) + lo_k
+    ok = np.flatnonzero(costs - costs.min() <= _lr_threshold(confidence) * lrv) + lo_k
     i_lo, i_hi = a + int(ok.min()), a + int(ok.max())
     i_lo, i_hi = min(i_lo, last_start), max(i_hi, last_start)
     return Onset(
@@ -232,7 +232,7 @@ def steady_state_onset(
         hi_bytes=row_start(i_hi, hb, "host_written_bytes"),
         seconds=row_start(last_start, t, "t_s"),
         level=level_y,
-        level_pct=level,
+        level_pct=confidence,
         penalty=pen,
         x_name=x,
         y_name=y,

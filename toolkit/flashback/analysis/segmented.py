@@ -11,7 +11,7 @@ import numpy as np
 from flashback.analysis import blocks, frames
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(kw_only=True)
 class SegmentedFit:
     """``level_before`` until ``x1``, a straight ramp to ``level_after`` at ``x2``, then flat.
 
@@ -95,12 +95,28 @@ def segmented_fit(
     capacity_bytes: float | None = None,
     seed: int | None = 0,
 ) -> SegmentedFit:
-    """Fits plateau → ramp → plateau to ``y`` along ``x`` (data are first averaged into at most
-    ``max_points`` bins) and bootstraps the residuals in blocks for the CIs.
+    """Deprecated: call :func:`flashback.steady_state_onset` instead (a piecewise-linear
+    segmentation whose "levels off at" interval covers the truth at its nominal rate).
+
+    Fits plateau → ramp → plateau to ``y`` along ``x`` (data are first averaged into at most
+    ``max_points`` bins) and bootstraps the residuals in blocks for the CIs. That shape cannot
+    express a cliff followed by a slide (the usual SSD write curve): on such runs its 95 %
+    intervals contained the true cliff in 0 of 40 runs. Emits a ``FutureWarning``; it will be
+    removed in the next release.
 
     Raises:
         AnalysisError: bad input (see :func:`flashback.changepoints`) or fewer than 8 points.
     """
+    import warnings
+
+    warnings.warn(
+        "segmented_fit is deprecated and will be removed in the next release: its "
+        "plateau→ramp→plateau shape cannot express a cliff followed by a slide; call "
+        "fb.steady_state_onset(data, x=..., y=...) for where the series levels off, with an "
+        "interval that covers",
+        FutureWarning,
+        stacklevel=2,
+    )
     df, meta = frames.as_frame(data)
     xs = frames.column(df, x, role="x")
     frames.check_x(xs, x)
@@ -127,4 +143,13 @@ def segmented_fit(
         name: tuple(float(v) for v in np.percentile(bt[:, i], q))
         for i, name in enumerate(("x1", "x2", "level_before", "level_after"))
     }
-    return SegmentedFit(x, y, c1, c2, a, b, ci, frames.capacity_bytes(meta, capacity_bytes))
+    return SegmentedFit(
+        x=x,
+        y=y,
+        x1=c1,
+        x2=c2,
+        level_before=a,
+        level_after=b,
+        ci=ci,
+        capacity_bytes=frames.capacity_bytes(meta, capacity_bytes),
+    )

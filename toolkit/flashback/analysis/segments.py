@@ -11,9 +11,9 @@ import polars as pl
 from flashback.errors import AnalysisError
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(kw_only=True)
 class Segments:
-    """Piecewise-constant segmentation of one series (or of each group with ``by=``).
+    """Piecewise-constant (or piecewise-linear) segmentation of one series (or of each group with ``by=``).
 
     Attributes:
         breakpoints: x values where a new segment starts (bytes written, seconds...).
@@ -30,6 +30,8 @@ class Segments:
         cost: the cost actually used (``l2``, ``huber`` = L2 on a Huber-clipped signal,
             ``normal``, or a ruptures model).
         heavy_tailed: whether the series was detected as heavy-tailed (stalls).
+        model: ``step`` (a level per segment) or ``linear`` (a line per segment: ``level`` is
+            its mean, ``slope`` its slope); with ``by=``, the models used, comma-joined.
         intervals: per breakpoint, ``(lo, hi)`` x values of its ~95 % uncertainty interval.
         slope_unit: unit of the ``slope`` column (y per GB written, or y per second).
         jump: grid step of the first search pass (1: every index; a long series is searched
@@ -55,6 +57,7 @@ class Segments:
     rho: float = 0.0
     long_run_sigma: float = float("nan")
     min_change_pct: float = 0.0
+    model: str = "step"
 
     @property
     def n_segments(self) -> int:
@@ -104,6 +107,7 @@ class Segments:
             f"{self.n_segments} segment(s) of {self.y} over {self.x}; cost={self.cost}"
             f"{' (heavy-tailed)' if self.heavy_tailed else ''}, penalty={self.penalty:.4g}, "
             f"sigma={self.sigma:.4g}"
+            + (f", model={self.model} (a line per segment)" if self.model != "step" else "")
         ]
         f = self.frame
         for r in f.iter_rows(named=True):

@@ -34,7 +34,7 @@ RULES = ("snia", "tkperf", "band", "fio_iops", "fio_iops_slope")
 TKPERF_MES_WINDOW = 4
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(kw_only=True)
 class SteadyState:
     """Verdict of a steady-state rule.
 
@@ -268,7 +268,17 @@ def steady_state(
         later = len(passed)
         holds = float(np.mean(passed)) if passed else None
     return SteadyState(
-        bool(found), found, onset, rule, ys, margins, exc, rounds, checks, holds, later
+        reached=bool(found),
+        window=found,
+        onset=onset,
+        rule=rule,
+        y=ys,
+        margins=margins,
+        excursions=exc,
+        rounds=rounds,
+        checks=checks,
+        holds_after=holds,
+        later_windows=later,
     )
 
 

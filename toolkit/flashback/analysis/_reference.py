@@ -1,4 +1,7 @@
-"""Plain-Python twins of the fast kernels (slow, obviously right), for the comparison tests."""
+"""Plain-Python twins of the fast kernels (slow, obviously right): exact PELT with an L2 cost
+and with a piecewise-linear cost (the native ``pelt_search``/``pelt_linear_search``) and the
+SNIA PTS 5-round window check (``steady_state.window_check``). The tests compare the native
+and vectorised code with them; they are not used at run time (O(n²)–O(n³) pure Python)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,135 @@
+"""``fb.changepoints(model=...)``: step or piecewise-linear segments, chosen by a BIC-type
+criterion for non-capture columns, so a trend is not cut into stairs."""
+
+import numpy as np
+import polars as pl
+import pytest
+
+import flashback as fb
+
+
+def _ar1(rng, n, phi, sd):
+    e = rng.standard_normal(n) * sd * np.sqrt(1 - phi**2)
+    x = np.empty(n)
+    x[0] = rng.standard_normal() * sd
+    for i in range(1, n):
+        x[i] = phi * x[i - 1] + e[i]
+    return x
+
+
+def _kinked_trend(seed, n=600, kink=300):
+    """Up at 0.05 per point, then down at 0.03 per point from ``kink`` on; AR(0.5) noise."""
+    rng = np.random.default_rng(seed)
+    i = np.arange(n, dtype=float)
+    level = np.where(i < kink, 0.05 * i, 0.05 * kink - 0.03 * (i - kink))
+    return pl.DataFrame({"i": i, "value": level + _ar1(rng, n, 0.5, 1.0)})
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_a_kinked_trend_gives_one_breakpoint_at_the_kink(seed):
+    df = _kinked_trend(seed)
+    seg = fb.changepoints(df, x="i", y="value")
+    assert seg.model == "linear"
+    assert len(seg.breakpoints) == 1, seg.breakpoints
+    assert abs(seg.breakpoints[0] - 300) <= 25, seg.breakpoints
+    lo, hi = seg.intervals[0]
+    assert lo <= seg.breakpoints[0] <= hi
+    # the segments' slopes are the two trends (per unit of x)
+    slopes = seg.to_frame()["slope"].to_list()
+    assert slopes[0] == pytest.approx(0.05, abs=0.01) and slopes[1] == pytest.approx(
+        -0.03, abs=0.01
+    )
+    # the step model cannot find the kink: stairs along the trend, or one step elsewhere
+    step = fb.changepoints(df, x="i", y="value", model="step").breakpoints
+    assert not (len(step) == 1 and abs(step[0] - 300) <= 25), step
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_a_step_stays_a_step(seed):
+    rng = np.random.default_rng(100 + seed)
+    y = np.r_[np.zeros(300), np.full(300, 2.0)] + _ar1(rng, 600, 0.5, 1.0)
+    seg = fb.changepoints(pl.DataFrame({"i": np.arange(600.0), "value": y}), x="i", y="value")
+    assert seg.model == "step"
+    assert len(seg.breakpoints) == 1 and abs(seg.breakpoints[0] - 300) <= 10, seg.breakpoints
+
+
+def test_capture_columns_keep_the_step_model():
+    # a throughput column is a capture column: a cache filling is a step, so even a ramp is
+    # segmented with levels (steady_state_onset is the piecewise-linear view of a run)
+    df = _kinked_trend(0).with_columns((pl.col("value") + 50).alias("write_mbps"))
+    assert fb.changepoints(df, x="i", y="write_mbps").model == "step"
+    assert fb.changepoints(df, x="i", y="write_mbps", model="linear").model == "linear"
+
+
+def test_bad_model_arguments_are_analysis_errors():
+    df = _kinked_trend(0)
+    with pytest.raises(fb.AnalysisError, match="model='ramp' is not one of"):
+        fb.changepoints(df, x="i", y="value", model="ramp")
+    with pytest.raises(fb.AnalysisError, match="model='linear' needs method='pelt'"):
+        fb.changepoints(df, x="i", y="value", model="linear", method="binseg")
+
+
+def test_real_series_nile_and_us_macro():
+    """Data not generated here (statsmodels' copies): the Nile's annual flow drops in 1898
+    (Cobb 1978; the new level from 1899) — a step; log US CPI 1959–2009 trends, with the
+    1979–82 disinflation a change of slope, log real GDP the 2007–09 recession, where a step
+    model draws a dozen stairs."""
+    datasets = pytest.importorskip("statsmodels.datasets")
+    nile = datasets.nile.load_pandas().data
+    seg = fb.changepoints(
+        pl.DataFrame(
+            {"year": nile["year"].to_numpy(float), "flow": nile["volume"].to_numpy(float)}
+        ),
+        x="year",
+        y="flow",
+    )
+    assert seg.model == "step"
+    assert len(seg.breakpoints) == 1 and 1898 <= seg.breakpoints[0] <= 1900, seg.breakpoints
+
+    macro = datasets.macrodata.load_pandas().data
+    q = np.arange(len(macro), dtype=float)  # quarters since 1959Q1
+    for col in ("realgdp", "pop", "cpi"):
+        df = pl.DataFrame({"q": q, "v": np.log(macro[col].to_numpy(float))})
+        auto = fb.changepoints(df, x="q", y="v")
+        step = fb.changepoints(df, x="q", y="v", model="step")
+        assert auto.model == "linear", col
+        # a line per business-cycle phase, not a dozen stairs
+        assert 2 * len(auto.breakpoints) <= len(step.breakpoints), (col, auto.breakpoints)
+        if col == "realgdp":  # the NBER-dated recession: peak 2007Q4 (q 195), trough 2009Q2
+            assert any(195 <= b <= 201 for b in auto.breakpoints), auto.breakpoints
+        if col == "cpi":  # 1979Q1–1982Q4: quarters 80–95
+            assert any(80 <= b <= 95 for b in auto.breakpoints), auto.breakpoints
+
+
+def test_a_long_series_is_searched_on_bins_and_breaks_refined_to_rows():
+    # 20,000 rows (beyond LINEAR_MAX_ROWS): flat, then a ramp from row 8,000
+    from flashback.analysis.changepoints import LINEAR_MAX_ROWS
+
+    n = 20_000
+    assert n > LINEAR_MAX_ROWS
+    rng = np.random.default_rng(11)
+    i = np.arange(n, dtype=float)
+    y = np.where(i < 8000, 0.0, (i - 8000) * 1e-3) + rng.standard_normal(n)
+    seg = fb.changepoints(pl.DataFrame({"i": i, "value": y}), x="i", y="value")
+    assert seg.model == "linear"
+    assert len(seg.breakpoints) == 1 and abs(seg.breakpoints[0] - 8000) <= 400, seg.breakpoints
+    lo, hi = seg.intervals[0]
+    assert lo <= 8000 <= hi, (lo, hi)
+
+
+def test_model_choice_over_40_runs_each():
+    """Kinked trends → one line break at the kink, its interval covering it; steps of 2 σ in
+    AR(0.5) noise → one step. (Judging both models against the step search's own noise
+    estimate, which also holds the trend it could not follow, kept a flat level on 13 of 40
+    kinked runs.)"""
+    kink_ok = covered = step_ok = 0
+    for seed in range(40):
+        seg = fb.changepoints(_kinked_trend(seed), x="i", y="value")
+        if seg.model == "linear" and len(seg.breakpoints) == 1:
+            kink_ok += abs(seg.breakpoints[0] - 300) <= 25
+            covered += seg.intervals[0][0] <= 300 <= seg.intervals[0][1]
+        rng = np.random.default_rng(100 + seed)
+        y = np.r_[np.zeros(300), np.full(300, 2.0)] + _ar1(rng, 600, 0.5, 1.0)
+        seg = fb.changepoints(pl.DataFrame({"i": np.arange(600.0), "value": y}), x="i", y="value")
+        step_ok += seg.model == "step" and len(seg.breakpoints) == 1
+    assert kink_ok >= 38 and covered >= 36 and step_ok >= 38, (kink_ok, covered, step_ok)
