@@ -29,26 +29,6 @@ MODULES = (
     "flashback.notebook",
 )
 
-#: analysis callables whose ``Raises:`` section the analysis branch fills; remove each name
-#: (and then this set) once that branch is merged.
-ANALYSIS_PENDING = frozenset(
-    {
-        "compression_effect",
-        "trim_effect",
-        "degradation",
-        "idle_recovery",
-        "Segments.to_frame",
-        "Segments.breakpoint_frame",
-        "Segments.describe",
-        "SteadyState.to_frame",
-        "SteadyState.describe",
-        "SteadyState.holds_line",
-        "Effect.to_frame",
-        "SegmentedFit.describe",
-        "Onset.describe",
-    }
-)
-
 
 def _module(name: str):
     # ``flashback.replay`` is also a function on the package: take the submodule itself.
@@ -107,10 +87,7 @@ def _doc(fn: object) -> str:
 
 
 def _params(name: str, fn: object):
-    marks = []
-    if name in ANALYSIS_PENDING:
-        marks.append(pytest.mark.xfail(strict=False, reason="filled by the analysis branch"))
-    return pytest.param(name, fn, id=name, marks=marks)
+    return pytest.param(name, fn, id=name)
 
 
 def test_the_walk_reaches_the_surface():
@@ -158,27 +135,11 @@ VAR_KEYWORD_ALLOWED = frozenset(
     {"replay", "per_group", "Workload.replace", "open_target", "render"}  # render: Altair's
 )
 
-#: callables of other branches that still use an old spelling (remove after their merge):
-#: ``interval`` is ``interval_s`` (float seconds) in the Python API, see
-#: :func:`flashback.units.interval_seconds`; CI levels are ``confidence``.
-VOCABULARY_PENDING = {
-    **dict.fromkeys(
-        ("changepoints", "steady_state_onset"), "level= becomes confidence= in the analysis branch"
-    ),
-    **dict.fromkeys(
-        ("compression_effect", "trim_effect", "degradation", "idle_recovery"),
-        "the bootstrap options leave **kw in the analysis branch",
-    ),
-}
-
 
 def _vocabulary_params():
     out = []
     for name, sig in _all_parameters():
-        marks = []
-        if name in VOCABULARY_PENDING:
-            marks.append(pytest.mark.xfail(strict=False, reason=VOCABULARY_PENDING[name]))
-        out.append(pytest.param(name, sig, id=name, marks=marks))
+        out.append(pytest.param(name, sig, id=name))
     return out
 
 
@@ -189,9 +150,13 @@ def test_public_signature_uses_the_one_vocabulary(name, sig):
         hidden = [p.name for p in params.values() if p.kind is p.VAR_KEYWORD]
         assert hidden == [], f"{name} hides options behind **{hidden[0] if hidden else ''}"
     if not name.endswith("()"):  # a result's ``level`` field is a segment's mean, not a CI level
-        assert "level" not in params and "ci_level" not in params, (
-            f"{name}: a confidence level is called confidence="
-        )
+        assert "ci_level" not in params, f"{name}: a confidence level is called confidence="
+        if "level" in params:  # only as the deprecated spelling beside confidence=
+            old = params["level"]
+            assert "confidence" in params and old.default is None, (
+                f"{name}: a confidence level is called confidence="
+            )
+            assert old.kind is old.KEYWORD_ONLY, name
     # the workload field keeps fio's name and duration strings; the shim resolves the old name
     if name not in ("Workload()", "interval_seconds") and "interval" in params:
         # only as the deprecated spelling beside interval_s=, resolved by interval_seconds

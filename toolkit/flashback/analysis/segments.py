@@ -65,11 +65,19 @@ class Segments:
 
     def to_frame(self) -> pl.DataFrame:
         """One row per segment: ``x_start, x_end, t_start_s, t_end_s, gb_start, gb_end,
-        fills_start, fills_end, level, level_lo, level_hi, slope, n`` (+ ``group`` with by=)."""
+        fills_start, fills_end, level, level_lo, level_hi, slope, n`` (+ ``group`` with by=).
+
+        Raises:
+            Nothing: it reads fields the analysis already computed.
+        """
         return self.frame
 
     def breakpoint_frame(self) -> pl.DataFrame:
-        """One row per breakpoint: ``x``, ``x_lo``, ``x_hi`` (uncertainty interval)."""
+        """One row per breakpoint: ``x``, ``x_lo``, ``x_hi`` (uncertainty interval).
+
+        Raises:
+            Nothing: it reads fields the analysis already computed.
+        """
         return pl.DataFrame(
             {
                 "x": [float(b) for b in self.breakpoints],
@@ -102,7 +110,11 @@ class Segments:
         return self._path[key](lo, hi)
 
     def describe(self) -> str:
-        """Plain-text summary, one line per segment."""
+        """Plain-text summary, one line per segment.
+
+        Raises:
+            Nothing: it reads fields the analysis already computed.
+        """
         lines = [
             f"{self.n_segments} segment(s) of {self.y} over {self.x}; cost={self.cost}"
             f"{' (heavy-tailed)' if self.heavy_tailed else ''}, penalty={self.penalty:.4g}, "
