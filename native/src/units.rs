@@ -129,6 +129,21 @@ pub fn interval_ns(interval_s: f64) -> u64 {
     (interval_s * 1e9).round().max(1.0) as u64
 }
 
+/// A run's time limit (`time=`) in ns, at least 1: the one rule for the engine's deadline and
+/// the simulator's. A limit that is a whole number of reporting intervals up to float rounding (e.g. 180 s × a scale, with interval 1 s × the same scale) ends exactly on
+/// the last boundary; otherwise the commands still in flight at the limit would land in a
+/// last row a few nanoseconds long, with an absurd rate.
+pub fn time_limit_ns(time_s: f64, interval_s: f64) -> u64 {
+    let dur = ((time_s * 1e9).round() as u64).max(1);
+    let iv = interval_ns(interval_s);
+    let k = (dur + iv / 2) / iv;
+    if k > 0 && dur.abs_diff(k * iv) <= iv / 1000 {
+        k * iv
+    } else {
+        dur
+    }
+}
+
 /// Parses a whole number in `lo..=hi`.
 ///
 /// Errors with [`Error::InvalidValue`] naming `field` when it is not one or out of range.
@@ -229,6 +244,20 @@ mod tests {
         assert_eq!(interval_ns(1.0000000005), 1_000_000_001); // half a ns rounds away from zero
         assert_eq!(interval_ns(0.0), 1); // a zero-length interval is one nanosecond
         assert_eq!(interval_ns(1e-12), 1);
+    }
+
+    #[test]
+    fn time_limits() {
+        // a scaled limit that is 180 scaled intervals up to float rounding ends on the boundary
+        let scale = 1.0 / 3.0;
+        let iv = interval_ns(scale);
+        assert_eq!(time_limit_ns(180.0 * scale, scale), 180 * iv);
+        // a limit between boundaries is kept as written
+        assert_eq!(time_limit_ns(2.5, 1.0), 2_500_000_000);
+        assert_eq!(time_limit_ns(2.0, 1.0), 2_000_000_000);
+        // never zero (a zero deadline would end the run before its first I/O)
+        assert_eq!(time_limit_ns(0.0, 1.0), 1);
+        assert_eq!(time_limit_ns(1e-12, 1.0), 1);
     }
 
     #[test]

@@ -14,6 +14,7 @@ mod psync;
 mod report;
 mod runner;
 mod safety;
+mod sqe;
 mod sysfs;
 mod uring;
 pub use uring::REFUSE_QUEUED_TRIMS;

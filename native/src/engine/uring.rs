@@ -24,10 +24,10 @@
 
 use super::buf::SlotBufs;
 use super::job::{wait_until, Job, Next};
-use super::open::Kind;
 use super::report::Reporter;
+use super::sqe::{rw_entry, trim_entry, trim_unsupported, FileRef};
 use crate::workload::{Op, OpKind};
-use io_uring::{opcode, squeue, types, CompletionQueue, IoUring, SubmissionQueue, Submitter};
+use io_uring::{types, CompletionQueue, IoUring, SubmissionQueue, Submitter};
 use std::io;
 use std::os::unix::io::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -46,50 +46,12 @@ const WAIT: Duration = Duration::from_millis(20);
 /// loop device from 0.88 to 1.03; CPU per I/O stayed 20–35 % under fio's.
 const SUBMIT_BATCH: usize = 4;
 
-/// `BLOCK_URING_CMD_DISCARD` = `_IO(0x12, 0)` (include/uapi/linux/fs.h): discard `[addr,
-/// addr + addr3)` of a block device. Not in the `io-uring` crate's bindings.
-const BLOCK_URING_CMD_DISCARD: u32 = 0x12 << 8;
-
-/// The submission entry that trims `[offset, offset + len)` of the target without blocking
-/// (`fixed`: the target is registered file 0, else `fd`).
-fn trim_entry(kind: Kind, fixed: bool, fd: i32, offset: u64, len: u64) -> squeue::Entry {
-    macro_rules! entry {
-        ($fd:expr) => {
-            match kind {
-                Kind::Block => {
-                    // The command's 16 bytes overlay the entry's `addr3` (the length).
-                    let mut cmd = [0u8; 16];
-                    cmd[..8].copy_from_slice(&len.to_ne_bytes());
-                    opcode::UringCmd16::new($fd, BLOCK_URING_CMD_DISCARD)
-                        .addr(Some(offset))
-                        .cmd(cmd)
-                        .build()
-                }
-                Kind::File => opcode::Fallocate::new($fd, len)
-                    .offset(offset)
-                    .mode(libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE)
-                    .build(),
-            }
-        };
-    }
-    if fixed {
-        entry!(types::Fixed(0))
-    } else {
-        entry!(types::Fd(fd))
-    }
-}
-
 /// Fault injection for the test suite: while set, every queued trim's answer is replaced by
 /// `EOPNOTSUPP` until one has succeeded, as a kernel older than Linux 6.12 answers a block
 /// device's discard command, so the synchronous fallback runs on a kernel that could queue
 /// them. (The kernel has already done the refused trim; the fallback repeats it, which a discard
 /// allows.) Set only through `flashback._native._refuse_queued_trims_for_tests`.
 pub static REFUSE_QUEUED_TRIMS: AtomicBool = AtomicBool::new(false);
-
-/// A queued trim's failure that means "this kernel cannot queue discards", not a device error.
-fn trim_unsupported(errno: i32) -> bool {
-    matches!(errno, libc::EOPNOTSUPP | libc::EINVAL | libc::ENOTTY)
-}
 
 /// Discards `op` synchronously and reports it; false if it failed (the run is then stopped).
 fn trim_now<R: Reporter>(job: &mut Job<'_>, rep: &mut R, op: &Op) -> bool {
@@ -138,38 +100,6 @@ pub fn build_ring(entries: u32) -> io::Result<IoUring> {
         return Ok(r);
     }
     IoUring::new(entries)
-}
-
-/// The target as a ring addresses it: registered file 0, or its descriptor.
-#[derive(Clone, Copy)]
-struct FileRef {
-    fixed: bool,
-    fd: i32,
-}
-
-/// The submission entry that reads or writes `op` through the buffer at `p` (`buf`: its index
-/// among the registered buffers, `None` if they are not registered).
-fn rw_entry(file: FileRef, op: &Op, p: *mut u8, buf: Option<u16>) -> squeue::Entry {
-    let len = op.len as u32;
-    macro_rules! entry {
-        ($fd:expr) => {
-            match (op.kind, buf) {
-                (OpKind::Read, Some(b)) => opcode::ReadFixed::new($fd, p, len, b)
-                    .offset(op.offset)
-                    .build(),
-                (OpKind::Read, None) => opcode::Read::new($fd, p, len).offset(op.offset).build(),
-                (_, Some(b)) => opcode::WriteFixed::new($fd, p, len, b)
-                    .offset(op.offset)
-                    .build(),
-                (_, None) => opcode::Write::new($fd, p, len).offset(op.offset).build(),
-            }
-        };
-    }
-    if file.fixed {
-        entry!(types::Fixed(0))
-    } else {
-        entry!(types::Fd(file.fd))
-    }
 }
 
 /// Most memory spent on spare write buffers (see [`Setup`]).

@@ -326,7 +326,7 @@ impl SimDrive {
         let (units, _ratio) = self.data_units(w);
         let events_before = self.events.len();
         let t0 = self.now;
-        let time_limit = w.time_s.map(|s| t0 + limit_ns(s, w.interval_s));
+        let time_limit = w.time_s.map(|s| t0 + crate::units::time_limit_ns(s, w.interval_s));
         let budget = Budget::of(w);
         let mut streams: Vec<Ahead> = job_slices(w.offset, span, w.bs, w.jobs)
             .into_iter()
@@ -519,20 +519,5 @@ impl SimDrive {
         self.events.clear();
         self.steady = SteadyDetector::new(self.cfg.capacity_bytes);
         Ok(())
-    }
-}
-
-/// A run's time limit in ns. A limit that is a whole number of reporting intervals up to
-/// float rounding (e.g. 180 s × a scale, with interval 1 s × the same scale) ends exactly on
-/// the last boundary; otherwise the commands still in flight at the limit would land in a
-/// last row a few nanoseconds long, with an absurd rate.
-fn limit_ns(time_s: f64, interval_s: f64) -> u64 {
-    let dur = (time_s * 1e9).round() as u64;
-    let iv = crate::units::interval_ns(interval_s);
-    let k = (dur + iv / 2) / iv;
-    if k > 0 && dur.abs_diff(k * iv) <= iv / 1000 {
-        k * iv
-    } else {
-        dur
     }
 }
