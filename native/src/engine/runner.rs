@@ -313,7 +313,9 @@ pub fn run(
         Engine::IoUring => w.iodepth as usize,
         Engine::Psync => 1,
     };
-    let deadline = w.time_s.map(|s| crate::units::time_limit_ns(s, w.interval_s));
+    let deadline = w
+        .time_s
+        .map(|s| crate::units::time_limit_ns(s, w.interval_s));
     let ctl = Control::new(deadline, Budget::of(w));
     let slices = job_slices(offset, len, w.bs, w.jobs);
     let mut session = Session::start(w, o, target_meta, false, host_written_start, obs)?;

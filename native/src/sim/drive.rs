@@ -326,7 +326,9 @@ impl SimDrive {
         let (units, _ratio) = self.data_units(w);
         let events_before = self.events.len();
         let t0 = self.now;
-        let time_limit = w.time_s.map(|s| t0 + crate::units::time_limit_ns(s, w.interval_s));
+        let time_limit = w
+            .time_s
+            .map(|s| t0 + crate::units::time_limit_ns(s, w.interval_s));
         let budget = Budget::of(w);
         let mut streams: Vec<Ahead> = job_slices(w.offset, span, w.bs, w.jobs)
             .into_iter()
