@@ -71,6 +71,8 @@ pub struct Ftl {
     gc_high: usize,
     /// Greedy among this many sampled closed blocks (0: exact greedy from the buckets).
     gc_sample: u32,
+    /// Exact greedy: closed blocks live in the buckets (checked on every invalidation).
+    bucketed: bool,
     /// GC copies go to the host's open block (one write frontier).
     shared_frontier: bool,
     compression: bool,
@@ -150,6 +152,7 @@ impl Ftl {
             gc_reserve: c.gc_reserve as usize,
             gc_high: (c.gc_high as usize).max(c.gc_reserve as usize + 1),
             gc_sample: c.gc_sample,
+            bucketed: c.gc == GcPolicy::Greedy && c.gc_sample == 0,
             shared_frontier: c.shared_frontier,
             compression: c.compression,
             pages_per_block: c.pages_per_block,
@@ -412,8 +415,7 @@ impl Ftl {
         bk.valid_count -= 1;
         let closed = bk.state == CLOSED;
         self.mapped -= 1;
-        if self.policy == GcPolicy::Greedy
-            && self.gc_sample == 0
+        if self.bucketed
             && closed
             && b < self.n_mlc
             && (before - u) / UNIT != before / UNIT
