@@ -9,7 +9,9 @@
 //! - a dirty level `D` counts 4 KiB blocks the host wrote with incompressible data (the
 //!   compressor saved nothing), minus those it wrote with compressible data, clamped to
 //!   `0 ..= raw NAND` (in 4 KiB slots); TRIM leaves it alone, a secure erase clears it;
-//! - every page programmed (host or GC) costs `1 / f` of its clean time on the NAND-side
+//! - the slowdown starts once all NAND has been written (the first block GC erases): until
+//!   then every program goes to never-used NAND, as on a fresh drive;
+//! - from then on every page programmed (host or GC) costs `1 / f` of its clean time on the NAND-side
 //!   datapath (`backend_mbps`) and on its die, `f = 1 − (1 − dirty_rate) · D / raw`: the extra
 //!   work of rewriting write-combined pages TRIM could not free. A drive whose NAND is all
 //!   dirty writes at `dirty_rate` × its clean rate however much of it is trimmed, whether its
@@ -45,15 +47,20 @@ impl Dirty {
     }
 
     /// Notes `blocks` 4 KiB host blocks written at `units` physical units each; returns the
-    /// write-path fraction to run at from now on.
+    /// write-path fraction to run at from now on (1 until all NAND has been written:
+    /// `recycling` says whether GC has erased a block since the last secure erase).
     #[inline]
-    pub fn write(&mut self, blocks: u64, units: u32) -> f64 {
+    pub fn write(&mut self, blocks: u64, units: u32, recycling: bool) -> f64 {
         self.level = if units >= UNIT {
             (self.level + blocks).min(self.raw_slots)
         } else {
             self.level.saturating_sub(blocks)
         };
-        self.fraction()
+        if recycling {
+            self.fraction()
+        } else {
+            1.0
+        }
     }
 
     /// Share of raw NAND in the dirty state, 0 – 1.
