@@ -353,7 +353,7 @@ DIRTY_SOURCES: tuple[DirtySource, ...] = (
 def dirty_ratio(preset: str, *, dirty_rate: float, scale: str = "1/128") -> float:
     """Simulated after-TRIM / clean incompressible write rate of ``preset``: secure erase,
     1 MiB sequential pass over 1/16 of the drive (clean), fill, a quarter of the drive in
-    4 KiB random writes, TRIM of the whole drive, the same pass again. All data is
+    4 KiB random writes, TRIM of the whole drive, 60 s idle, the same pass again. All data is
     incompressible, so the drive ends in its dirty state.
 
     Raises:
@@ -373,6 +373,7 @@ def dirty_ratio(preset: str, *, dirty_rate: float, scale: str = "1/128") -> floa
         )
     )
     t.discard(offset=0)
+    t.idle(60.0)  # the torture's queued NAND work drains (it would weigh on a scaled-down pass)
     after = t.run(asssd).intervals
 
     def rate(df: pl.DataFrame) -> float:
