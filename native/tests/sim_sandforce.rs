@@ -27,17 +27,36 @@ fn asssd(d: &mut SimDrive) -> f64 {
     let size = (d.size_bytes() / 16 / (1 << 20) * (1 << 20)).to_string();
     run(
         d,
-        &[("rw", "write"), ("bs", "1m"), ("size", &size), ("data", "random")],
+        &[
+            ("rw", "write"),
+            ("bs", "1m"),
+            ("size", &size),
+            ("data", "random"),
+        ],
     )
 }
 
 /// Fill, then a quarter of the drive in 4 KiB random writes (incompressible).
 fn torture(d: &mut SimDrive) {
-    run(d, &[("rw", "write"), ("bs", "128k"), ("iodepth", "4"), ("data", "random")]);
+    run(
+        d,
+        &[
+            ("rw", "write"),
+            ("bs", "128k"),
+            ("iodepth", "4"),
+            ("data", "random"),
+        ],
+    );
     let w = (d.size_bytes() / 4 / 4096 * 4096).to_string();
     run(
         d,
-        &[("rw", "randwrite"), ("bs", "4k"), ("iodepth", "32"), ("written", &w), ("data", "random")],
+        &[
+            ("rw", "randwrite"),
+            ("bs", "4k"),
+            ("iodepth", "32"),
+            ("written", &w),
+            ("data", "random"),
+        ],
     );
 }
 
@@ -47,7 +66,12 @@ fn clean_and_after_trim(spec: &str) -> (f64, f64, SimDrive) {
     let clean = asssd(&mut d);
     torture(&mut d);
     let dirty = d.config().dirty_rate < 1.0;
-    assert_eq!(d.dirty_level() > 0.999, dirty, "dirty level {}", d.dirty_level());
+    assert_eq!(
+        d.dirty_level() > 0.999,
+        dirty,
+        "dirty level {}",
+        d.dirty_level()
+    );
     d.discard(0, None).unwrap();
     let after = asssd(&mut d);
     (clean, after, d)
@@ -62,7 +86,10 @@ fn dirty_state_survives_trim_at_its_documented_fraction() {
         let (clean, after, _) = clean_and_after_trim(&spec);
         let r = after / clean;
         eprintln!("{spec}: clean {clean:.1} after TRIM {after:.1} ({r:.3})");
-        assert!((r - 0.7).abs() < 0.035, "{spec}: after/clean {r:.3}, want 0.70");
+        assert!(
+            (r - 0.7).abs() < 0.035,
+            "{spec}: after/clean {r:.3}, want 0.70"
+        );
     }
     // and a weaker TRIM only makes it worse (GC copies what stayed mapped)
     let mut last = f64::INFINITY;
@@ -70,15 +97,22 @@ fn dirty_state_survives_trim_at_its_documented_fraction() {
         let spec = format!("intel-530-240g?scale=1/128&dirty_rate=0.7&trim_efficacy={eff}");
         let (clean, after, _) = clean_and_after_trim(&spec);
         eprintln!("{spec}: clean {clean:.1} after TRIM {after:.1}");
-        assert!(after <= 0.72 * clean && after <= last * 1.01, "{spec}: {after:.1} after {last:.1}");
+        assert!(
+            after <= 0.72 * clean && after <= last * 1.01,
+            "{spec}: {after:.1} after {last:.1}"
+        );
         last = after;
     }
 }
 
 #[test]
 fn without_the_dirty_state_trim_restores_a_sandforce_drive() {
-    let (clean, after, _) = clean_and_after_trim("intel-530-240g?scale=1/128&dirty_rate=1&trim_efficacy=1");
-    assert!((after / clean - 1.0).abs() < 0.03, "clean {clean:.1} after TRIM {after:.1}");
+    let (clean, after, _) =
+        clean_and_after_trim("intel-530-240g?scale=1/128&dirty_rate=1&trim_efficacy=1");
+    assert!(
+        (after / clean - 1.0).abs() < 0.03,
+        "clean {clean:.1} after TRIM {after:.1}"
+    );
 }
 
 #[test]
@@ -87,18 +121,32 @@ fn compressible_rewrite_or_secure_erase_clears_the_dirty_state() {
     let (clean, _, mut d) = clean_and_after_trim(spec);
     // rewriting more than the raw NAND with compressible data clears it
     let w = (d.size_bytes() * 5 / 4 / 4096 * 4096).to_string();
-    run(&mut d, &[("rw", "write"), ("bs", "1m"), ("data", "zeros"), ("written", &w)]);
+    run(
+        &mut d,
+        &[
+            ("rw", "write"),
+            ("bs", "1m"),
+            ("data", "zeros"),
+            ("written", &w),
+        ],
+    );
     assert_eq!(d.dirty_level(), 0.0);
     d.discard(0, None).unwrap();
     let rewritten = asssd(&mut d);
-    assert!((rewritten / clean - 1.0).abs() < 0.03, "clean {clean:.1} after compressible rewrite {rewritten:.1}");
+    assert!(
+        (rewritten / clean - 1.0).abs() < 0.03,
+        "clean {clean:.1} after compressible rewrite {rewritten:.1}"
+    );
     // so does a secure erase
     torture(&mut d);
     assert!(d.dirty_level() > 0.999);
     d.sanitize().unwrap();
     assert_eq!(d.dirty_level(), 0.0);
     let erased = asssd(&mut d);
-    assert!((erased / clean - 1.0).abs() < 0.01, "clean {clean:.1} after secure erase {erased:.1}");
+    assert!(
+        (erased / clean - 1.0).abs() < 0.01,
+        "clean {clean:.1} after secure erase {erased:.1}"
+    );
 }
 
 #[test]
@@ -108,7 +156,23 @@ fn a_fresh_drive_is_not_dirty_before_all_nand_has_been_written() {
     let mut d = SimDrive::from_spec("intel-530-240g?scale=1/128&dirty_rate=0.7").unwrap();
     let clean = asssd(&mut d);
     let w = (d.size_bytes() * 3 / 4 / 4096 * 4096).to_string();
-    let fill = run(&mut d, &[("rw", "write"), ("bs", "1m"), ("data", "random"), ("written", &w)]);
-    assert!(d.dirty_level() > 0.6 && d.erases() == 0, "{} {}", d.dirty_level(), d.erases());
-    assert!((fill / clean - 1.0).abs() < 0.02, "clean {clean:.1}, first fill {fill:.1}");
+    let fill = run(
+        &mut d,
+        &[
+            ("rw", "write"),
+            ("bs", "1m"),
+            ("data", "random"),
+            ("written", &w),
+        ],
+    );
+    assert!(
+        d.dirty_level() > 0.6 && d.erases() == 0,
+        "{} {}",
+        d.dirty_level(),
+        d.erases()
+    );
+    assert!(
+        (fill / clean - 1.0).abs() < 0.02,
+        "clean {clean:.1}, first fill {fill:.1}"
+    );
 }

@@ -276,7 +276,9 @@ impl SimDrive {
                 }
                 self.host_written += len;
                 if self.dirty.active() {
-                    let f = self.dirty.write((l1 - l0) as u64, units, self.ftl.erases > 0);
+                    let f = self
+                        .dirty
+                        .write((l1 - l0) as u64, units, self.ftl.erases > 0);
                     self.timing.set_write_fraction(f);
                 }
                 self.note_events();

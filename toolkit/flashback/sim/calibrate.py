@@ -368,7 +368,10 @@ def dirty_ratio(preset: str, *, dirty_rate: float, scale: str = "1/128") -> floa
     t.run(fb.Workload(rw="write", bs="128k", iodepth=4, data="random"))
     t.run(
         fb.Workload(
-            rw="randwrite", bs="4k", iodepth=32, written=t.size_bytes // 4 // 4096 * 4096,
+            rw="randwrite",
+            bs="4k",
+            iodepth=32,
+            written=t.size_bytes // 4 // 4096 * 4096,
             data="random",
         )
     )

@@ -415,11 +415,7 @@ impl Ftl {
         bk.valid_count -= 1;
         let closed = bk.state == CLOSED;
         self.mapped -= 1;
-        if self.bucketed
-            && closed
-            && b < self.n_mlc
-            && (before - u) / UNIT != before / UNIT
-        {
+        if self.bucketed && closed && b < self.n_mlc && (before - u) / UNIT != before / UNIT {
             self.bucket_remove(b);
             self.bucket_insert(b);
         }
