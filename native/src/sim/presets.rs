@@ -89,7 +89,10 @@ fn base(
         timings: t,
         scale: 1.0,
         seed: 1,
-        sources: vec![],
+        sources: vec![
+            ("features.frontier".into(), "separate (default): no source says whether the reviewed controllers write GC copies and host data to one open block; frontier=shared (one write frontier) is what makes TRIM efficacy show in a pass that rewrites the previous pass's blocks (tests/test_sim.py)".into()),
+            ("features.gc_high/gc_sample".into(), "0/0 (default: GC frees one block at a time, exact greedy victims): no source gives the reviewed controllers' free-block watermarks or victim sampling; gc_high > gc_reserve adds hysteresis, gc_sample = d picks d-choices victims (native/tests/sim_wa.rs, tests/test_sim.py)".into()),
+        ],
         overrides: vec![],
     }
 }
