@@ -76,3 +76,28 @@ def test_presets_reproduce_their_recorded_fit(preset):
             assert rows["value"].n_unique() == 1, rows
             published = float(rows["value"][0])
         assert s == pytest.approx(published, rel=0.03), (o.name, s, published)
+
+
+def test_dirty_rate_fit_recovers_a_known_value():
+    # the "published" ratio is what the simulator gives at dirty_rate=0.6
+    from flashback.sim.calibrate import DirtySource, dirty_ratio, fit_dirty_rate
+
+    truth = dirty_ratio("intel-530-240g", dirty_rate=0.6, scale="1/512")
+    assert truth == pytest.approx(0.6, abs=0.03)  # the whole NAND is dirty after the torture
+    src = (DirtySource("intel-530-240g", 300.0, 300.0 * truth, "synthetic"),)
+    cal = fit_dirty_rate(src, scale="1/512")
+    assert cal.values["dirty_rate"] == pytest.approx(0.6, abs=0.01), cal.report()
+    with pytest.raises(ParameterError, match="DirtySource"):
+        fit_dirty_rate(())
+
+
+def test_sandforce_presets_carry_the_off_replay_dirty_fit():
+    from flashback.sim.calibrate import DIRTY_SOURCES, dirty_ratio
+
+    published = [s.dirty_mbps / s.clean_mbps for s in DIRTY_SOURCES]
+    for s in DIRTY_SOURCES:
+        cfg = fb.Target(f"sim:{s.preset}?scale=1/512").meta["config"]
+        assert "fit_dirty_rate" in cfg["sources"]["features.dirty_rate"]
+        # the fitted value sits between the two sources, which disagree
+        r = dirty_ratio(s.preset, dirty_rate=cfg["features"]["dirty_rate"], scale="1/512")
+        assert min(published) < r < max(published), (s.preset, r, published)

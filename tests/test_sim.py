@@ -197,3 +197,77 @@ def test_timed_run_at_a_scaled_interval_has_no_sliver_row(scale):
     assert df["interval_s"].min() >= 0.5 * scale, df.tail(3)
     assert df["write_mbps"].max() < 2 * df["write_mbps"].median(), df.tail(3)
     assert int(df["write_bytes"].sum()) == cap.meta["totals"]["write_bytes"]
+
+
+def _trim_replay_mbps(target: str, **params) -> dict[str, float]:
+    from flashback.replay.procedures.common import mbps
+
+    r = fb.replay("anandtech-trim-validation", target=target, scale=1 / 128, **params)
+    return {s: mbps(r.step(s)) for s in ("clean", "after_torture", "after_trim")}
+
+
+def test_trim_efficacy_moves_the_after_trim_pass_with_one_write_frontier():
+    # BeHardware (seed 001): TRIM brings the Crucial m4 back to its new-drive level. With one
+    # write frontier the after-torture AS-SSD pass shares blocks with GC's copies of torture
+    # data, so the after-TRIM pass must copy whatever TRIM left mapped. Idle 60 s (idle GC
+    # off) lets the torture's queued NAND work drain before each pass.
+    base = "sim:crucial-m4-128g?frontier=shared&idle_gc=off"
+    got = {e: _trim_replay_mbps(f"{base}&trim_efficacy={e}", idle_before_s=60) for e in (0, 0.5, 1)}
+    after = [got[e]["after_trim"] for e in (0, 0.5, 1)]
+    assert after[0] < after[1] < after[2], got
+    assert after[2] >= 1.05 * after[0], got
+    assert after[2] == pytest.approx(got[1]["clean"], rel=0.03), got
+
+
+def test_sandforce_dirty_state_keeps_the_after_trim_pass_low_whatever_trim_efficacy():
+    # the SandForce presets' dirty state (fitted off-replay): TRIM does not restore speed
+    spec = "sim:intel-530-240g"
+    cfg = fb.Target(spec + "?scale=1/128").meta["config"]["features"]
+    assert cfg["dirty_rate"] < 1
+    for e in (0, 1):
+        got = _trim_replay_mbps(f"{spec}?trim_efficacy={e}", idle_before_s=60)
+        assert got["after_trim"] <= (cfg["dirty_rate"] + 0.03) * got["clean"], (e, got)
+    # without the dirty state a full TRIM restores the clean rate
+    got = _trim_replay_mbps(f"{spec}?trim_efficacy=1&dirty_rate=1", idle_before_s=60)
+    assert got["after_trim"] == pytest.approx(got["clean"], rel=0.03), got
+
+
+def _steady_random_rates(extra: str) -> pl.Series:
+    t = fb.Target(f"sim:generic?scale=1/64&idle_gc=off{extra}")
+    t.run(fb.Workload(rw="write", bs="128k", iodepth=4))
+    two = 2 * t.size_bytes // 4096 * 4096
+    t.run(fb.Workload(rw="randwrite", bs="4k", iodepth=32, random="uniform", written=two))
+    one = t.size_bytes // 4096 * 4096
+    w = fb.Workload(rw="randwrite", bs="4k", iodepth=32, random="uniform", seed=5, written=one)
+    df = t.run(w).intervals
+    return df["write_mbps"].head(df.height - 1)  # the last interval is partial
+
+
+def test_gc_hysteresis_shows_as_per_second_oscillation():
+    # Without hysteresis GC frees one block per block filled and the per-second rate is
+    # flat; refilling the pool to gc_high in one go stalls the host for seconds, then lets it
+    # run free. The variation comes from GC copying, not from noise: same seed, same series.
+    def cv(s: pl.Series) -> float:
+        return float(s.std() / s.mean())
+
+    plain = _steady_random_rates("")
+    hyst = _steady_random_rates("&gc_high=16")
+    sampled = _steady_random_rates("&gc_high=16&gc_sample=16")
+    assert cv(plain) < 0.08, cv(plain)
+    assert cv(hyst) > 0.15 and cv(sampled) > 0.15, (cv(hyst), cv(sampled))
+    assert _steady_random_rates("&gc_high=16&gc_sample=16").to_list() == sampled.to_list()
+
+
+@pytest.mark.parametrize(
+    "query, words",
+    [
+        ("dirty_rate=0", "dirty_rate"),
+        ("frontier=both", "frontier"),
+        ("gc_sample=1", "gc_sample"),
+        ("gc=fifo&gc_sample=4", "greedy"),
+        ("gc_high=4000", "gc_high"),
+    ],
+)
+def test_new_gc_keys_refuse_bad_values(query, words):
+    with pytest.raises(fb.ParameterError, match=words):
+        fb.Target(f"sim:generic?scale=1/64&{query}")

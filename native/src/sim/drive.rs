@@ -7,6 +7,7 @@
 //! `gc_copied_bytes`, `free_blocks`) sampled when each interval closes.
 
 use super::ahead::Ahead;
+use super::dirty::Dirty;
 use super::ftl::{Ftl, EV_GC_COPY, EV_POOL_EXHAUSTED, EV_SLC_FULL, UNIT, UNIT_BYTES};
 use super::pending::Pending;
 use super::spec::{parse_spec, SimConfig};
@@ -44,6 +45,7 @@ pub struct SimDrive {
     events: Vec<Event>,
     steady: SteadyDetector,
     ops_since_check: u64,
+    dirty: Dirty,
 }
 
 /// One outstanding command.
@@ -68,7 +70,12 @@ impl SimDrive {
         let ftl = Ftl::new(&cfg);
         let timing = Timing::new(&cfg, ftl.n_mlc);
         let steady = SteadyDetector::new(cfg.capacity_bytes);
+        let dirty = Dirty::new(
+            cfg.dirty_rate,
+            cfg.raw_blocks() * cfg.slots_per_block() as u64,
+        );
         SimDrive {
+            dirty,
             cfg,
             ftl,
             timing,
@@ -126,6 +133,11 @@ impl SimDrive {
         (self.now - self.erased_at) as f64 / 1e9
     }
 
+    /// Share of raw NAND in SandForce's dirty state (0 without the model), 0 – 1.
+    pub fn dirty_level(&self) -> f64 {
+        self.dirty.level()
+    }
+
     /// Ground-truth events since the last secure erase.
     pub fn events(&self) -> &[Event] {
         &self.events
@@ -175,6 +187,7 @@ impl SimDrive {
             "gc_copied_bytes": self.gc_copied_bytes(),
             "free_blocks": self.ftl.free_blocks(),
             "erases": self.ftl.erases,
+            "dirty_level": self.dirty.level(),
             "drive_time_s": self.drive_time_s(),
             "events": self.events_json(0, self.erased_at),
         })
@@ -262,6 +275,12 @@ impl SimDrive {
                     }
                 }
                 self.host_written += len;
+                if self.dirty.active() {
+                    let f = self
+                        .dirty
+                        .write((l1 - l0) as u64, units, self.ftl.erases > 0);
+                    self.timing.set_write_fraction(f);
+                }
                 self.note_events();
                 data_in.max(self.timing.buffer_ready()) + self.timing.lat_write
             }
@@ -435,6 +454,7 @@ impl SimDrive {
                 "free_blocks": self.ftl.free_blocks(),
                 "erases": self.ftl.erases,
                 "mapped_bytes": self.ftl.mapped * 4096,
+                "dirty_level": self.dirty.level(),
                 "compress_units_per_4k": units as f64 / UNIT as f64,
                 "drive_time_s": self.drive_time_s(),
             },
@@ -513,6 +533,8 @@ impl SimDrive {
     /// Secure erase: every block erased, nothing mapped, counters and events reset.
     pub fn sanitize(&mut self) -> Result<()> {
         self.ftl.sanitize();
+        self.dirty.clear();
+        self.timing.set_write_fraction(1.0);
         self.now = self.now.max(self.timing.dies_idle_at());
         self.timing.reset(self.now);
         self.erased_at = self.now;

@@ -6,10 +6,12 @@
 //! - [`spec`]: `sim:<preset>?key=value&...` parsing and validation
 //! - [`presets`]: the reviewed drives, each parameter with its source
 //! - [`ftl`]: mapping, blocks, victims, frontiers
+//! - [`dirty`]: SandForce's dirty state (incompressible data slows the backend; TRIM does not help)
 //! - [`timing`]: NAND, channel, controller and link busy times; erase-ahead; cut-through
 //! - [`drive`]: [`SimDrive`], the target behind `sim:` strings
 
 mod ahead;
+mod dirty;
 pub mod drive;
 pub mod ftl;
 mod pending;

@@ -18,6 +18,10 @@
 //! | `gc_reserve` | free blocks below which foreground GC runs | 2 – 1024 |
 //! | `idle_gc_free` | idle GC restores this fraction of the spare blocks | 0 – 1 |
 //! | `trim_efficacy` | fraction of trimmed 4 KiB blocks really unmapped | 0 – 1 |
+//! | `dirty_rate` | SandForce dirty state: write rate, as a fraction of clean, once all NAND holds incompressible data (1: no dirty state) | 0.05 – 1 |
+//! | `frontier` | host writes and GC copies in `separate` open blocks or one `shared` block | `separate`, `shared` |
+//! | `gc_high` | GC hysteresis: once the pool falls to `gc_reserve`, GC refills it to this many free blocks (0: `gc_reserve` + 1) | 0 – 4096 |
+//! | `gc_sample` | greedy victim among this many closed blocks sampled at random (d-choices; 0: exact greedy) | 0, 2 – 256 |
 //! | `compress_floor` | smallest physical/host ratio the compressor reaches | 0.01 – 1 |
 //! | `t_read_us`, `t_prog_us`, `t_erase_us`, `t_prog_slc_us` | NAND array times | > 0, ≤ 100 000 |
 //! | `channel_mbps`, `link_mbps`, `ctrl_mbps` | transfer caps (decimal MB/s) | 1 – 100 000 |
@@ -91,6 +95,15 @@ pub struct SimConfig {
     pub compress_floor: f64,
     pub slc_cache_bytes: u64,
     pub trim_efficacy: f64,
+    /// SandForce dirty state: write rate once all NAND holds incompressible data, as a
+    /// fraction of the clean rate (1: no dirty state).
+    pub dirty_rate: f64,
+    /// GC copies share the host's open block (one write frontier) instead of their own.
+    pub shared_frontier: bool,
+    /// Free blocks GC restores once the pool is down to `gc_reserve` (0: `gc_reserve` + 1).
+    pub gc_high: u32,
+    /// Greedy victim among this many random closed blocks (0: exact greedy).
+    pub gc_sample: u32,
     pub buffer_bytes: u64,
     pub timings: Timings,
     pub scale: f64,
@@ -119,6 +132,10 @@ pub const KEYS: &[&str] = &[
     "gc_reserve",
     "idle_gc_free",
     "trim_efficacy",
+    "dirty_rate",
+    "frontier",
+    "gc_high",
+    "gc_sample",
     "compress_floor",
     "t_read_us",
     "t_prog_us",
@@ -255,6 +272,26 @@ pub fn parse_spec(spec: &str) -> Result<SimConfig> {
             "gc_reserve" => cfg.gc_reserve = int(k, v, 2, 1024)? as u32,
             "idle_gc_free" => cfg.idle_gc_free = num(k, v, 0.0, 1.0, false)?,
             "trim_efficacy" => cfg.trim_efficacy = num(k, v, 0.0, 1.0, false)?,
+            "dirty_rate" => cfg.dirty_rate = num(k, v, 0.05, 1.0, false)?,
+            "frontier" => {
+                cfg.shared_frontier = match v.trim() {
+                    "shared" => true,
+                    "separate" => false,
+                    _ => {
+                        return Err(Error::InvalidValue(format!(
+                            "sim key frontier={v:?} is not a frontier layout; use separate or shared"
+                        )))
+                    }
+                }
+            }
+            "gc_high" => cfg.gc_high = int(k, v, 0, 4096)? as u32,
+            "gc_sample" => {
+                let d = int(k, v, 0, 256)? as u32;
+                if d == 1 {
+                    return Err(bad(k, v, "0 (exact greedy) or 2 to 256"));
+                }
+                cfg.gc_sample = d;
+            }
             "compress_floor" => cfg.compress_floor = num(k, v, 0.01, 1.0, false)?,
             "t_read_us" => t.t_read_us = num(k, v, 0.0, 1e5, true)?,
             "t_prog_us" => t.t_prog_us = num(k, v, 0.0, 1e5, true)?,
@@ -341,10 +378,23 @@ pub fn validate(c: &SimConfig) -> Result<()> {
     }
     let raw_blocks = c.raw_blocks();
     let user_blocks = c.capacity_bytes.div_ceil(block);
-    if raw_blocks < user_blocks + c.gc_reserve as u64 + 4 + c.slc_blocks() {
+    if raw_blocks < user_blocks + c.gc_reserve.max(c.gc_high) as u64 + 4 + c.slc_blocks() {
+        if c.gc_high > c.gc_reserve {
+            return Err(Error::InvalidValue(format!(
+                "sim key gc_high={} leaves fewer spare blocks than gc_high + 4 at this capacity; use a smaller gc_high or a larger op",
+                c.gc_high
+            )));
+        }
         return Err(Error::InvalidValue(format!(
             "sim key op={} leaves fewer spare blocks than gc_reserve + 4 at this capacity; use a larger op or capacity",
             c.op
+        )));
+    }
+    if c.gc_sample > 0 && c.gc != GcPolicy::Greedy {
+        return Err(Error::InvalidValue(format!(
+            "sim key gc_sample={} applies to greedy GC only, not gc={}; use gc=greedy or drop gc_sample",
+            c.gc_sample,
+            c.gc.name()
         )));
     }
     if raw_blocks * c.pages_per_block as u64 >= 1 << 30 {
@@ -425,6 +475,9 @@ impl SimConfig {
                 "idle_gc": self.idle_gc, "idle_gc_free": self.idle_gc_free,
                 "compression": self.compression, "compress_floor": self.compress_floor,
                 "slc_cache": self.slc_cache_bytes, "trim_efficacy": self.trim_efficacy,
+                "dirty_rate": self.dirty_rate,
+                "frontier": if self.shared_frontier { "shared" } else { "separate" },
+                "gc_high": self.gc_high, "gc_sample": self.gc_sample,
                 "buffer": self.buffer_bytes,
             },
             "scale": self.scale,

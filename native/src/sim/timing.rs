@@ -23,6 +23,8 @@
 //!   at `backend_mbps` (physical bytes, after compression), one page at a time; 0 = no limit.
 //!   It is what caps a SandForce drive's incompressible writes at any queue depth while
 //!   compressible data runs at the host-side `ctrl_mbps`.
+//!   A SandForce drive in its dirty state runs it and the page programs at a fraction of
+//!   their clean rate ([`Timing::set_write_fraction`], see [`super::dirty`]).
 //! - Host link: bytes at `link_mbps`, one transfer at a time. Programs are cut-through: a
 //!   page is ready to program as soon as its last byte has crossed the link, not when the
 //!   whole command has (a 16 MiB write at QD1 keeps the dies as busy as 128 KiB at QD32).
@@ -54,6 +56,10 @@ pub struct Timing {
     ctrl_ps_per_byte: u64,
     /// Backend time of one page programmed, ns (0: no backend limit).
     backend_page: u64,
+    /// Clean-drive backend and program times (before the dirty-state slowdown), ns.
+    backend_page_clean: u64,
+    t_prog_clean: u64,
+    t_prog_slc_clean: u64,
     backend_free: u64,
     pub cmd_ns: u64,
     pub lat_read: u64,
@@ -105,6 +111,13 @@ impl Timing {
             } else {
                 0
             },
+            t_prog_clean: ns(t.t_prog_us / planes),
+            t_prog_slc_clean: ns(t.t_prog_slc_us / planes),
+            backend_page_clean: if t.backend_mbps > 0.0 {
+                c.page_size as u64 * ps_per_byte(t.backend_mbps) / 1000
+            } else {
+                0
+            },
             backend_free: 0,
             cmd_ns: ns(t.cmd_us),
             lat_read: ns(t.lat_read_us),
@@ -131,6 +144,16 @@ impl Timing {
         self.ring.fill(now);
         self.host_pages = 0;
         self.last_done = now;
+    }
+
+    /// Runs the write path (backend and page programs) at `fraction` (0, 1] of its clean
+    /// rate: each page programmed costs `1 / fraction` of its clean time (SandForce dirty
+    /// state).
+    pub fn set_write_fraction(&mut self, fraction: f64) {
+        let slow = |x: u64| (x as f64 / fraction).round() as u64;
+        self.backend_page = slow(self.backend_page_clean);
+        self.t_prog = slow(self.t_prog_clean);
+        self.t_prog_slc = slow(self.t_prog_slc_clean);
     }
 
     /// Time at which every die is idle again.

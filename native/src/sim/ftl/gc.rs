@@ -10,13 +10,15 @@ const GC_BURST: u32 = 16;
 const GC_SCAN: u32 = 48;
 
 impl Ftl {
-    /// Collects victims until the free pool is above the reserve.
+    /// Once the free pool is down to the reserve, collects victims until it holds `gc_high`
+    /// blocks (hysteresis; without it, `gc_reserve` + 1).
     pub(super) fn foreground_gc(&mut self) {
-        if self.free.len() <= self.gc_reserve {
-            self.flag(EV_POOL_EXHAUSTED);
+        if self.free.len() > self.gc_reserve {
+            return;
         }
+        self.flag(EV_POOL_EXHAUSTED);
         let mut guard = 0u64;
-        while self.free.len() <= self.gc_reserve {
+        while self.free.len() < self.gc_high {
             self.collect_one();
             guard += 1;
             assert!(
@@ -33,6 +35,18 @@ impl Ftl {
 
     fn pick_victim(&mut self) -> u32 {
         match self.policy {
+            GcPolicy::Greedy if self.gc_sample > 0 => {
+                // d-choices: the fewest valid units among d closed blocks drawn at random
+                let n = self.closed_list.len();
+                let mut best = self.closed_list[self.rng.random_range(0..n)];
+                for _ in 1..self.gc_sample {
+                    let b = self.closed_list[self.rng.random_range(0..n)];
+                    if self.blk[b as usize].valid_units < self.blk[best as usize].valid_units {
+                        best = b;
+                    }
+                }
+                best
+            }
             GcPolicy::Greedy => loop {
                 if let Some(b) = self.bucket_top(self.min_level) {
                     break b;
@@ -249,7 +263,7 @@ impl Ftl {
             return false;
         }
         match self.policy {
-            GcPolicy::Greedy => {
+            GcPolicy::Greedy if self.gc_sample == 0 => {
                 while self.min_level < self.buckets.len()
                     && self.bucket_top(self.min_level).is_none()
                 {

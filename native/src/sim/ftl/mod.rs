@@ -67,6 +67,14 @@ struct Blk {
 pub struct Ftl {
     policy: GcPolicy,
     gc_reserve: usize,
+    /// GC hysteresis: once the pool is down to `gc_reserve`, GC refills it to this many.
+    gc_high: usize,
+    /// Greedy among this many sampled closed blocks (0: exact greedy from the buckets).
+    gc_sample: u32,
+    /// Exact greedy: closed blocks live in the buckets (checked on every invalidation).
+    bucketed: bool,
+    /// GC copies go to the host's open block (one write frontier).
+    shared_frontier: bool,
     compression: bool,
     pub pages_per_block: u32,
     page_units: u32,
@@ -142,6 +150,10 @@ impl Ftl {
         let mut f = Ftl {
             policy: c.gc,
             gc_reserve: c.gc_reserve as usize,
+            gc_high: (c.gc_high as usize).max(c.gc_reserve as usize + 1),
+            gc_sample: c.gc_sample,
+            bucketed: c.gc == GcPolicy::Greedy && c.gc_sample == 0,
+            shared_frontier: c.shared_frontier,
             compression: c.compression,
             pages_per_block: c.pages_per_block,
             page_units: (c.page_size / 4096) * UNIT,
@@ -321,9 +333,9 @@ impl Ftl {
             return;
         }
         match self.policy {
-            GcPolicy::Greedy => self.bucket_insert(b),
+            GcPolicy::Greedy if self.gc_sample == 0 => self.bucket_insert(b),
             GcPolicy::Fifo => self.fifo.push_back(b),
-            GcPolicy::Random | GcPolicy::CostBenefit => {
+            _ => {
                 self.closed_pos[b as usize] = self.closed_list.len() as u32;
                 self.closed_list.push(b);
             }
@@ -333,9 +345,9 @@ impl Ftl {
     fn unclose(&mut self, b: u32) {
         self.closed_count -= 1;
         match self.policy {
-            GcPolicy::Greedy => self.bucket_remove(b),
+            GcPolicy::Greedy if self.gc_sample == 0 => self.bucket_remove(b),
             GcPolicy::Fifo => {} // popped by the caller
-            GcPolicy::Random | GcPolicy::CostBenefit => {
+            _ => {
                 let pos = self.closed_pos[b as usize] as usize;
                 let last = self.closed_list.pop().expect("closed list holds the block");
                 if last != b {
@@ -403,11 +415,7 @@ impl Ftl {
         bk.valid_count -= 1;
         let closed = bk.state == CLOSED;
         self.mapped -= 1;
-        if self.policy == GcPolicy::Greedy
-            && closed
-            && b < self.n_mlc
-            && (before - u) / UNIT != before / UNIT
-        {
+        if self.bucketed && closed && b < self.n_mlc && (before - u) / UNIT != before / UNIT {
             self.bucket_remove(b);
             self.bucket_insert(b);
         }
@@ -446,9 +454,14 @@ impl Ftl {
             }
             self.host_open = NONE;
             self.foreground_gc();
-            let b = self.free.pop().expect("foreground GC keeps a free block");
-            self.open(b);
-            self.host_open = b;
+            if self.shared_frontier && self.room(self.gc_open, units) {
+                // one write frontier: the host continues in the block GC copied into
+                self.host_open = std::mem::replace(&mut self.gc_open, NONE);
+            } else {
+                let b = self.free.pop().expect("foreground GC keeps a free block");
+                self.open(b);
+                self.host_open = b;
+            }
         }
         self.append(self.host_open, lba, units, W_HOST_PROG);
     }
