@@ -58,10 +58,11 @@ CASES = {
         {},
         [
             ("as_ssd_seq_write", "clean", "avg_mbps"),
+            # predicted by the dirty state fitted off-replay (ComputerBase, AnandTech Vertex 3)
+            ("as_ssd_seq_write", "after_trim", "avg_mbps"),
         ],
         [
             ("as_ssd_seq_write", "torture", "avg_mbps"),
-            ("as_ssd_seq_write", "after_trim", "avg_mbps"),
         ],
     ),
     "xbit-330": (
@@ -256,3 +257,14 @@ def test_save_to_an_unwritable_place_is_a_capture_file_error_and_leaves_nothing(
         "intervals.parquet",
         "replay.json",
     ]
+
+
+def test_read_side_compression_is_not_claimed_as_a_match():
+    # the model compresses writes only (a read costs the same whatever data it returns), so
+    # whatever small difference the replays show comes from elsewhere: the Puget read-loss row
+    # must say "documented, not modelled", never "within tolerance"
+    zeros, _ = _replayed("puget-compressible")
+    rnd = fb.replay("puget-cdm-loop", target="sim:intel-520-120g" + S, data="random", loops=3)
+    cmp = rnd.compare(other=zeros)
+    row = cmp.filter(pl.col("metric") == "loss_vs_compressible_pct").row(0, named=True)
+    assert row["status"] == "documented, not modelled"
