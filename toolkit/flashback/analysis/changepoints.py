@@ -252,6 +252,10 @@ def _one(
     used = ("huber" if heavy else "l2") if cost == "auto" else cost
     work = noise.huberize(sig, sigma, window=window) if used == "huber" else sig
     lrv = max(noise.long_run_variance(work), sigma**2 * 1e-6)
+    # The block estimator reads autocorrelation only up to blocks of n/32 points (a series of
+    # fewer than 64 points: none at all), and a lag-1 ρ̂ from few points is biased towards
+    # 0: the long-run variance is at least that of AR(1) noise with the bias-corrected ρ̃
+    lrv = max(lrv, noise.ar1_long_run_variance(work, noise.kendall_rho(rho, n)))
     lrv0 = lrv
     search_cost = "l2" if used == "huber" else used
     if penalty == "auto":
