@@ -452,7 +452,11 @@ def changepoints(
         penalty: ``"auto"`` = 3 · ln n · (long-run variance of the searched series:
             :func:`flashback.analysis.noise.long_run_variance`, which counts the
             autocorrelation of per-second drive data, GC oscillation and stalls, and ignores
-            level changes; raised, up to 4 times, to the long-run variance of the residual
+            level changes; at least the AR(1) value from the first differences and the lag-1
+            autocorrelation with Kendall's small-sample bias removed
+            (:func:`flashback.analysis.noise.ar1_long_run_variance`), because the block
+            estimator reads correlation only over blocks of n/32 points, none below 64 points,
+            and ρ̂ from few points is biased towards 0; raised, up to 4 times, to the long-run variance of the residual
             around the segments found while that is larger, so a trend is not cut into
             stairs), reported as ``Segments.penalty``/``long_run_sigma``; or a number in
             squared units of the (transformed) series.
