@@ -252,6 +252,10 @@ def _one(
     used = ("huber" if heavy else "l2") if cost == "auto" else cost
     work = noise.huberize(sig, sigma, window=window) if used == "huber" else sig
     lrv = max(noise.long_run_variance(work), sigma**2 * 1e-6)
+    # The block estimator reads autocorrelation only up to blocks of n/32 points (a series of
+    # fewer than 64 points: none at all), and a lag-1 ρ̂ from few points is biased towards
+    # 0: the long-run variance is at least that of AR(1) noise with the bias-corrected ρ̃
+    lrv = max(lrv, noise.ar1_long_run_variance(work, noise.kendall_rho(rho, n)))
     lrv0 = lrv
     search_cost = "l2" if used == "huber" else used
     if penalty == "auto":
@@ -448,7 +452,11 @@ def changepoints(
         penalty: ``"auto"`` = 3 · ln n · (long-run variance of the searched series:
             :func:`flashback.analysis.noise.long_run_variance`, which counts the
             autocorrelation of per-second drive data, GC oscillation and stalls, and ignores
-            level changes; raised, up to 4 times, to the long-run variance of the residual
+            level changes; at least the AR(1) value from the first differences and the lag-1
+            autocorrelation with Kendall's small-sample bias removed
+            (:func:`flashback.analysis.noise.ar1_long_run_variance`), because the block
+            estimator reads correlation only over blocks of n/32 points, none below 64 points,
+            and ρ̂ from few points is biased towards 0; raised, up to 4 times, to the long-run variance of the residual
             around the segments found while that is larger, so a trend is not cut into
             stairs), reported as ``Segments.penalty``/``long_run_sigma``; or a number in
             squared units of the (transformed) series.

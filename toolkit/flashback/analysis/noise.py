@@ -116,6 +116,26 @@ def long_run_variance(y: np.ndarray, *, max_block: int = 256, min_blocks: int = 
     return best
 
 
+def kendall_rho(rho: float, n: int) -> float:
+    """Lag-1 autocorrelation ``rho`` estimated from ``n`` points with its small-sample bias
+    removed: E[ρ̂] ≈ ρ − (1 + 3ρ)/n for an AR(1) process (Kendall 1954; Marriott & Pope
+    1954), so ρ̃ = (n·ρ̂ + 1)/(n − 3), within [0, 0.98]. Dimensionless."""
+    if n <= 3:
+        return float(min(max(rho, 0.0), 0.98))
+    return float(min(max((n * rho + 1.0) / (n - 3.0), 0.0), 0.98))
+
+
+def ar1_long_run_variance(y: np.ndarray, rho: float) -> float:
+    """Long-run variance of AR(1) noise in ``y`` (units of ``y`` squared) from its first
+    differences and its lag-1 autocorrelation ``rho`` (taken as is: correct it first with
+    :func:`kendall_rho`): the differences of AR(1) noise of variance σ² scatter by
+    2σ²(1 − ρ), so σ̂²_d = (1.4826 · MAD of the differences)² / 2 = σ²(1 − ρ), and the
+    long-run variance σ²(1 + ρ)/(1 − ρ) is σ̂²_d (1 + ρ)/(1 − ρ)². Levels and steps barely
+    move it (differences and a median)."""
+    rho = float(min(max(rho, 0.0), 0.98))
+    return sigma_mad_diff(y) ** 2 * (1.0 + rho) / (1.0 - rho) ** 2
+
+
 def segment_residual_lrv(
     y: np.ndarray, ends: list[int], *, max_block: int = 256, min_blocks: int = 8
 ) -> float:
