@@ -149,3 +149,17 @@ def test_block_length_of_a_long_series_matches_the_direct_estimate():
     direct = float(pw(y)["circular"].iloc[0])
     L = optimal_block_length(y)
     assert 0.8 * direct <= L <= 2.0 * direct, (L, direct)
+
+
+def test_block_length_of_a_short_series_raises_no_numpy_warning():
+    # an 8-interval segment of a real sim capture (test_dataset's by-serial change points):
+    # arch's lagged autocorrelation divides by a zero variance there
+    import warnings
+
+    from flashback.analysis.blocks import optimal_block_length
+
+    y = np.array([58791.0, 57303.0, 75633.0, 76958.0, 77889.0, 73997.0, 63423.0, 47019.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        L = optimal_block_length(y)
+    assert 1 <= L <= y.size // 2

@@ -52,7 +52,10 @@ def optimal_block_length(y: np.ndarray) -> int:
         return 1
     b = math.ceil(n / PW_MAX_POINTS)
     z = block_means(np.asarray(y, dtype=np.float64), b) if b > 1 else y
-    L = float(pw(np.asarray(z, dtype=np.float64))["circular"].iloc[0]) * b
+    # on short series arch divides by the zero variance of a one-point lagged window; the
+    # resulting NaN/inf length is handled below, so its RuntimeWarning is not the user's concern
+    with np.errstate(divide="ignore", invalid="ignore"):
+        L = float(pw(np.asarray(z, dtype=np.float64))["circular"].iloc[0]) * b
     if not math.isfinite(L):
         return 1
     return int(min(max(1, math.ceil(L)), max(1, n // 2)))

@@ -23,8 +23,11 @@ class Segments:
         sigma: robust noise scale σ̂ of the searched signal (1.4826 · MAD of its residual
             around a running median).
         rho: lag-1 autocorrelation of that residual.
-        long_run_sigma: σ̂ · √((1 + ρ)/(1 − ρ)), the long-run noise scale the default penalty
-            and the breakpoint intervals use (units of the searched signal).
+        long_run_sigma: √ of the residual's long-run variance: the spread of its block means
+            (:func:`flashback.analysis.noise.long_run_variance`), floored at the AR(1) value
+            from a small-sample-corrected ρ (:func:`~flashback.analysis.noise.ar1_long_run_variance`);
+            the noise scale the default penalty and the breakpoint intervals use (units of
+            the searched signal).
         min_change_pct: breakpoints between levels closer than this (% of the larger) were
             removed.
         cost: the cost actually used (``l2``, ``huber`` = L2 on a Huber-clipped signal,
