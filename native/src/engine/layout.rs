@@ -74,7 +74,7 @@ pub fn lay_out(t: &Opened, offset: u64, len: u64, obs: &mut dyn Observer) -> Res
         .open(&t.path)
         .map_err(|e| Error::io(format!("could not open {shown} to lay it out"), e))?;
     let mut buf = vec![0u8; CHUNK];
-    let mut x: u64 = 0x9e37_79b9_7f4a_7c15 ^ offset;
+    let mut x: u64 = crate::rng::PHI ^ offset;
     let mut done = 0u64;
     'gaps: for (start, n) in gaps {
         let mut at = start;

@@ -184,7 +184,7 @@ fn make_job<'a>(
         gen: DataGen::new(
             &w.data,
             w.seed
-                .wrapping_add((j as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)),
+                .wrapping_add((j as u64).wrapping_mul(crate::rng::PHI)),
         ),
         bs: w.bs,
         writes: matches!(w.rw, Rw::Write | Rw::RandWrite | Rw::RandRw),

@@ -29,7 +29,7 @@ impl Target {
     /// Opens `spec`. Errors: [`crate::Error::Target`] for a spec naming nothing usable,
     /// [`crate::Error::Refused`] when the safety rules forbid writing to it.
     pub fn open(spec: &str, opts: &OpenOptions) -> Result<Target> {
-        match spec.strip_prefix("sim:") {
+        match spec.strip_prefix(crate::sim::spec::PREFIX) {
             Some(rest) => Ok(Target::Sim(Box::new(SimDrive::from_spec(rest)?))),
             None => Ok(Target::Real(RealTarget::open(spec, opts)?)),
         }

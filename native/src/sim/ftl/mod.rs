@@ -470,7 +470,7 @@ impl Ftl {
     #[inline]
     pub fn trim(&mut self, lba: u32) -> bool {
         if self.trim_threshold != u64::MAX {
-            let h = mix64(lba as u64 ^ self.trim_seed.wrapping_mul(0x9e3779b97f4a7c15));
+            let h = mix64(lba as u64 ^ self.trim_seed.wrapping_mul(crate::rng::PHI));
             if h > self.trim_threshold {
                 return false;
             }
