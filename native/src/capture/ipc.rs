@@ -226,6 +226,23 @@ pub fn write_capture(
     })
 }
 
+/// Writes a table (its schema and batches, from any source) as a capture file carrying
+/// `meta_json` under [`META_KEY`], atomically: the schema's own metadata is replaced.
+pub fn write_table(
+    path: &Path,
+    schema: &SchemaRef,
+    batches: Vec<RecordBatch>,
+    meta_json: String,
+) -> Result<()> {
+    let md = HashMap::from([(META_KEY.to_string(), meta_json)]);
+    let schema = Arc::new(Schema::new_with_metadata(schema.fields().clone(), md));
+    let batches = batches
+        .into_iter()
+        .map(|b| RecordBatch::try_new(schema.clone(), b.columns().to_vec()))
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    write_batches(path, &schema, &batches)
+}
+
 /// Writes batches as a complete IPC stream atomically (temporary file + rename), each batch
 /// with its checksum.
 pub fn write_batches(path: &Path, schema: &SchemaRef, batches: &[RecordBatch]) -> Result<()> {

@@ -7,12 +7,10 @@ use crate::capture::IntervalRow;
 use crate::error::Error;
 use arrow_array::ffi_stream::{FFI_ArrowArrayStream, RecordBatchStreamReader};
 use arrow_array::{RecordBatch, RecordBatchIterator, RecordBatchReader};
-use arrow_schema::{Schema, SchemaRef};
+use arrow_schema::SchemaRef;
 use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
-use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Arc;
 
 /// An Arrow table held by Rust, exported with `__arrow_c_stream__`.
 #[pyclass(module = "flashback._native", frozen)]
@@ -105,14 +103,7 @@ fn write_capture(
     meta_json: String,
 ) -> PyResult<()> {
     let (schema, batches) = import_stream(table)?;
-    let md = HashMap::from([(crate::capture::META_KEY.to_string(), meta_json)]);
-    let schema = Arc::new(Schema::new_with_metadata(schema.fields().clone(), md));
-    let batches = batches
-        .into_iter()
-        .map(|b| RecordBatch::try_new(schema.clone(), b.columns().to_vec()))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| super::errors::to_py(Error::from(e)))?;
-    detached(py, || ipc::write_batches(&path, &schema, &batches))
+    detached(py, || ipc::write_table(&path, &schema, batches, meta_json))
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
