@@ -99,6 +99,22 @@ CASES = {
             ("iometer_seq_write", "used", "early_min_mbps"),
         ],
     ),
+    "behardware-vertex3": (
+        "behardware-used-trim",
+        "sim:ocz-vertex3-120g?scale=1/16",
+        {},
+        [
+            # predicted: the preset's backend rate comes from AnandTech's Vertex 3 page (162.1
+            # MB/s), not from this review; the after-TRIM level from the off-replay dirty state
+            ("iometer_seq_write", "fresh", "level_before_dip_mbps"),
+            ("iometer_seq_write", "fresh", "level_mbps"),
+            ("iometer_seq_write", "after_trim", "level_mbps"),
+        ],
+        [
+            ("iometer_seq_write", "fresh", "dip_written_gb"),
+            ("iometer_seq_write", "used", "early_min_mbps"),
+        ],
+    ),
     "behardware-510": (
         "behardware-used-trim",
         "sim:intel-510-120g" + S,
