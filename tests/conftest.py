@@ -32,6 +32,19 @@ def need_root_and(*cmds: str) -> None:
         pytest.skip(f"needs {', '.join(missing)} (make setup installs them as root)")
 
 
+def ar1(rng, n: int, phi: float, sd: float):
+    """``n`` points of stationary AR(1) noise with coefficient ``phi`` and standard deviation
+    ``sd`` (started from the stationary distribution)."""
+    import numpy as np
+
+    e = rng.standard_normal(n) * sd * np.sqrt(1 - phi**2)
+    x = np.empty(n)
+    x[0] = rng.standard_normal() * sd
+    for i in range(1, n):
+        x[i] = phi * x[i - 1] + e[i]
+    return x
+
+
 def sha256(path: str | os.PathLike[str]) -> str:
     """SHA-256 of a file's or block device's whole contents."""
     h = hashlib.sha256()

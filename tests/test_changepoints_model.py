@@ -6,15 +6,7 @@ import polars as pl
 import pytest
 
 import flashback as fb
-
-
-def _ar1(rng, n, phi, sd):
-    e = rng.standard_normal(n) * sd * np.sqrt(1 - phi**2)
-    x = np.empty(n)
-    x[0] = rng.standard_normal() * sd
-    for i in range(1, n):
-        x[i] = phi * x[i - 1] + e[i]
-    return x
+from conftest import ar1 as _ar1
 
 
 def _kinked_trend(seed, n=600, kink=300):

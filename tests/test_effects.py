@@ -5,16 +5,8 @@ import polars as pl
 import pytest
 
 import flashback as fb
+from conftest import ar1 as _ar1
 from flashback.analysis.effects import ratio_ci
-
-
-def _ar1(rng, n, phi, sd):
-    e = rng.standard_normal(n) * sd * np.sqrt(1 - phi**2)
-    x = np.empty(n)
-    x[0] = rng.standard_normal() * sd
-    for i in range(1, n):
-        x[i] = phi * x[i - 1] + e[i]
-    return x
 
 
 def test_block_bootstrap_covers_true_ratio_on_ar09_and_iid_undercovers():

@@ -9,18 +9,12 @@
 //!   write at QD1 keeps the dies as busy as 128 KiB writes at QD32 (it was serialized with
 //!   the link and ran at 2/3 of the rate).
 
-use flashback_native::run::{Quiet, RunOptions};
+mod common;
+
+use common::opts;
+use flashback_native::run::Quiet;
 use flashback_native::sim::SimDrive;
 use flashback_native::workload::Workload;
-
-fn opts() -> RunOptions {
-    RunOptions {
-        step: "t".into(),
-        capture_path: None,
-        no_recording: true,
-        stream_only: false,
-    }
-}
 
 /// Sequential incompressible writes of `written` bytes; returns the rate in MB/s.
 fn seq_write_mbps(d: &mut SimDrive, bs: &str, qd: u32, written: u64) -> f64 {

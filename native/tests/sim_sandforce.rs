@@ -2,18 +2,12 @@
 //! with incompressible data the drive writes incompressible data at `dirty_rate` × its clean
 //! rate, TRIM does not restore it, rewriting with compressible data or a secure erase does.
 
-use flashback_native::run::{Quiet, RunOptions};
+mod common;
+
+use common::opts;
+use flashback_native::run::Quiet;
 use flashback_native::sim::SimDrive;
 use flashback_native::workload::Workload;
-
-fn opts() -> RunOptions {
-    RunOptions {
-        step: "t".into(),
-        capture_path: None,
-        no_recording: true,
-        stream_only: false,
-    }
-}
 
 fn run(d: &mut SimDrive, pairs: &[(&str, &str)]) -> f64 {
     let w = Workload::from_pairs(pairs.iter().copied()).unwrap();
