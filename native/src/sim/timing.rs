@@ -60,6 +60,8 @@ pub struct Timing {
     backend_page_clean: u64,
     t_prog_clean: u64,
     t_prog_slc_clean: u64,
+    /// The fraction the write path runs at now ([`Timing::set_write_fraction`]).
+    write_fraction: f64,
     backend_free: u64,
     pub cmd_ns: u64,
     pub lat_read: u64,
@@ -118,6 +120,7 @@ impl Timing {
             } else {
                 0
             },
+            write_fraction: 1.0,
             backend_free: 0,
             cmd_ns: ns(t.cmd_us),
             lat_read: ns(t.lat_read_us),
@@ -150,6 +153,12 @@ impl Timing {
     /// rate: each page programmed costs `1 / fraction` of its clean time (SandForce dirty
     /// state).
     pub fn set_write_fraction(&mut self, fraction: f64) {
+        // called after every write command of a SandForce drive: once the dirty level stops
+        // moving (all NAND dirty) the fraction repeats, and the times need no recomputing
+        if fraction == self.write_fraction {
+            return;
+        }
+        self.write_fraction = fraction;
         let slow = |x: u64| (x as f64 / fraction).round() as u64;
         self.backend_page = slow(self.backend_page_clean);
         self.t_prog = slow(self.t_prog_clean);
