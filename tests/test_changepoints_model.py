@@ -162,3 +162,34 @@ def test_short_autocorrelated_series_find_their_one_step():
         b = fb.changepoints(pl.DataFrame({"i": np.arange(30.0), "value": y}), x="i", y="value")
         alone += len(b.breakpoints) == 1 and abs(b.breakpoints[0] - 15) <= 2
     assert alone >= 20, alone
+
+
+def test_noise_scale_of_a_steep_trend_is_the_noise_not_zero():
+    """Slope 10 per point, white noise σ = 1: every 7-point window is monotone, so the
+    running median is the point itself and the old residual was 0 everywhere (σ̂ = ρ̂ = 0,
+    and ``changepoints`` fell back to the series' standard deviation, ~5,800). Around a
+    7-point running mean, white noise keeps a variance of σ²(1 − 1/7): σ̂ ≈ 0.93."""
+    from flashback.analysis.noise import residual_scale
+
+    n = 2000
+    y = 10.0 * np.arange(n) + np.random.default_rng(11).standard_normal(n)
+    sigma, rho = residual_scale(y, window=7)
+    assert 0.85 <= sigma <= 1.0, sigma
+    assert rho < 0.1, rho
+    seg = fb.changepoints(pl.DataFrame({"i": np.arange(n, dtype=float), "v": y}), x="i", y="v")
+    assert seg.model == "linear" and seg.breakpoints == [], seg.breakpoints
+    assert 0.85 <= seg.sigma <= 1.0, seg.sigma
+
+
+def test_autocorrelation_of_a_trending_series_is_read_as_on_a_level():
+    """AR(1) φ = 0.8 around a steep line reads about as the same noise on a level does: σ̂
+    within 40 % and ρ̂ within 30 % of the running-median estimates on the noise alone (both
+    smoothers absorb part of slow noise, the 7-point mean less than the median: 0.50 against
+    0.37 here; neither ρ̂ is φ itself); the old estimates on the line were 0."""
+    from flashback.analysis.noise import residual_scale
+
+    noise = _ar1(np.random.default_rng(12), 4000, 0.8, 1.0)
+    s_flat, r_flat = residual_scale(noise, window=7)
+    sigma, rho = residual_scale(10.0 * np.arange(4000) + noise, window=7)
+    assert r_flat > 0.15
+    assert sigma == pytest.approx(s_flat, rel=0.4) and rho == pytest.approx(r_flat, rel=0.3)

@@ -80,10 +80,21 @@ def robust_lag1(r: np.ndarray, sigma: float) -> float:
 def residual_scale(y: np.ndarray, *, window: int) -> tuple[float, float]:
     """``(σ̂, ρ̂)`` of the residual of ``y`` around a running median of ``window`` points
     (levels and steps removed): σ̂ = 1.4826 · MAD, ρ̂ its lag-1 autocorrelation (clipped at
-    3 σ̂). Units of σ̂: those of ``y``."""
+    3 σ̂). Units of σ̂: those of ``y``.
+
+    Where the series rises or falls through most windows (a trend: the median of a monotone
+    window is its middle point, so the residual there is exactly 0), half or more of the
+    residuals are 0 and the MAD breaks down: σ̂ and ρ̂ would both read 0. The residual is
+    then taken around a running mean of the same window, which follows a straight trend as
+    the median follows a level (and, like it, absorbs part of slow noise)."""
     if y.size < 5:
         return float(np.std(y)), 0.0
-    r = residuals(y, min(int(window), max(3, y.size // 3)))
+    w = min(int(window), max(3, y.size // 3))
+    r = residuals(y, w)
+    if np.count_nonzero(r) <= r.size // 2:
+        from scipy.ndimage import uniform_filter1d  # scipy is slow to import
+
+        r = y - uniform_filter1d(y.astype(np.float64), w | 1, mode="mirror")
     s = float(MAD_TO_SIGMA * np.median(np.abs(r - np.median(r))))
     return s, robust_lag1(r, s)
 
