@@ -230,13 +230,20 @@ def load(path: str | os.PathLike[str]) -> Capture:
     """Reads a capture saved as ``.arrow`` (IPC stream) or ``.parquet``.
 
     Raises:
-        CaptureFileError: the file is missing, not a flashback capture, torn, or altered
+        CaptureFileError: the file is missing, a directory (a saved replay: the message
+            names :meth:`flashback.Replay.load`), not a flashback capture, torn, or altered
             after writing (a batch fails its checksum: the message names its intervals); then
             :func:`recover` salvages what comes before.
     """
     path = Path(path)
     if not path.exists():
         raise CaptureFileError(f"{path} does not exist; give the path of a saved capture")
+    if path.is_dir():
+        if (path / "replay.json").exists():
+            raise CaptureFileError(
+                f"{path} is a saved replay (a directory); load it with fb.Replay.load({str(path)!r})"
+            )
+        raise CaptureFileError(f"{path} is a directory; give the path of a saved capture file")
     if path.suffix == ".parquet":
         try:
             md = pl.read_parquet_metadata(path)

@@ -67,6 +67,22 @@ class RunInterrupted(KeyboardInterrupt):
         self.capture = capture
 
 
+class ReplayInterrupted(RunInterrupted):
+    """Ctrl-C stopped a replay. Raised after the steps done so far were gathered into a
+    :class:`~flashback.Replay` with status ``interrupted``; it is in :attr:`replay` (also
+    :attr:`capture`). A :class:`KeyboardInterrupt`, so a loop of replays (or a notebook run
+    top to bottom) stops as Ctrl-C should, rather than going on with a partial result.
+    """
+
+    def __init__(self, replay: object, message: str = "replay interrupted (Ctrl-C)") -> None:
+        super().__init__(replay, message)
+
+    @property
+    def replay(self) -> object:
+        """The :class:`~flashback.Replay` of the steps done before Ctrl-C."""
+        return self.capture
+
+
 __all__ = [
     "FlashbackError",
     "ParameterError",
@@ -80,6 +96,7 @@ __all__ = [
     "ReplayError",
     "InternalError",
     "RunInterrupted",
+    "ReplayInterrupted",
 ]
 
 

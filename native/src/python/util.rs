@@ -44,7 +44,7 @@ impl Observer for PyObserver {
             );
         }
         let Some(cb) = &self.progress else { return };
-        if self.callback_error.is_some() {
+        if self.callback_error.is_some() || self.interrupted {
             return;
         }
         Python::attach(|py| {
@@ -65,7 +65,14 @@ impl Observer for PyObserver {
                     Ok(())
                 })();
                 if let Err(e) = res {
-                    self.callback_error = Some(e);
+                    // Ctrl-C lands in whatever Python code runs next, often this callback
+                    // (a progress bar): it stops the run as a polled Ctrl-C does, keeping the
+                    // capture, rather than failing the call and losing the rows.
+                    if e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) {
+                        self.interrupted = true;
+                    } else {
+                        self.callback_error = Some(e);
+                    }
                     break;
                 }
             }

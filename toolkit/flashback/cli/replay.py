@@ -81,7 +81,7 @@ def print_result(res, *, output: str | None, as_json: bool) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from flashback.errors import ParameterError
+    from flashback.errors import ParameterError, ReplayInterrupted
     from flashback.replay import replay
     from flashback.replay.base import registered
 
@@ -96,15 +96,18 @@ def main(args: argparse.Namespace) -> int:
             raise ParameterError(f"--param {item!r} is not KEY=VALUE; write e.g. --param loops=3")
         key, value = item.split("=", 1)
         params[key.strip()] = _value(value.strip())
-    res = replay(
-        args.name,
-        target=args.target,
-        scale=args.scale,
-        destroy=args.destroy,
-        overwrite=args.overwrite,
-        progress=not args.no_progress,
-        **params,
-    )
+    try:
+        res = replay(
+            args.name,
+            target=args.target,
+            scale=args.scale,
+            destroy=args.destroy,
+            overwrite=args.overwrite,
+            progress=not args.no_progress,
+            **params,
+        )
+    except ReplayInterrupted as e:  # the steps done are saved and printed, then exit 130
+        res = e.replay
     if args.output:  # saved before anything is printed: a closed pipe must not lose it
         res.save(args.output)
     print_result(res, output=args.output, as_json=args.json)

@@ -6,7 +6,7 @@ import datetime as _dt
 import os
 from typing import Any, Callable
 
-from flashback.errors import ReplayError
+from flashback.errors import ReplayError, ReplayInterrupted
 from flashback.replay.base import Replay, get_protocol
 from flashback.progress import make_bar
 from flashback.replay.runner import Interrupted, Runner
@@ -63,6 +63,9 @@ def replay(
         params: the protocol's parameters (see its ``describe()``).
 
     Raises:
+        ReplayInterrupted: Ctrl-C stopped the replay; the steps done so far are its
+            ``.replay`` (status ``interrupted``). It is a ``KeyboardInterrupt``, as from
+            :func:`flashback.run`, so a loop of replays stops.
         ReplayError: unknown protocol, or a target too small for the procedure.
         ParameterError: an unknown parameter or a bad scale.
         TargetError, SafetyError, DeviceError: from opening or using the target.
@@ -122,4 +125,7 @@ def replay(
         "end_time": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "status": status,
     }
-    return Replay(runner.intervals(), runner.steps, meta)
+    rep = Replay(runner.intervals(), runner.steps, meta)
+    if status == "interrupted":
+        raise ReplayInterrupted(rep)
+    return rep
