@@ -21,7 +21,8 @@ class Segments:
         penalty: the penalty used (in units of the searched signal, squared for L2); by
             default 3 · ln n · ``long_run_sigma``².
         sigma: robust noise scale σ̂ of the searched signal (1.4826 · MAD of its residual
-            around a running median).
+            around a running median; around a running mean where the signal rises or falls
+            through most windows: :func:`flashback.analysis.noise.residual_scale`).
         rho: lag-1 autocorrelation of that residual.
         long_run_sigma: √ of the residual's long-run variance: the spread of its block means
             (:func:`flashback.analysis.noise.long_run_variance`), floored at the AR(1) value
