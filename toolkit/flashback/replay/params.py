@@ -156,3 +156,13 @@ def text() -> Converter:
         raise _bad(name, value, "text")
 
     return conv
+
+
+def interval_s(*, default: str = "1 s × scale on a sim drive") -> tuple[None, str, Converter]:
+    """The ``interval_s`` parameter every protocol takes: its reporting interval in seconds,
+    ``None`` for ``default`` (said in the description)."""
+    return (
+        None,
+        f"reporting interval (default {default})",
+        number(lo=0, lo_open=True, optional=True),
+    )

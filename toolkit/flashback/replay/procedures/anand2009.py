@@ -115,11 +115,7 @@ register(
                 "capacities of 4 KiB random writes that make the drive used",
                 P.number(lo=0),
             ),
-            "interval_s": (
-                None,
-                "reporting interval (default 1 s × scale on a sim drive)",
-                P.number(lo=0, lo_open=True, optional=True),
-            ),
+            "interval_s": P.interval_s(),
         },
         procedure=PROCEDURE,
         run=run,

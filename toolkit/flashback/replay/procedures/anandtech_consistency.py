@@ -130,11 +130,7 @@ register(
                 P.boolean(),
             ),
             "run_s": (2000.0, "random-write duration at full scale", P.number(lo=0, lo_open=True)),
-            "interval_s": (
-                None,
-                "reporting interval (default 1 s × scale on a sim drive)",
-                P.number(lo=0, lo_open=True, optional=True),
-            ),
+            "interval_s": P.interval_s(),
         },
         procedure=PROCEDURE,
         run=run,

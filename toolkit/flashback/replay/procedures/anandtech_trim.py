@@ -147,11 +147,7 @@ register(
                 "by the review (compare(sensitivity=True) replays 30 s and 300 s too)",
                 P.number(lo=0),
             ),
-            "interval_s": (
-                None,
-                "reporting interval (default 1 s × scale on a sim drive)",
-                P.number(lo=0, lo_open=True, optional=True),
-            ),
+            "interval_s": P.interval_s(),
         },
         procedure=PROCEDURE,
         run=run,

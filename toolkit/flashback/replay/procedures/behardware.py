@@ -250,11 +250,7 @@ register(
                 "each run's duration at full scale (3 minutes)",
                 P.number(lo=0, lo_open=True),
             ),
-            "interval_s": (
-                None,
-                "reporting interval (default 1 s × scale on a sim drive)",
-                P.number(lo=0, lo_open=True, optional=True),
-            ),
+            "interval_s": P.interval_s(),
         },
         procedure=PROCEDURE,
         run=run,

@@ -121,11 +121,7 @@ register(
                 "rotate: the test file moves each loop; fixed: offset 0",
                 P.choice("rotate", "fixed"),
             ),
-            "interval_s": (
-                None,
-                "reporting interval (default 1 s)",
-                P.number(lo=0, lo_open=True, optional=True),
-            ),
+            "interval_s": P.interval_s(default="1 s"),
         },
         procedure=PROCEDURE,
         run=run,

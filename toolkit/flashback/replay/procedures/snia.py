@@ -238,11 +238,7 @@ register(
                 "HIR: seconds of writes after each wait set",
                 P.number(lo=0, lo_open=True),
             ),
-            "interval_s": (
-                None,
-                "reporting interval (default 1 s × scale on a sim drive)",
-                P.number(lo=0, lo_open=True, optional=True),
-            ),
+            "interval_s": P.interval_s(),
         },
         procedure=PROCEDURE,
         run=run,

@@ -139,11 +139,7 @@ register(
                 P.number(lo=0, lo_open=True),
             ),
             "idle_s": (1800.0, "the idle period at full scale (30 minutes)", P.number(lo=0)),
-            "interval_s": (
-                None,
-                "reporting interval (default 1 s × scale on a sim drive)",
-                P.number(lo=0, lo_open=True, optional=True),
-            ),
+            "interval_s": P.interval_s(),
         },
         procedure=PROCEDURE,
         run=run,
