@@ -10,6 +10,7 @@
 
 use crate::error::{Error, Result};
 use crate::run::Session;
+use crate::units::interval_ns;
 use crate::workload::{Budget, Op, OpKind};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError};
@@ -125,9 +126,6 @@ pub trait Reporter {
     /// Every completion before `t_ns` has been reported; lets intervals close and polls for stop.
     fn heartbeat(&mut self, t_ns: u64);
 }
-
-/// Interval length in ns: the one rule, shared with the recorder and the simulator.
-pub use crate::units::interval_ns;
 
 /// The single-job reporter: records straight into the session on the worker's own thread.
 pub struct Direct<'a, 's, 'o> {
