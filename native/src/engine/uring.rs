@@ -221,10 +221,7 @@ struct State {
     queued: Vec<u32>,
     /// Entries pushed to the submission queue and not yet handed to the kernel.
     unsubmitted: usize,
-    /// Slots holding an I/O (pushed and not yet reaped).
-    inflight: usize,
-    /// Slots stamped and not yet reaped, and the time-weighted count's integral so far.
-    stamped: usize,
+    /// The time-weighted count of the slots stamped and not yet reaped: its integral so far.
     stamped_ns: u128,
     last_ns: u64,
     first_submit_ns: Option<u64>,
@@ -263,8 +260,6 @@ impl State {
             free: (0..depth as u32).rev().collect(),
             queued: Vec::with_capacity(depth),
             unsubmitted: 0,
-            inflight: 0,
-            stamped: 0,
             stamped_ns: 0,
             last_ns: 0,
             first_submit_ns: None,
@@ -279,10 +274,18 @@ impl State {
         }
     }
 
-    /// Advances the in-flight integral to `ns` (a clock reading, never earlier than the last).
+    /// Slots holding an I/O (pushed and not yet reaped).
+    #[inline]
+    fn inflight(&self) -> usize {
+        self.slots.len() - self.free.len()
+    }
+
+    /// Advances the in-flight integral to `ns` (a clock reading, never earlier than the last):
+    /// it counts the slots stamped and not yet reaped.
     #[inline]
     fn tick(&mut self, ns: u64) {
-        self.stamped_ns += self.stamped as u128 * u128::from(ns.saturating_sub(self.last_ns));
+        let stamped = self.inflight() - self.queued.len();
+        self.stamped_ns += stamped as u128 * u128::from(ns.saturating_sub(self.last_ns));
         self.last_ns = self.last_ns.max(ns);
     }
 
@@ -330,7 +333,6 @@ impl State {
         self.free.pop();
         self.queued.push(slot);
         self.unsubmitted += 1;
-        self.inflight += 1;
         true
     }
 
@@ -353,7 +355,6 @@ impl State {
         for &q in &self.queued {
             self.slots[q as usize].submit_ns = ns;
         }
-        self.stamped += self.queued.len();
         self.queued.clear();
     }
 }
@@ -487,8 +488,6 @@ fn harvest(s: &mut State, ring: &mut Ring<'_>, t: u64) {
         let i = cqe.user_data() as usize;
         let st = s.slots[i];
         s.free.push(i as u32);
-        s.inflight -= 1;
-        s.stamped = s.stamped.saturating_sub(1);
         s.give_back(st.op.kind, st.buf);
         s.done.push(Done {
             op: st.op,
@@ -572,7 +571,7 @@ pub fn run<R: Reporter>(job: &mut Job<'_>, ring: &mut IoUring, setup: Setup, rep
         if s.broken {
             break;
         }
-        if s.inflight == 0 {
+        if s.inflight() == 0 {
             flush(job, rep, &mut s);
             let Some(due) = not_before else { break };
             // a timed trace replay waiting for its next op's recorded time
@@ -605,7 +604,7 @@ pub fn run<R: Reporter>(job: &mut Job<'_>, ring: &mut IoUring, setup: Setup, rep
         let _ = r.submitter.unregister_ring_fd();
     }
     drop(r);
-    if s.broken && s.inflight > 0 {
+    if s.broken && s.inflight() > 0 {
         // The kernel may still write into these buffers; never hand them back to the allocator.
         std::mem::forget(s);
         return stats;
