@@ -395,9 +395,8 @@ impl Ring<'_> {
     /// failed) if the ring broke.
     #[inline]
     fn wait(&mut self, job: &Job<'_>, s: &mut State) -> bool {
-        if !s.queued.is_empty() {
-            s.stamp(job.now());
-        }
+        // `run` stamped every entry when it was queued
+        debug_assert!(s.queued.is_empty());
         self.sq.sync();
         let r = if self.ext_arg {
             let ts = types::Timespec::from(WAIT);
