@@ -567,9 +567,6 @@ pub fn run<R: Reporter>(job: &mut Job<'_>, ring: &mut IoUring, setup: Setup, rep
             // they wait through before the waiting enter takes them
             s.stamp(job.now());
         }
-        if s.broken {
-            break;
-        }
         if s.inflight() == 0 {
             flush(job, rep, &mut s);
             let Some(due) = not_before else { break };
