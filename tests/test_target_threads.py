@@ -105,6 +105,35 @@ def test_a_callback_that_runs_its_own_target_gets_one_sentence():
     assert p.stdout.startswith("ok")
 
 
+def test_ctrl_c_in_a_progress_callback_stops_the_run_and_keeps_its_rows(tmp_path: Path):
+    """Ctrl-C often lands in the progress callback (the Python code that runs during a run):
+    the run stops as a polled Ctrl-C stops it, status ``interrupted``, its rows kept, and the
+    callback is not called again. It used to fail the call like any callback error (the
+    native run raised ``KeyboardInterrupt``), losing the rows."""
+    p = run_child(
+        f"""
+        import flashback as fb
+        from flashback.capture import from_native
+        t = fb.Target({str(tmp_path / "scratch.bin")!r}, size="16m")
+        w = fb.Workload(rw="randwrite", bs="4k", iodepth=4, time="60s", interval="0.05s")
+        calls = []
+        def cb(row):
+            calls.append(row)
+            if len(calls) == 2:
+                raise KeyboardInterrupt
+        table, meta = t._t.run(w.fields(), progress=cb)
+        cap = from_native(table, meta)
+        assert meta["status"] == "interrupted", meta["status"]
+        assert len(calls) == 2, len(calls)
+        # stopped early: a whole 60 s run has 1200 rows
+        assert 2 <= len(cap.intervals) < 1200, len(cap.intervals)
+        print("ok", len(cap.intervals))
+        """
+    )
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith("ok")
+
+
 CTRL_C_CHILD = """
 import sys, flashback as fb
 out = sys.argv[1]
