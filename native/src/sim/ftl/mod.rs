@@ -27,8 +27,9 @@ use std::collections::VecDeque;
 mod buckets;
 mod gc;
 
+pub use super::util::Divisor;
 use super::util::{huge_vec, prefetch};
-pub use super::util::{mix64, Divisor};
+pub use crate::rng::mix64;
 
 /// Units per 4 KiB slot (one unit = 4 bytes).
 pub const UNIT: u32 = 1024;
