@@ -22,7 +22,10 @@
 //! `N − gc_reserve − 1.5` blocks (random victims see only closed blocks: one fewer, and the
 //! two open blocks hold about one block of valid data).
 
-use flashback_native::run::{Quiet, RunOptions};
+mod common;
+
+use common::opts;
+use flashback_native::run::Quiet;
 use flashback_native::sim::SimDrive;
 use flashback_native::workload::Workload;
 
@@ -30,17 +33,8 @@ fn wl(pairs: &[(&str, &str)]) -> Workload {
     Workload::from_pairs(pairs.iter().copied()).unwrap()
 }
 
-fn quiet_opts() -> RunOptions {
-    RunOptions {
-        step: "t".into(),
-        capture_path: None,
-        no_recording: true,
-        stream_only: false,
-    }
-}
-
 fn run(d: &mut SimDrive, pairs: &[(&str, &str)]) {
-    d.run(&wl(pairs), &quiet_opts(), &mut Quiet).unwrap();
+    d.run(&wl(pairs), &opts(), &mut Quiet).unwrap();
 }
 
 fn harmonic(n: u32) -> f64 {
@@ -426,7 +420,7 @@ fn compressed_data_fills_later() {
 #[test]
 fn slc_cache_fills_then_folds_when_idle() {
     let mut d = SimDrive::from_spec("generic?scale=1/256&slc_cache=32m&idle_gc=on").unwrap();
-    let opts = quiet_opts();
+    let opts = opts();
     // 24 MiB fits in the SLC cache: written once, no folding yet
     d.run(
         &wl(&[("rw", "write"), ("bs", "1m"), ("size", "24m")]),

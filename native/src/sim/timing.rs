@@ -92,6 +92,13 @@ impl Timing {
         let planes = c.planes.max(1) as f64;
         let buffer_pages = (c.buffer_bytes / c.page_size as u64).max(1);
         let ring_len = (buffer_pages + 2).next_power_of_two();
+        let t_prog = ns(t.t_prog_us / planes);
+        let t_prog_slc = ns(t.t_prog_slc_us / planes);
+        let backend_page = if t.backend_mbps > 0.0 {
+            c.page_size as u64 * ps_per_byte(t.backend_mbps) / 1000
+        } else {
+            0
+        };
         Timing {
             ndies: Divisor::new(c.dies()),
             pages_per_block: c.pages_per_block as u64,
@@ -102,24 +109,16 @@ impl Timing {
             die_free: vec![0; c.dies() as usize],
             ch_free: vec![0; c.channels as usize],
             t_read: ns(t.t_read_us),
-            t_prog: ns(t.t_prog_us / planes),
-            t_prog_slc: ns(t.t_prog_slc_us / planes),
+            t_prog,
+            t_prog_slc,
             t_erase: ns(t.t_erase_us),
             xfer_page: (c.page_size as u64 * ps_per_byte(t.channel_mbps)) / 1000,
             link_ps_per_byte: ps_per_byte(t.link_mbps),
             ctrl_ps_per_byte: ps_per_byte(t.ctrl_mbps),
-            backend_page: if t.backend_mbps > 0.0 {
-                c.page_size as u64 * ps_per_byte(t.backend_mbps) / 1000
-            } else {
-                0
-            },
-            t_prog_clean: ns(t.t_prog_us / planes),
-            t_prog_slc_clean: ns(t.t_prog_slc_us / planes),
-            backend_page_clean: if t.backend_mbps > 0.0 {
-                c.page_size as u64 * ps_per_byte(t.backend_mbps) / 1000
-            } else {
-                0
-            },
+            backend_page,
+            t_prog_clean: t_prog,
+            t_prog_slc_clean: t_prog_slc,
+            backend_page_clean: backend_page,
             write_fraction: 1.0,
             backend_free: 0,
             cmd_ns: ns(t.cmd_us),

@@ -1,5 +1,5 @@
 //! Small helpers of the simulator's hot loops: constant division, huge-page vectors,
-//! prefetch hints (and the shared hash finaliser, re-exported from `crate::rng`).
+//! prefetch hints.
 
 /// Division by a run-time constant, a shift when it is a power of two (it always is for the
 /// page sizes and die counts the presets use).
@@ -71,5 +71,3 @@ pub fn prefetch(p: *const i8) {
     #[cfg(not(target_arch = "x86_64"))]
     let _ = p;
 }
-
-pub use crate::rng::mix64;

@@ -375,7 +375,12 @@ def dirty_ratio(preset: str, *, dirty_rate: float, scale: str = "1/128") -> floa
         ParameterError: ``dirty_rate`` is outside 0.05 - 1.
         TargetError: the preset does not exist.
     """
-    t = fb.Target(f"sim:{preset}?scale={scale}&dirty_rate={dirty_rate:.6g}&trim_efficacy=1")
+    from flashback.replay.procedures.common import mbps
+    from flashback.targets import sim_spec
+
+    t = fb.Target(
+        sim_spec(preset, {"scale": scale, "dirty_rate": f"{dirty_rate:.6g}", "trim_efficacy": 1})
+    )
     mib = 1 << 20
     size = t.size_bytes // 16 // mib * mib
     asssd = fb.Workload(rw="write", bs="1m", size=size, data="random")
@@ -393,11 +398,7 @@ def dirty_ratio(preset: str, *, dirty_rate: float, scale: str = "1/128") -> floa
     t.discard(offset=0)
     t.idle(60.0)  # the torture's queued NAND work drains (it would weigh on a scaled-down pass)
     after = t.run(asssd).intervals
-
-    def rate(df: pl.DataFrame) -> float:
-        return float(df["write_bytes"].sum() / df["interval_s"].sum() / 1e6)
-
-    return rate(after) / rate(clean)
+    return mbps(after) / mbps(clean)
 
 
 def fit_dirty_rate(

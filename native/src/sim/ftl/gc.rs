@@ -35,7 +35,13 @@ impl Ftl {
 
     fn pick_victim(&mut self) -> u32 {
         match self.policy {
-            GcPolicy::Greedy if self.gc_sample > 0 => {
+            _ if self.bucketed => loop {
+                if let Some(b) = self.bucket_top(self.min_level) {
+                    break b;
+                }
+                self.min_level += 1;
+            },
+            GcPolicy::Greedy => {
                 // d-choices: the fewest valid units among d closed blocks drawn at random
                 let n = self.closed_list.len();
                 let mut best = self.closed_list[self.rng.random_range(0..n)];
@@ -47,12 +53,6 @@ impl Ftl {
                 }
                 best
             }
-            GcPolicy::Greedy => loop {
-                if let Some(b) = self.bucket_top(self.min_level) {
-                    break b;
-                }
-                self.min_level += 1;
-            },
             GcPolicy::Fifo => self.fifo.pop_front().expect("a closed block for FIFO GC"),
             GcPolicy::Random => {
                 let i = self.rng.random_range(0..self.closed_list.len());
@@ -262,18 +262,13 @@ impl Ftl {
         if self.closed_mlc() == 0 {
             return false;
         }
-        match self.policy {
-            GcPolicy::Greedy if self.gc_sample == 0 => {
-                while self.min_level < self.buckets.len()
-                    && self.bucket_top(self.min_level).is_none()
-                {
-                    self.min_level += 1;
-                }
-                self.min_level < self.buckets.len()
-                    && (self.min_level as u32) < self.block_units / UNIT
-            }
-            _ => true,
+        if !self.bucketed {
+            return true;
         }
+        while self.min_level < self.buckets.len() && self.bucket_top(self.min_level).is_none() {
+            self.min_level += 1;
+        }
+        self.min_level < self.buckets.len() && (self.min_level as u32) < self.block_units / UNIT
     }
 }
 

@@ -27,8 +27,9 @@ use std::collections::VecDeque;
 mod buckets;
 mod gc;
 
+pub use super::util::Divisor;
 use super::util::{huge_vec, prefetch};
-pub use super::util::{mix64, Divisor};
+pub use crate::rng::mix64;
 
 /// Units per 4 KiB slot (one unit = 4 bytes).
 pub const UNIT: u32 = 1024;
@@ -333,7 +334,7 @@ impl Ftl {
             return;
         }
         match self.policy {
-            GcPolicy::Greedy if self.gc_sample == 0 => self.bucket_insert(b),
+            _ if self.bucketed => self.bucket_insert(b),
             GcPolicy::Fifo => self.fifo.push_back(b),
             _ => {
                 self.closed_pos[b as usize] = self.closed_list.len() as u32;
@@ -345,7 +346,7 @@ impl Ftl {
     fn unclose(&mut self, b: u32) {
         self.closed_count -= 1;
         match self.policy {
-            GcPolicy::Greedy if self.gc_sample == 0 => self.bucket_remove(b),
+            _ if self.bucketed => self.bucket_remove(b),
             GcPolicy::Fifo => {} // popped by the caller
             _ => {
                 let pos = self.closed_pos[b as usize] as usize;
