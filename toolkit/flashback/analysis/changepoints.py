@@ -151,10 +151,7 @@ def _line_residuals(x: np.ndarray, y: np.ndarray, ends: list[int]) -> np.ndarray
     start = 0
     for end in ends:
         xx, yy = x[start:end], y[start:end]
-        xc = xx - xx.mean()
-        sxx = float(xc @ xc)
-        slope = float(xc @ (yy - yy.mean())) / sxx if sxx > 0 else 0.0
-        out[start:end] = yy - yy.mean() - slope * xc
+        out[start:end] = yy - yy.mean() - blocks.ols_slope(xx, yy) * (xx - xx.mean())
         start = end
     return out
 
