@@ -204,11 +204,9 @@ def _linear_ends(x: np.ndarray, sig: np.ndarray, *, pen: float, min_size: int) -
     m = max(min_size, 3)
     if n <= LINEAR_MAX_ROWS:
         return [int(e) for e in _native.pelt_linear_search(x, sig, pen, m)]
-    edges = np.linspace(0, n, LINEAR_MAX_ROWS + 1).round().astype(np.int64)
-    counts = np.diff(edges)
+    edges = blocks.bin_edges(n, LINEAR_MAX_ROWS)
     per = n / LINEAR_MAX_ROWS
-    xb = np.add.reduceat(x, edges[:-1]) / counts
-    yb = np.add.reduceat(sig, edges[:-1]) / counts
+    xb, yb = blocks.bin_means(x, edges), blocks.bin_means(sig, edges)
     mb = max(2, math.ceil(m / per))
     ends = [int(edges[e]) for e in _native.pelt_linear_search(xb, yb, pen / per, mb)]
     for i in range(len(ends) - 1):
