@@ -526,21 +526,10 @@ def changepoints(
         from flashback.dataset.grouped import per_group
 
         return per_group(
-            changepoints,
-            data,
-            by=by,
-            x=x,
-            y=y,
-            transform=transform,
-            penalty=penalty,
-            min_size=min_size,
-            method=method,
-            cost=cost,
-            capacity_bytes=capacity_bytes,
-            confidence=confidence,
-            min_change_pct=min_change_pct,
-            model=model,
-        )
+            changepoints, data, by=by, x=x, y=y, transform=transform, penalty=penalty,
+            min_size=min_size, method=method, cost=cost, capacity_bytes=capacity_bytes,
+            confidence=confidence, min_change_pct=min_change_pct, model=model,
+        )  # fmt: skip
     df, meta = frames.as_frame(data)
     capacity = frames.capacity_bytes(meta, capacity_bytes)
     kw = dict(
