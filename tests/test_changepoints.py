@@ -134,6 +134,30 @@ def test_by_segments_each_group():
     assert seg2.breakpoints == seg.breakpoints
 
 
+def test_by_on_a_lazy_frame_passes_every_option_on():
+    # a LazyFrame with by= goes through flashback.dataset.grouped.per_group, which used to
+    # drop min_change_pct: a 3 % step (below the 5 % default) then vanished in every group
+    rng = np.random.default_rng(7)
+    parts = [
+        _frame(_series(rng, 400, [200], [500, 515], rel_noise=0.003)).with_columns(
+            pl.lit(serial).alias("serial")
+        )
+        for serial in ("A", "B")
+    ]
+    lf = pl.concat(parts).lazy()
+    assert fb.changepoints(parts[0], x="t_s").breakpoints == []  # the 5 % default merges it
+    g = fb.changepoints(lf, x="t_s", by="serial", min_change_pct=0)
+    for serial, part in zip(("A", "B"), parts):
+        direct = fb.changepoints(part, x="t_s", min_change_pct=0)
+        assert len(direct.breakpoints) == 1
+        assert g[serial].breakpoints == direct.breakpoints
+    assert g["A"].min_change_pct == 0
+    assert all(
+        s.model == "linear"
+        for s in fb.changepoints(lf, x="t_s", by="serial", model="linear").values()
+    )
+
+
 def test_ruptures_methods_are_reachable():
     rng = np.random.default_rng(6)
     y = _series(rng, 300, [150], [500, 250], rel_noise=0.02)

@@ -77,13 +77,23 @@ def ar1_var_of_mean(y: np.ndarray) -> float:
     return g0 * f / n
 
 
+def bin_edges(n: int, k: int) -> np.ndarray:
+    """Row edges of ``min(n, k)`` bins (at least 1) of (nearly) equal numbers of rows."""
+    k = max(1, min(n, k))
+    return np.linspace(0, n, k + 1).round().astype(np.int64)
+
+
+def bin_means(y: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """Means of ``y`` over the bins between consecutive ``edges`` (:func:`bin_edges`), in the
+    units of ``y``."""
+    return np.add.reduceat(y, edges[:-1]) / np.diff(edges)
+
+
 def block_means(y: np.ndarray, length: int) -> np.ndarray:
     """Means of consecutive non-overlapping blocks of ``length`` points (a short tail joins
     the last block)."""
     n = y.size
-    k = max(1, n // max(1, length))
-    edges = np.linspace(0, n, k + 1).round().astype(int)
-    return np.add.reduceat(y, edges[:-1]) / np.diff(edges)
+    return bin_means(y, bin_edges(n, n // max(1, length)))
 
 
 def var_of_mean(y: np.ndarray, bm: np.ndarray) -> tuple[float, float]:

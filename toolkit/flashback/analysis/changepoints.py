@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -151,10 +152,7 @@ def _line_residuals(x: np.ndarray, y: np.ndarray, ends: list[int]) -> np.ndarray
     start = 0
     for end in ends:
         xx, yy = x[start:end], y[start:end]
-        xc = xx - xx.mean()
-        sxx = float(xc @ xc)
-        slope = float(xc @ (yy - yy.mean())) / sxx if sxx > 0 else 0.0
-        out[start:end] = yy - yy.mean() - slope * xc
+        out[start:end] = yy - yy.mean() - blocks.ols_slope(xx, yy) * (xx - xx.mean())
         start = end
     return out
 
@@ -164,6 +162,33 @@ def _bic(rss: float, lrv: float, n: int, *, breaks: int, per_segment: int) -> fl
     per free parameter (one location per break, ``per_segment`` per segment: 1 for a level,
     2 for a line)."""
     return rss / lrv + math.log(n) * (breaks + per_segment * (breaks + 1))
+
+
+def _raise_to_residual(
+    ends: list[int],
+    *,
+    pen: float,
+    lrv: float,
+    pen_per_lrv: float,
+    search: Callable[[float], list[int]],
+    residual: Callable[[list[int]], np.ndarray],
+) -> tuple[list[int], float, float]:
+    """The residual around the segments found (``residual(ends)``) must look like the noise
+    the penalty assumed; while it wanders more (a trend cut into stairs), the penalty is
+    raised to ``pen_per_lrv`` times its long-run variance and ``search(penalty)`` run again,
+    at most :data:`RESIDUAL_ROUNDS` times, until the segmentation stops changing. Returns
+    ``(ends, penalty, long-run variance)``."""
+    for _ in range(RESIDUAL_ROUNDS):
+        lrv_res = noise.segment_residual_lrv(residual(ends), ends)
+        if lrv_res <= lrv * 1.05:
+            break
+        lrv = lrv_res
+        pen = pen_per_lrv * lrv
+        new = search(pen)
+        if new == ends:
+            break
+        ends = new
+    return ends, pen, lrv
 
 
 def _linear_ends(x: np.ndarray, sig: np.ndarray, *, pen: float, min_size: int) -> list[int]:
@@ -179,11 +204,9 @@ def _linear_ends(x: np.ndarray, sig: np.ndarray, *, pen: float, min_size: int) -
     m = max(min_size, 3)
     if n <= LINEAR_MAX_ROWS:
         return [int(e) for e in _native.pelt_linear_search(x, sig, pen, m)]
-    edges = np.linspace(0, n, LINEAR_MAX_ROWS + 1).round().astype(np.int64)
-    counts = np.diff(edges)
+    edges = blocks.bin_edges(n, LINEAR_MAX_ROWS)
     per = n / LINEAR_MAX_ROWS
-    xb = np.add.reduceat(x, edges[:-1]) / counts
-    yb = np.add.reduceat(sig, edges[:-1]) / counts
+    xb, yb = blocks.bin_means(x, edges), blocks.bin_means(sig, edges)
     mb = max(2, math.ceil(m / per))
     ends = [int(edges[e]) for e in _native.pelt_linear_search(xb, yb, pen / per, mb)]
     for i in range(len(ends) - 1):
@@ -256,7 +279,6 @@ def _one(
     # fewer than 64 points: none at all), and a lag-1 ρ̂ from few points is biased towards
     # 0: the long-run variance is at least that of AR(1) noise with the bias-corrected ρ̃
     lrv = max(lrv, noise.ar1_long_run_variance(work, noise.kendall_rho(rho, n)))
-    lrv0 = lrv
     search_cost = "l2" if used == "huber" else used
     if penalty == "auto":
         # BIC-type 3 · ln n, in units of the long-run variance: what a segment mean of
@@ -273,20 +295,16 @@ def _one(
         return search(work, pen=p, min_size=m, method=method, cost=search_cost, jump=jump)
 
     ends = run(pen)
+    lrv_step = lrv
     if penalty == "auto" and search_cost == "l2":
-        # The residual around the segments found must look like the noise the penalty
-        # assumed; when it wanders more (a trend cut into stairs), raise the penalty to its
-        # long-run variance and search again, until the segmentation stops changing.
-        for _ in range(RESIDUAL_ROUNDS):
-            lrv_res = noise.segment_residual_lrv(work, ends)
-            if lrv_res <= lrv * 1.05:
-                break
-            lrv = lrv_res
-            pen = PENALTY_FACTOR * math.log(n) * lrv
-            new = run(pen)
-            if new == ends:
-                break
-            ends = new
+        ends, pen, lrv_step = _raise_to_residual(
+            ends,
+            pen=pen,
+            lrv=lrv,
+            pen_per_lrv=PENALTY_FACTOR * math.log(n),
+            search=run,
+            residual=lambda _ends: work,
+        )
     ends = _merge_small(work, ends, pct=pct, log=transform == "log")
     linear_ok = method == "pelt" and search_cost == "l2"
     if model == "linear" and not linear_ok:
@@ -302,26 +320,28 @@ def _one(
         # would cost precision
         span = float(xs[-1] - xs[0]) or 1.0
         xl = (xs - xs[0]) / span
+
         # the same procedure as the step search: the penalty from the noise, raised to the
         # long-run variance of the residual around the lines while that is larger
-        lrv_fit = lrv0
-        pen_l = LINEAR_PENALTY_FACTOR * math.log(n) * lrv0 if penalty == "auto" else pen
-        ends_l = _linear_ends(xl, work, pen=pen_l, min_size=m)
+        def run_l(p: float) -> list[int]:
+            return _linear_ends(xl, work, pen=p, min_size=m)
+
+        pen_l = LINEAR_PENALTY_FACTOR * math.log(n) * lrv if penalty == "auto" else pen
+        ends_l = run_l(pen_l)
+        if penalty == "auto":
+            ends_l, pen_l, _ = _raise_to_residual(
+                ends_l,
+                pen=pen_l,
+                lrv=lrv,
+                pen_per_lrv=LINEAR_PENALTY_FACTOR * math.log(n),
+                search=run_l,
+                residual=lambda e: _line_residuals(xl, work, e),
+            )
         res_l = _line_residuals(xl, work, ends_l)
-        for _ in range(RESIDUAL_ROUNDS if penalty == "auto" else 0):
-            lrv_res = noise.segment_residual_lrv(res_l, ends_l)
-            if lrv_res <= lrv_fit * 1.05:
-                break
-            lrv_fit = lrv_res
-            pen_l = LINEAR_PENALTY_FACTOR * math.log(n) * lrv_fit
-            new_l = _linear_ends(xl, work, pen=pen_l, min_size=m)
-            if new_l == ends_l:
-                break
-            ends_l, res_l = new_l, _line_residuals(xl, work, new_l)
         # both models judged against one noise estimate: the smaller long-run variance of
         # their residuals (the wrong model's residual also holds what it could not follow)
-        lrv_fit = max(noise.segment_residual_lrv(res_l, ends_l), lrv0 * 1e-6)
-        lrv_cmp = min(lrv_fit, max(noise.segment_residual_lrv(work, ends), lrv0 * 1e-6))
+        lrv_fit = max(noise.segment_residual_lrv(res_l, ends_l), lrv * 1e-6)
+        lrv_cmp = min(lrv_fit, max(noise.segment_residual_lrv(work, ends), lrv * 1e-6))
         step_bic = _bic(l2_cost(work, ends), lrv_cmp, n, breaks=len(ends) - 1, per_segment=1)
         lin_bic = _bic(float(res_l @ res_l), lrv_cmp, n, breaks=len(ends_l) - 1, per_segment=2)
         if model == "linear" or lin_bic < step_bic:
@@ -377,7 +397,7 @@ def _one(
             lo_i, hi_i = _linear_interval(xl, work, starts[i - 1], starts[i], ends[i], lrv_fit)
         else:
             lo_i, hi_i = _location_interval(
-                work, starts[i - 1], starts[i], ends[i], math.sqrt(lrv), m
+                work, starts[i - 1], starts[i], ends[i], math.sqrt(lrv_step), m
             )
         ivals.append((float(x0[min(lo_i, starts[i])]), float(x0[max(hi_i, starts[i])])))
 
@@ -396,7 +416,7 @@ def _one(
         "penalty": pen,
         "sigma": sigma,
         "rho": rho,
-        "lrv": lrv,
+        "lrv": lrv_step,
         "min_change_pct": pct,
         "cost": used,
         "min_size": m,

@@ -12,7 +12,7 @@ import numpy as np
 import polars as pl
 
 from flashback import _native
-from flashback.analysis import frames, noise
+from flashback.analysis import blocks, frames, noise
 from flashback.analysis.changepoints import (
     CAPTURE_SUFFIXES,
     LINEAR_PENALTY_FACTOR,
@@ -81,12 +81,6 @@ class Onset:
         )
 
 
-def _bins(n: int, k: int) -> np.ndarray:
-    """Edges of ``min(n, k)`` bins of (nearly) equal numbers of rows."""
-    k = max(1, min(n, k))
-    return np.linspace(0, n, k + 1).round().astype(np.int64)
-
-
 def _lr_threshold(level: float) -> float:
     """Likelihood-ratio threshold of a break-location interval (Hansen 2000:
     −2 ln(1 − √level))."""
@@ -141,10 +135,9 @@ def steady_state_onset(
     n = sig.size
     sigma, _rho = noise.residual_scale(sig, window=STALL_WINDOW)
     work = noise.huberize(sig, sigma, window=STALL_WINDOW) if sigma > 0 else sig
-    edges = _bins(n, int(bins))
-    counts = np.diff(edges)
-    ybin = np.add.reduceat(work, edges[:-1]) / counts
-    xbin = np.add.reduceat(xs, edges[:-1]) / counts
+    edges = blocks.bin_edges(n, int(bins))
+    ybin = blocks.bin_means(work, edges)
+    xbin = blocks.bin_means(xs, edges)
     k = ybin.size
     lrv = max(noise.long_run_variance(ybin, min_blocks=16), 1e-12 * max(1.0, float(np.var(ybin))))
     if penalty == "auto":
