@@ -54,8 +54,17 @@ def prepare_workload(
     *, offset: int, test_bytes: int, data: str, interval_s: float | None
 ) -> Workload:
     """CDM's test-file preparation: one sequential pass of 1 MiB writes, QD1 (unscored)."""
+    return _seq_pass(
+        "write", offset=offset, test_bytes=test_bytes, data=data, interval_s=interval_s
+    )
+
+
+def _seq_pass(
+    rw: str, *, offset: int, test_bytes: int, data: str, interval_s: float | None
+) -> Workload:
+    """One sequential pass of 1 MiB ``rw`` I/O at QD1 over the test file."""
     return Workload(
-        rw="write",
+        rw=rw,
         bs="1m",
         iodepth=1,
         offset=offset,
@@ -136,7 +145,10 @@ def run_tests(
                     **labels,
                 )
                 if name == "seq":
-                    _seq_run(r, step, rw, offset, test_bytes, time_s, data, iv, tags)
+                    w = _seq_pass(
+                        rw, offset=offset, test_bytes=test_bytes, data=data, interval_s=iv
+                    )
+                    _seq_run(r, step, w, time_s, tags)
                 else:
                     w = random_workload(
                         rw,
@@ -152,24 +164,11 @@ def run_tests(
                     r.run(step, w, **tags)
 
 
-def _seq_run(
-    r: Any,
-    step: str,
-    rw: str,
-    offset: int,
-    test_bytes: int,
-    time_s: float,
-    data: str,
-    iv: float | None,
-    tags: dict[str, Any],
-) -> None:
-    """Whole passes over the test file until ``time_s`` has passed (CDM looks at its timer
-    only between passes)."""
+def _seq_run(r: Any, step: str, w: Workload, time_s: float, tags: dict[str, Any]) -> None:
+    """Whole passes ``w`` over the test file until ``time_s`` has passed (CDM looks at its
+    timer only between passes)."""
     elapsed, part = 0.0, 1
     while True:
-        w = Workload(
-            rw=rw, bs="1m", iodepth=1, offset=offset, size=test_bytes, data=data, interval=iv
-        )
         df = r.run(step if part == 1 else f"{step}/part_{part}", w, part=part, **tags)
         took = float(df["interval_s"].sum()) if df.height else 0.0
         elapsed += took
