@@ -36,8 +36,6 @@ from flashback.workload import Workload
 MIB = 1 << 20
 #: CDM 3's ``DISK_TEST_TIME`` (DiskBench.cpp): seconds per run.
 TEST_TIME_S = 6.0
-#: CDM 3's default "number of test runs" (``m_IndexTestNumber`` 4 → 5 runs, DiskMarkDlg.cpp).
-DEFAULT_RUNS = 5
 #: CDM 3's default test size (``m_IndexTestSize`` 3 → 1000 MB, DiskMarkDlg.cpp), in MiB.
 DEFAULT_TEST_BYTES = 1000 * MIB
 #: CDM 3 order: each test's read runs, then its write runs.
@@ -192,7 +190,6 @@ def scores(steps: pl.DataFrame) -> pl.DataFrame:
             pl.col("written_gb").sum(),
             pl.col("read_gb").sum(),
             pl.col("seconds").sum(),
-            pl.col("host_written_end_bytes").max(),
         )
         .with_columns(
             (
@@ -209,9 +206,7 @@ def scores(steps: pl.DataFrame) -> pl.DataFrame:
 def best(scored: pl.DataFrame) -> pl.DataFrame:
     """CDM's reported result: the maximum score over the scored runs of each test."""
     keys = [c for c in ("loop", "test", "direction") if c in scored.columns]
-    return scored.group_by(keys, maintain_order=True).agg(
-        pl.col("mbps").max(), pl.col("host_written_end_bytes").max()
-    )
+    return scored.group_by(keys, maintain_order=True).agg(pl.col("mbps").max())
 
 
 def estimate_bytes(*, test_bytes: int, runs: int, write_mbps: float, time_s: float) -> float:
