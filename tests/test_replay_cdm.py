@@ -99,41 +99,27 @@ def test_random_offsets_are_drawn_with_replacement(tmp_path):
     a permutation never repeats one, uniform sampling with replacement does (~109 expected)."""
     span = 4 * MIB
     blocks = span // 4096
+    w = cdm.random_workload(
+        "randwrite",
+        bs="4k",
+        iodepth=1,
+        offset=0,
+        test_bytes=span,
+        time_s=6.0,
+        data="random",
+        interval_s=None,
+        seed=7,
+    )
 
     def repeats(random: str, name: str) -> tuple[int, int]:
-        w = cdm.random_workload(
-            "randwrite",
-            bs="4k",
-            iodepth=1,
-            offset=0,
-            test_bytes=span,
-            time_s=6.0,
-            data="random",
-            interval_s=None,
-            seed=7,
-        )
         # a byte budget instead of the timer keeps the writes at half the blocks
-        w = w.replace(time=None, written=span // 2, random=random)
-        cap = fb.run(tmp_path / name, w)
+        cap = fb.run(tmp_path / name, w.replace(time=None, written=span // 2, random=random))
         ios = int(cap.intervals["write_ios"].sum())
         data = np.fromfile(tmp_path / name, dtype=np.uint64).reshape(blocks, 4096 // 8)
         distinct = int((data != 0).any(axis=1).sum())
         return ios, ios - distinct
 
-    assert (
-        cdm.random_workload(
-            "randwrite",
-            bs="4k",
-            iodepth=32,
-            offset=0,
-            test_bytes=span,
-            time_s=1.0,
-            data="random",
-            interval_s=None,
-            seed=1,
-        ).resolved["random"]
-        == "uniform"
-    )
+    assert w.resolved["random"] == "uniform"
     ios, rep_uniform = repeats("uniform", "u.bin")
     assert ios == blocks // 2
     assert rep_uniform > 0

@@ -36,8 +36,6 @@ from flashback.workload import Workload
 MIB = 1 << 20
 #: CDM 3's ``DISK_TEST_TIME`` (DiskBench.cpp): seconds per run.
 TEST_TIME_S = 6.0
-#: CDM 3's default "number of test runs" (``m_IndexTestNumber`` 4 → 5 runs, DiskMarkDlg.cpp).
-DEFAULT_RUNS = 5
 #: CDM 3's default test size (``m_IndexTestSize`` 3 → 1000 MB, DiskMarkDlg.cpp), in MiB.
 DEFAULT_TEST_BYTES = 1000 * MIB
 #: CDM 3 order: each test's read runs, then its write runs.
@@ -54,8 +52,17 @@ def prepare_workload(
     *, offset: int, test_bytes: int, data: str, interval_s: float | None
 ) -> Workload:
     """CDM's test-file preparation: one sequential pass of 1 MiB writes, QD1 (unscored)."""
+    return _seq_pass(
+        "write", offset=offset, test_bytes=test_bytes, data=data, interval_s=interval_s
+    )
+
+
+def _seq_pass(
+    rw: str, *, offset: int, test_bytes: int, data: str, interval_s: float | None
+) -> Workload:
+    """One sequential pass of 1 MiB ``rw`` I/O at QD1 over the test file."""
     return Workload(
-        rw="write",
+        rw=rw,
         bs="1m",
         iodepth=1,
         offset=offset,
@@ -136,7 +143,10 @@ def run_tests(
                     **labels,
                 )
                 if name == "seq":
-                    _seq_run(r, step, rw, offset, test_bytes, time_s, data, iv, tags)
+                    w = _seq_pass(
+                        rw, offset=offset, test_bytes=test_bytes, data=data, interval_s=iv
+                    )
+                    _seq_run(r, step, w, time_s, tags)
                 else:
                     w = random_workload(
                         rw,
@@ -152,24 +162,11 @@ def run_tests(
                     r.run(step, w, **tags)
 
 
-def _seq_run(
-    r: Any,
-    step: str,
-    rw: str,
-    offset: int,
-    test_bytes: int,
-    time_s: float,
-    data: str,
-    iv: float | None,
-    tags: dict[str, Any],
-) -> None:
-    """Whole passes over the test file until ``time_s`` has passed (CDM looks at its timer
-    only between passes)."""
+def _seq_run(r: Any, step: str, w: Workload, time_s: float, tags: dict[str, Any]) -> None:
+    """Whole passes ``w`` over the test file until ``time_s`` has passed (CDM looks at its
+    timer only between passes)."""
     elapsed, part = 0.0, 1
     while True:
-        w = Workload(
-            rw=rw, bs="1m", iodepth=1, offset=offset, size=test_bytes, data=data, interval=iv
-        )
         df = r.run(step if part == 1 else f"{step}/part_{part}", w, part=part, **tags)
         took = float(df["interval_s"].sum()) if df.height else 0.0
         elapsed += took
@@ -193,7 +190,6 @@ def scores(steps: pl.DataFrame) -> pl.DataFrame:
             pl.col("written_gb").sum(),
             pl.col("read_gb").sum(),
             pl.col("seconds").sum(),
-            pl.col("host_written_end_bytes").max(),
         )
         .with_columns(
             (
@@ -210,9 +206,7 @@ def scores(steps: pl.DataFrame) -> pl.DataFrame:
 def best(scored: pl.DataFrame) -> pl.DataFrame:
     """CDM's reported result: the maximum score over the scored runs of each test."""
     keys = [c for c in ("loop", "test", "direction") if c in scored.columns]
-    return scored.group_by(keys, maintain_order=True).agg(
-        pl.col("mbps").max(), pl.col("host_written_end_bytes").max()
-    )
+    return scored.group_by(keys, maintain_order=True).agg(pl.col("mbps").max())
 
 
 def estimate_bytes(*, test_bytes: int, runs: int, write_mbps: float, time_s: float) -> float:

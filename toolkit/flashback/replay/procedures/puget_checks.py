@@ -24,7 +24,6 @@ def loops_frame(rep: Replay) -> pl.DataFrame:
     end = steps.group_by("loop").agg(pl.col("host_written_end_bytes").max().alias("end_bytes"))
     out = (
         cdm.best(cdm.scores(steps))
-        .drop("host_written_end_bytes")
         .join(end, on="loop")
         .with_columns(
             (pl.col("end_bytes") / GB).alias("gb_written"),
