@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import shutil
+import statistics
 import subprocess
 import sys
 
@@ -162,14 +163,8 @@ def hist_quantile(pairs: list[list[int]], q: float) -> int:
     raise AssertionError("rank beyond the count")
 
 
-def test_whole_run_percentiles_agree_with_fio(loopdev, fio_path):
-    """The same workload on the same device, fio's completion-latency percentiles of the whole
-    run beside flashback's: both tools' p50 within a factor 2 (the two runs are separate
-    and a loaded machine moves the median), and flashback's stored histogram gives back the
-    percentiles it reports."""
-    dev = loopdev(32 * MiB)
-    w = fb.Workload(rw="randread", bs="4k", iodepth=4, time="1s")
-    cap = fb.run(dev, w, destroy=dev)
+def fio_randread_p50_us(fio_path: str, dev: str) -> float:
+    """fio's whole-run completion-latency p50 (µs) of 1 s of 4K random reads at QD4 on ``dev``."""
     p = subprocess.run(
         [fio_path, "--name=x", f"--filename={dev}", "--rw=randread", "--bs=4k", "--iodepth=4",
          "--ioengine=io_uring", "--direct=1", "--runtime=1", "--time_based",
@@ -177,13 +172,31 @@ def test_whole_run_percentiles_agree_with_fio(loopdev, fio_path):
         capture_output=True, text=True, check=True,
     )  # fmt: skip
     job = json.loads(p.stdout[p.stdout.index("{") :])["jobs"][0]["read"]
-    fio_p50_us = (
-        job["lat_ns"]["percentile"]["50.000000"] / 1e3
-        if "percentile" in job["lat_ns"]
-        else job["clat_ns"]["percentile"]["50.000000"] / 1e3
-    )
-    s = cap.meta["latency"]["read"]
-    assert 0.5 <= s["p50_us"] / fio_p50_us <= 2.0, (s["p50_us"], fio_p50_us)
+    lat = job["lat_ns"] if "percentile" in job["lat_ns"] else job["clat_ns"]
+    return lat["percentile"]["50.000000"] / 1e3
+
+
+def test_whole_run_percentiles_agree_with_fio(loopdev, fio_path):
+    """The same workload on the same device, fio's completion-latency percentiles of the whole
+    run beside flashback's: the median over three alternating runs of each tool within a
+    factor 2, and flashback's stored histogram gives back the percentiles it reports.
+
+    The loop device is buffered, so whichever tool reads first pays for filling the backing
+    file's page cache (a CI run once measured 243 µs against fio's 103 µs on the warm cache
+    that flashback had just filled). A sequential pass warms the cache first, and the tools
+    alternate so load on the shared machine falls on both."""
+    dev = loopdev(32 * MiB)
+    fb.run(dev, fb.Workload(rw="read", bs="1m", iodepth=4, size="32m"), destroy=dev)
+    w = fb.Workload(rw="randread", bs="4k", iodepth=4, time="1s")
+    ours, theirs, caps = [], [], []
+    for _ in range(3):
+        cap = fb.run(dev, w, destroy=dev)
+        caps.append(cap)
+        ours.append(cap.meta["latency"]["read"]["p50_us"])
+        theirs.append(fio_randread_p50_us(fio_path, dev))
+    ratio = statistics.median(ours) / statistics.median(theirs)
+    assert 0.5 <= ratio <= 2.0, (ours, theirs)
+    s = caps[-1].meta["latency"]["read"]
     for q, key in ((0.5, "p50_us"), (0.99, "p99_us"), (0.9999, "p9999_us")):
         assert min(hist_quantile(s["hist_ns"], q) / 1e3, s["max_us"]) == s[key]
 
