@@ -45,6 +45,24 @@ def test_a_step_stays_a_step(seed):
     assert len(seg.breakpoints) == 1 and abs(seg.breakpoints[0] - 300) <= 10, seg.breakpoints
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_the_reported_long_run_sigma_is_the_one_the_penalty_used(seed):
+    """``penalty`` = 4 · ln n · ``long_run_sigma``² for lines and 3 · ln n · ``long_run_sigma``²
+    for levels, as the docstring says. Before, lines reported the level search's long-run
+    variance (the kinked trend, seed 0: penalty / (4 ln n) = 2.99 against 6.00)."""
+    df = _kinked_trend(seed)
+    n = df.height
+    lines = fb.changepoints(df, x="i", y="value")
+    assert lines.model == "linear"
+    assert lines.penalty == pytest.approx(4 * np.log(n) * lines.long_run_sigma**2, rel=1e-9)
+    steps = fb.changepoints(df, x="i", y="value", model="step")
+    assert steps.penalty == pytest.approx(3 * np.log(n) * steps.long_run_sigma**2, rel=1e-9)
+    # the noise around the lines is stationary AR(0.5) with σ = 1, long-run variance
+    # (1+φ)/(1−φ)·σ² = 3; the level search's residual also holds the trend it cut into stairs
+    assert 1.5 <= lines.long_run_sigma**2 <= 9.0, lines.long_run_sigma
+    assert lines.long_run_sigma < steps.long_run_sigma
+
+
 def test_capture_columns_keep_the_step_model():
     # a throughput column is a capture column: a cache filling is a step, so even a ramp is
     # segmented with levels (steady_state_onset is the piecewise-linear view of a run)

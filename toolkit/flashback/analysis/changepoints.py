@@ -328,8 +328,9 @@ def _one(
 
         pen_l = LINEAR_PENALTY_FACTOR * math.log(n) * lrv if penalty == "auto" else pen
         ends_l = run_l(pen_l)
+        lrv_line = lrv
         if penalty == "auto":
-            ends_l, pen_l, _ = _raise_to_residual(
+            ends_l, pen_l, lrv_line = _raise_to_residual(
                 ends_l,
                 pen=pen_l,
                 lrv=lrv,
@@ -345,7 +346,8 @@ def _one(
         step_bic = _bic(l2_cost(work, ends), lrv_cmp, n, breaks=len(ends) - 1, per_segment=1)
         lin_bic = _bic(float(res_l @ res_l), lrv_cmp, n, breaks=len(ends_l) - 1, per_segment=2)
         if model == "linear" or lin_bic < step_bic:
-            chosen, ends, pen = "linear", ends_l, pen_l
+            # the long-run variance reported is the one the lines' penalty was scaled by
+            chosen, ends, pen, lrv_step = "linear", ends_l, pen_l, lrv_line
     starts = [0] + ends[:-1]
     if used == "huber" and chosen == "step":
         starts = _refine_l1(sig, starts, ends, m)

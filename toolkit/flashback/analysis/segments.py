@@ -19,7 +19,8 @@ class Segments:
         breakpoints: x values where a new segment starts (bytes written, seconds...).
         x, y: the column names segmented.
         penalty: the penalty used (in units of the searched signal, squared for L2); by
-            default 3 · ln n · ``long_run_sigma``².
+            default 3 · ln n · ``long_run_sigma``² (4 · ln n · ``long_run_sigma``² when
+            ``model`` is ``linear``; L2 and Huber costs).
         sigma: robust noise scale σ̂ of the searched signal (1.4826 · MAD of its residual
             around a running median; around a running mean where the signal rises or falls
             through most windows: :func:`flashback.analysis.noise.residual_scale`).
@@ -27,8 +28,8 @@ class Segments:
         long_run_sigma: √ of the residual's long-run variance: the spread of its block means
             (:func:`flashback.analysis.noise.long_run_variance`), floored at the AR(1) value
             from a small-sample-corrected ρ (:func:`~flashback.analysis.noise.ar1_long_run_variance`);
-            the noise scale the default penalty and the breakpoint intervals use (units of
-            the searched signal).
+            the noise scale the default penalty uses (units of the searched signal): around
+            the levels, or around the lines when ``model`` is ``linear``.
         min_change_pct: breakpoints between levels closer than this (% of the larger) were
             removed.
         cost: the cost actually used (``l2``, ``huber`` = L2 on a Huber-clipped signal,
