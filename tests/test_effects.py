@@ -59,6 +59,37 @@ def test_effect_functions():
     assert d.to_frame().height == 1
 
 
+@pytest.mark.parametrize(
+    ("kw", "match"),
+    [
+        ({"confidence": 1.5}, "confidence must be between 0 and 1, got 1.5"),
+        ({"confidence": 0.0}, "confidence must be between 0 and 1"),
+        ({"confidence": "high"}, "confidence='high' is not a number"),
+        ({"block_len": 0}, "block_len must be a whole number of intervals, at least 1, got 0"),
+        ({"block_len": 2.5}, "block_len must be a whole number of intervals"),
+        ({"n_resamples": 0}, "n_resamples must be at least 1, got 0"),
+        ({"method": "jackknife"}, "method='jackknife' is not one of BCa, percentile, basic"),
+    ],
+)
+def test_bad_bootstrap_options_are_analysis_errors_in_every_effect(kw, match):
+    """Before, ``confidence=1.5`` gave a [nan, nan] interval, ``confidence="high"`` and a bad
+    ``method`` raised a bare ``ValueError`` from scipy, and ``block_len=0`` was taken as
+    "choose it for me"."""
+    rng = np.random.default_rng(3)
+    fresh = _cap(500 + _ar1(rng, 600, 0.5, 10))
+    used = _cap(300 + _ar1(rng, 600, 0.5, 10))
+    calls = [
+        lambda: fb.degradation(fresh, used, **kw),
+        lambda: fb.compression_effect(fresh, used, **kw),
+        lambda: fb.idle_recovery(used, fresh, **kw),
+        lambda: fb.trim_effect(used, fresh, **kw),
+        lambda: ratio_ci(np.asarray(fresh["write_mbps"]), np.asarray(used["write_mbps"]), **kw),
+    ]
+    for call in calls:
+        with pytest.raises(fb.AnalysisError, match=match):
+            call()
+
+
 def test_consistency_metrics():
     y = np.full(1000, 100.0)
     y[-100::10] = 5.0  # ten stall seconds in the last 400

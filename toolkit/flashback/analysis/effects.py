@@ -108,6 +108,9 @@ def series(
     return frames.column(df, y, role="y")
 
 
+#: the ``scipy.stats.bootstrap`` methods an effect's interval can use
+BOOTSTRAP_METHODS = ("BCa", "percentile", "basic")
+
 #: fewer independent blocks than this per series: a t-interval instead of the bootstrap
 MIN_BOOTSTRAP_BLOCKS = 20
 
@@ -134,10 +137,14 @@ def ratio_ci(
     says so.
 
     Raises:
-        AnalysisError: fewer than 2 blocks in a series, or a zero mean in ``a``.
+        AnalysisError: ``confidence`` not strictly between 0 and 1, ``block_len`` not a
+            whole number ≥ 1, ``n_resamples`` < 1, ``method`` not one of
+            :data:`BOOTSTRAP_METHODS`, fewer than 2 blocks in a series, or a zero mean in ``a``.
     """
     from scipy import stats  # imported on first use: scipy takes ~1 s to import
 
+    confidence = frames.confidence_level(confidence, None, func="ratio_ci")
+    _check_bootstrap_options(block_len=block_len, n_resamples=n_resamples, method=method)
     L = block_len or max(blocks.optimal_block_length(a), blocks.optimal_block_length(b))
     ba, bb = blocks.block_means(a, L), blocks.block_means(b, L)
     if ba.size < 2 or bb.size < 2:
@@ -197,6 +204,24 @@ def ratio_ci(
     return r, lo, hi, L, (ba.size, bb.size)
 
 
+def _check_bootstrap_options(*, block_len: Any, n_resamples: Any, method: Any) -> None:
+    """Raises AnalysisError for a bootstrap option ``scipy.stats.bootstrap`` would refuse
+    with a bare ValueError, or that would be silently read as something else."""
+    if block_len is not None and (
+        isinstance(block_len, bool) or not isinstance(block_len, (int, np.integer)) or block_len < 1
+    ):
+        raise AnalysisError(
+            f"block_len must be a whole number of intervals, at least 1, got {block_len!r} "
+            "(None: the Politis–White length)"
+        )
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)):
+        raise AnalysisError(f"n_resamples must be a whole number, got {n_resamples!r}")
+    if n_resamples < 1:
+        raise AnalysisError(f"n_resamples must be at least 1, got {n_resamples!r}")
+    if method not in BOOTSTRAP_METHODS:
+        raise AnalysisError(f"method={method!r} is not one of {', '.join(BOOTSTRAP_METHODS)}")
+
+
 def _spread(bm: np.ndarray, y: np.ndarray, *, full: bool) -> np.ndarray:
     """Block means spread so their plug-in variance of the mean is at least the corrected
     batch-means one and the AR(1) one (:func:`blocks.ar1_var_of_mean` of the series ``y``);
@@ -248,6 +273,7 @@ def _effect(
     step_a: str | None = None,
     step_b: str | None = None,
 ) -> Effect:
+    confidence = frames.confidence_level(confidence, None, func=name)
     xa = series(a, y, step=step_a, last_s=last_s)
     xb = series(b, y, step=step_b, last_s=last_s)
     r, lo, hi, L, nb = ratio_ci(
@@ -290,8 +316,9 @@ _BOOTSTRAP_DOC = """
 
     Raises:
         AnalysisError: a capture without ``y`` or with NaN in it, an empty array, fewer
-            than 2 blocks in a series, a zero mean in the reference series, or a step the
-            capture does not have.
+            than 2 blocks in a series, a zero mean in the reference series, a step the
+            capture does not have, or a bad bootstrap option (``confidence`` not strictly
+            between 0 and 1, ``block_len`` < 1, ``n_resamples`` < 1, an unknown ``method``).
 """
 
 
