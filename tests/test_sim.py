@@ -266,8 +266,26 @@ def test_gc_hysteresis_shows_as_per_second_oscillation():
         ("gc_sample=1", "gc_sample"),
         ("gc=fifo&gc_sample=4", "greedy"),
         ("gc_high=4000", "gc_high"),
+        # at or below the reserve GC would start and stop at once: before, this was silently
+        # read as gc_reserve + 1 while the metadata recorded the value given
+        ("gc_reserve=8&gc_high=5", "gc_high=5 is not above gc_reserve=8"),
+        ("gc_reserve=8&gc_high=8", "gc_high=8 is not above gc_reserve=8"),
+        ("gc_high=8", "gc_high=8 is not above gc_reserve=8 \\(the free blocks"),
     ],
 )
 def test_new_gc_keys_refuse_bad_values(query, words):
     with pytest.raises(fb.ParameterError, match=words):
         fb.Target(f"sim:generic?scale=1/64&{query}")
+
+
+def test_gc_high_is_checked_against_the_reserve_in_effect_at_the_scale():
+    """A scaled-down drive lowers gc_reserve to a quarter of its spare blocks unless it is
+    given; gc_high is held to that reserve, and the error says it was lowered."""
+    small = fb.Target("sim:generic?scale=1/256&gc_high=5").meta["config"]["features"]
+    assert (small["gc_reserve"], small["gc_high"]) == (4, 5)
+    with pytest.raises(fb.ParameterError, match="lowered to a quarter of the spare blocks"):
+        fb.Target("sim:generic?scale=1/256&gc_high=4")
+    # the default (0) still means one block past the reserve, at every scale
+    for scale in ("1/256", "1/64", "1"):
+        f = fb.Target(f"sim:generic?scale={scale}").meta["config"]["features"]
+        assert f["gc_high"] == 0 and f["gc_reserve"] >= 2

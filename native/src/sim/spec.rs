@@ -15,12 +15,12 @@
 //! | `scale` | capacity multiplier keeping ratios, `1/N` or a decimal | 0 < scale ≤ 1 |
 //! | `seed` | random-victim and TRIM-efficacy randomness | integer |
 //! | `channels`, `dies` (per channel), `planes` | parallelism | 1 – 64, 1 – 64, 1 – 8 |
-//! | `gc_reserve` | free blocks below which foreground GC runs | 2 – 1024 |
+//! | `gc_reserve` | free blocks below which foreground GC runs (a scaled-down drive, unless given: at most a quarter of its spare blocks) | 2 – 1024 |
 //! | `idle_gc_free` | idle GC restores this fraction of the spare blocks | 0 – 1 |
 //! | `trim_efficacy` | fraction of trimmed 4 KiB blocks really unmapped | 0 – 1 |
 //! | `dirty_rate` | SandForce dirty state: write rate, as a fraction of clean, once all NAND holds incompressible data (1: no dirty state) | 0.05 – 1 |
 //! | `frontier` | host writes and GC copies in `separate` open blocks or one `shared` block | `separate`, `shared` |
-//! | `gc_high` | GC hysteresis: once the pool falls to `gc_reserve`, GC refills it to this many free blocks (0: `gc_reserve` + 1) | 0 – 4096 |
+//! | `gc_high` | GC hysteresis: once the pool falls to `gc_reserve`, GC refills it to this many free blocks (0: `gc_reserve` + 1; otherwise above `gc_reserve`) | 0 – 4096 |
 //! | `gc_sample` | greedy victim among this many closed blocks sampled at random (d-choices; 0: exact greedy) | 0, 2 – 256 |
 //! | `compress_floor` | smallest physical/host ratio the compressor reaches | 0.01 – 1 |
 //! | `t_read_us`, `t_prog_us`, `t_erase_us`, `t_prog_slc_us` | NAND array times | > 0, ≤ 100 000 |
@@ -374,6 +374,19 @@ pub fn validate(c: &SimConfig) -> Result<()> {
         return Err(Error::InvalidValue(format!(
             "sim key t_prog_us={} is more than 4 × t_erase_us={}; use a program time below four erase times",
             t.t_prog_us, t.t_erase_us
+        )));
+    }
+    if c.gc_high != 0 && c.gc_high <= c.gc_reserve {
+        return Err(Error::InvalidValue(format!(
+            "sim key gc_high={} is not above gc_reserve={} (the free blocks at which GC starts{}); use a gc_high above {} for hysteresis, or 0 to free one block at a time",
+            c.gc_high,
+            c.gc_reserve,
+            if c.scale < 1.0 && !c.overrides.iter().any(|(k, _)| k == "gc_reserve") {
+                ", lowered to a quarter of the spare blocks at this scale"
+            } else {
+                ""
+            },
+            c.gc_reserve
         )));
     }
     let raw_blocks = c.raw_blocks();

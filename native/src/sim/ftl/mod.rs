@@ -151,7 +151,12 @@ impl Ftl {
         let mut f = Ftl {
             policy: c.gc,
             gc_reserve: c.gc_reserve as usize,
-            gc_high: (c.gc_high as usize).max(c.gc_reserve as usize + 1),
+            // spec::validate refuses 1 ..= gc_reserve; 0 is "one block past the reserve"
+            gc_high: if c.gc_high == 0 {
+                c.gc_reserve as usize + 1
+            } else {
+                c.gc_high as usize
+            },
             gc_sample: c.gc_sample,
             bucketed: c.gc == GcPolicy::Greedy && c.gc_sample == 0,
             shared_frontier: c.shared_frontier,
