@@ -7,6 +7,8 @@ import math
 
 import numpy as np
 
+from flashback.analysis import noise
+
 
 def lag1_autocorrelation(y: np.ndarray) -> float:
     """Lag-1 autocorrelation of ``y`` (0 for fewer than 3 points or a constant series)."""
@@ -64,13 +66,12 @@ def optimal_block_length(y: np.ndarray) -> int:
 def ar1_var_of_mean(y: np.ndarray) -> float:
     """Variance of the mean of ``y`` under an AR(1) model (units of ``y`` squared):
     γ₀ · f / n with f = 1 + 2 Σₕ (1 − h/n) ρʰ, ρ the lag-1 autocorrelation corrected for its
-    small-sample bias (+ (1 + 3ρ)/n, Kendall 1954) and γ₀ the sample variance corrected for
+    small-sample bias (:func:`~flashback.analysis.noise.kendall_rho`) and γ₀ the sample variance corrected for
     the part of it the autocorrelation hides (E s² = γ₀ (1 − f/n))."""
     n = y.size
     if n < 3:
         return float(np.var(y)) / max(n, 1)
-    rho = lag1_autocorrelation(y)
-    rho = min(max(rho + (1 + 3 * rho) / n, 0.0), 0.995)
+    rho = noise.kendall_rho(lag1_autocorrelation(y), n, cap=0.995)
     h = np.arange(1, n)
     f = 1 + 2 * float(np.sum((1 - h / n) * rho**h))
     g0 = float(np.var(y)) / max(1 - f / n, 0.05)
