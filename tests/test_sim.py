@@ -278,6 +278,13 @@ def test_new_gc_keys_refuse_bad_values(query, words):
         fb.Target(f"sim:generic?scale=1/64&{query}")
 
 
+@pytest.mark.parametrize("key", ["slc_cache", "buffer", "capacity"])
+def test_a_bad_size_in_a_sim_spec_names_it_as_a_sim_key(key):
+    # every other spec error says "sim key k=v"; sizes said only "k=v is not a size"
+    with pytest.raises(fb.ParameterError, match=f'^sim key {key}="lots" is not a size; use'):
+        fb.Target(f"sim:generic?scale=1/64&{key}=lots")
+
+
 def test_gc_high_is_checked_against_the_reserve_in_effect_at_the_scale():
     """A scaled-down drive lowers gc_reserve to a quarter of its spare blocks unless it is
     given; gc_high is held to that reserve, and the error says it was lowered."""

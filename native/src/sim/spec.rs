@@ -238,11 +238,11 @@ pub fn parse_spec(spec: &str) -> Result<SimConfig> {
         let (k, v) = (k.as_str(), v.as_str());
         let t = &mut cfg.timings;
         match k {
-            "capacity" => capacity_override = Some(parse_size(k, v)?),
+            "capacity" => capacity_override = Some(parse_size(&field(k), v)?),
             "op" => cfg.op = num(k, v, 0.0, 4.0, true)?,
             "pages_per_block" => cfg.pages_per_block = int(k, v, 16, 1024)? as u32,
             "page_size" => {
-                let p = parse_size(k, v)?;
+                let p = parse_size(&field(k), v)?;
                 if ![4096u64, 8192, 16384, 32768].contains(&p) {
                     return Err(bad(k, v, "4k, 8k, 16k or 32k"));
                 }
@@ -263,7 +263,7 @@ pub fn parse_spec(spec: &str) -> Result<SimConfig> {
             }
             "idle_gc" => cfg.idle_gc = parse_switch(&field(k), v)?,
             "compression" => cfg.compression = parse_switch(&field(k), v)?,
-            "slc_cache" => cfg.slc_cache_bytes = parse_size(k, v)?,
+            "slc_cache" => cfg.slc_cache_bytes = parse_size(&field(k), v)?,
             "scale" => cfg.scale = parse_scale(&field(k), v)?,
             "seed" => cfg.seed = int(k, v, 0, u64::MAX)?,
             "channels" => cfg.channels = int(k, v, 1, 64)? as u32,
@@ -304,7 +304,7 @@ pub fn parse_spec(spec: &str) -> Result<SimConfig> {
             "cmd_us" => t.cmd_us = num(k, v, 0.0, 1e4, false)?,
             "lat_read_us" => t.lat_read_us = num(k, v, 0.0, 1e5, false)?,
             "lat_write_us" => t.lat_write_us = num(k, v, 0.0, 1e5, false)?,
-            "buffer" => cfg.buffer_bytes = parse_size(k, v)?,
+            "buffer" => cfg.buffer_bytes = parse_size(&field(k), v)?,
             _ => {
                 return Err(Error::InvalidValue(format!(
                     "{k:?} is not a sim key; use one of {}",
