@@ -125,3 +125,18 @@ def test_random_offsets_are_drawn_with_replacement(tmp_path):
     assert rep_uniform > 0
     ios, rep_perm = repeats("permutation", "p.bin")
     assert ios == blocks // 2 and rep_perm == 0  # the count itself works
+
+
+def test_no_two_random_runs_share_their_offsets(rep):
+    """CDM 3 draws every offset from one xor128 stream that is never reseeded, so no run
+    repeats another's offsets. Before, a run's seed was the loop's seed and the pass number
+    only: the 4K QD32 write rewrote the 4K QD1 write's blocks in the same order (and each
+    write revisited its read's offsets), which let GC find blocks invalidated wholesale."""
+    runs = rep.steps.filter(
+        (pl.col("kind") == "run") & pl.col("test").is_in(["rand512k", "rand4k", "rand4k_qd32"])
+    )
+    seeds = runs["workload"].str.extract(r"seed=(\d+)", 1).cast(pl.Int64)
+    assert seeds.null_count() == 0
+    # 2 loops × 3 tests × 2 directions × (3 + 1) runs
+    assert runs.height == 2 * 3 * 2 * 4
+    assert seeds.n_unique() == runs.height, runs.select("step", "workload")

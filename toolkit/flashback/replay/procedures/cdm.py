@@ -14,10 +14,13 @@ used this engine, version 4 onwards runs DiskSpd). What it does:
 - Every run is timed: ``DISK_TEST_TIME`` = 6 s, a Windows timer. Seq completes the pass over
   the file in progress before it looks at the timer, so a run is whole passes (≥ 6 s); random
   tests look at it every 20 (512 KiB) or 160 (4 KiB) I/Os; QD32 stops issuing and drains.
-- Random offsets are ``(xor128() % split) × block``: uniform over the file, with replacement.
+- Random offsets are ``(xor128() % split) × block``: uniform over the file, with replacement,
+  from one xor128 stream with a fixed start that is never reseeded (it first fills the data
+  buffer), so every run continues where the last one stopped.
 - A run's score is bytes / elapsed ms; the test reports the maximum over its scored runs.
 
-What the replay does differently: flashback's ``data="random"`` refills each write with fresh
+What the replay does differently: each random run draws from its own seeded stream (independent
+offsets, as CDM's continuing stream gives, but not xor128's own numbers); flashback's ``data="random"`` refills each write with fresh
 random bytes instead of resending one buffer; both are incompressible, and the simulator has
 no deduplication, so a simulated drive sees no difference (a real drive that deduplicates
 could). Random runs stop at the timer without finishing CDM's batch of 20/160 I/Os (< 0.1 %
@@ -117,7 +120,8 @@ def run_tests(
     timed at ``time_s`` (simulated seconds on a sim drive). Steps are labelled
     ``{head}/prepare`` and ``{head}/{test}_{read|write}/pass_{k}`` (``/part_{p}`` for a
     sequential run's further passes over the file), with labels ``test``, ``direction``,
-    ``cdm_pass`` (0 = unscored) and ``scored``.
+    ``cdm_pass`` (0 = unscored) and ``scored``. The n-th random run of the call (n from 1)
+    draws its offsets with workload seed ``seed`` · 10⁶ + n.
     """
     iv = r.interval_s
     r.run(
@@ -130,6 +134,7 @@ def run_tests(
         offset_bytes=offset,
         **labels,
     )
+    random_runs = 0
     for name, read_rw, write_rw, bs, qd in TESTS:
         for direction, rw in (("read", read_rw), ("write", write_rw)):
             for k in range(runs + 1):
@@ -148,6 +153,11 @@ def run_tests(
                     )
                     _seq_run(r, step, w, time_s, tags)
                 else:
+                    # CDM 3 draws every offset from one xor128 stream that is never reseeded,
+                    # so no two runs repeat each other's offsets: each random run gets its own
+                    # seed (a shared one made the 4K QD32 write rewrite the 4K QD1 write's
+                    # blocks in the same order, and each write revisit its read's)
+                    random_runs += 1
                     w = random_workload(
                         rw,
                         bs=bs,
@@ -157,7 +167,7 @@ def run_tests(
                         time_s=time_s,
                         data=data,
                         interval_s=iv,
-                        seed=seed * 1000 + k,
+                        seed=seed * 1_000_000 + random_runs,
                     )
                     r.run(step, w, **tags)
 
