@@ -364,3 +364,21 @@ def printed_totals(
             out[f"{d}_ios"] = out.get(f"{d}_ios", 0) + i
             out[f"{d}_bytes"] = out.get(f"{d}_bytes", 0) + b
     return out
+
+
+_EPOCH_OPTIONS = ("log_unix_epoch", "log_alternate_epoch")
+
+
+def epoch_logs(doc: dict) -> bool | None:
+    """Whether the run's logs count time from a clock's epoch (``log_unix_epoch=1`` or
+    ``log_alternate_epoch=1`` in its global or job options); ``None`` when the document
+    lists no options."""
+    sections = [doc.get("global options")] + [j.get("job options") for j in doc["jobs"]]
+    sections = [s for s in sections if isinstance(s, dict)]
+    if not sections:
+        return None
+    return any(
+        str(s.get(o, "0")).strip().lower() not in ("0", "false", "no", "off", "")
+        for s in sections
+        for o in _EPOCH_OPTIONS
+    )

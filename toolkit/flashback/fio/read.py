@@ -329,6 +329,14 @@ def _read_logs(
         else:
             parsed.append(logs.parse_log(f, window_value=window_value))
     v, ns_per_unit = _decide_modes(parsed, [(p, h) for p, h in hists], v)
+    origin_ms = logs.epoch_origin_ms(
+        parsed, [h[0] for _, h in hists], epoch=_epoch_in_outputs(others)
+    )
+    if origin_ms:
+        for lg in parsed:
+            lg.t_ms = np.maximum(lg.t_ms - origin_ms, 0.0)
+        for _, h in hists:
+            h[0][:] = np.maximum(h[0] - origin_ms, 0.0)
     hist_data = [h for _, h in hists if h[0].size]
     t_end = max(
         [float(lg.t_ms.max()) for lg in parsed if lg.t_ms.size]
@@ -401,7 +409,18 @@ def _read_logs(
     _check_against_printed(df, others, v, prefixes, slack)
     meta = _meta(log_files + others, v, capacity_bytes, "logs")
     meta["log_modes"] = {lg.path.name: lg.mode for lg in parsed}
+    if origin_ms:
+        meta["log_epoch_origin_ms"] = origin_ms
     return Capture(intervals=df, meta=meta)
+
+
+def _epoch_in_outputs(others: list[Path]) -> bool | None:
+    """What the run's JSON output says about epoch-based log times (``None`` without JSON
+    listing the options)."""
+    for p in others:
+        if '"fio version"' in _head(p):
+            return jsonout.epoch_logs(jsonout.load_documents(p)[-1])
+    return None
 
 
 def _slack(lgs: list[logs.Log], d: int) -> float:
