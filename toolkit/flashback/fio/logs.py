@@ -314,3 +314,25 @@ def epoch_origin_ms(
     if epoch is None:
         epoch = first >= EPOCH_AFTER_MS
     return max(first, 0.0) if epoch else 0.0
+
+
+def check_one_row_per_window(log: Log) -> None:
+    """Refuses a ``log_avg_msec`` log holding many rows per window and direction: fio with
+    ``log_compression`` logs every I/O there with the window's time and ``bs = 0``
+    (axboe/fio#1746, seen in fio 3.33–3.37), so the rows are neither windows nor I/Os.
+    (Older fio repeats a window's time for a few catch-up windows after a stall, issue
+    #971; those stay far below two rows per window on average.)
+
+    Raises:
+        FioFormatError: more than two rows per distinct (time, direction) on average.
+    """
+    if log.mode != "avg" or log.t_ms.size < 8:
+        return
+    distinct = np.unique(np.stack([log.t_ms, log.ddir.astype(np.float64)]), axis=1).shape[1]
+    if log.t_ms.size > 2 * distinct:
+        raise FioFormatError(
+            f"{log.path}: {log.t_ms.size} rows for {distinct} windows of log_avg_msec; fio "
+            "logs every I/O with its window's time when log_compression is set with "
+            "log_avg_msec (axboe/fio#1746), so the rows cannot be added up; rerun without "
+            "log_compression, or pass the JSON output alone"
+        )

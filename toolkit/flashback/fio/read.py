@@ -37,6 +37,9 @@ def _inputs(source: Any) -> tuple[list[Path], list[Path]]:
     """
     if isinstance(source, (list, tuple)):
         ps = [Path(p) for p in source]
+        for x in ps:
+            if x.name.endswith(".log.fz"):
+                _refuse_compressed(x)
         return [p for p in ps if p.name.endswith(".log")], [
             p for p in ps if not p.name.endswith(".log")
         ]
@@ -59,11 +62,36 @@ def _inputs(source: Any) -> tuple[list[Path], list[Path]]:
             else []
         )
         found = (lg, others)
+    if not found[0]:
+        _refuse_compressed(p)
     if not found[0] and not found[1]:
         raise ImportFormatError(
             f"{source}: no fio logs or JSON found; pass a log, a directory or a log prefix"
         )
     return found
+
+
+def _refuse_compressed(p: Path) -> None:
+    """Refuses fio's compressed logs (``log_store_compressed=1``: ``PREFIX_bw.1.log.fz``,
+    zlib chunks of fio's in-memory sample structs), given as a file, in a directory, or
+    under a log prefix, when no plain-text log is given with them.
+
+    Raises:
+        FioFormatError: naming the first compressed log and the command that inflates it.
+    """
+    if p.is_file():
+        fz = [p] if p.name.endswith(".log.fz") else []
+    elif p.is_dir():
+        fz = sorted(x for x in p.iterdir() if x.name.endswith(".log.fz"))
+    else:
+        fz = sorted(Path(f) for f in glob.glob(glob.escape(os.fspath(p)) + "_*.log.fz"))
+    if fz:
+        f = fz[0]
+        raise FioFormatError(
+            f"{f}: a compressed fio log (log_store_compressed=1, fio's binary samples) is not "
+            f"read; inflate it first with `fio --inflate-log={f.name} > {f.name[:-3]}` and "
+            "import the .log files"
+        )
 
 
 def _head(p: Path) -> str:
@@ -203,6 +231,9 @@ def _read_result_unchecked(
         meta["jobs"] = [
             {"jobname": j.get("jobname"), "options": j.get("job options")} for j in docs[-1]["jobs"]
         ]
+        failed = jsonout.job_failures(docs[-1])
+        if failed:
+            meta["status"] = "failed: fio " + "; ".join(failed)
     return Capture(intervals=df, meta=meta)
 
 
@@ -329,8 +360,11 @@ def _read_logs(
         else:
             parsed.append(logs.parse_log(f, window_value=window_value))
     v, ns_per_unit = _decide_modes(parsed, [(p, h) for p, h in hists], v)
+    for lg in parsed:
+        logs.check_one_row_per_window(lg)
+    doc = _json_of(others)
     origin_ms = logs.epoch_origin_ms(
-        parsed, [h[0] for _, h in hists], epoch=_epoch_in_outputs(others)
+        parsed, [h[0] for _, h in hists], epoch=None if doc is None else jsonout.epoch_logs(doc)
     )
     if origin_ms:
         for lg in parsed:
@@ -411,15 +445,17 @@ def _read_logs(
     meta["log_modes"] = {lg.path.name: lg.mode for lg in parsed}
     if origin_ms:
         meta["log_epoch_origin_ms"] = origin_ms
+    failed = jsonout.job_failures(doc) if doc is not None else []
+    if failed:
+        meta["status"] = "failed: fio " + "; ".join(failed)
     return Capture(intervals=df, meta=meta)
 
 
-def _epoch_in_outputs(others: list[Path]) -> bool | None:
-    """What the run's JSON output says about epoch-based log times (``None`` without JSON
-    listing the options)."""
+def _json_of(others: list[Path]) -> dict | None:
+    """The (last) JSON document among the run's other outputs, or ``None``."""
     for p in others:
         if '"fio version"' in _head(p):
-            return jsonout.epoch_logs(jsonout.load_documents(p)[-1])
+            return jsonout.load_documents(p)[-1]
     return None
 
 
