@@ -393,8 +393,14 @@ def _read_logs(
     by = {k: [lg for lg in parsed if lg.kind == k] for k in logs.KINDS}
     cols: dict[str, Any] = {"t_s": edges[1:] / 1000.0, "interval_s": dt_s}
     slack: dict[str, float] = {}  # the totals the logs measure, with their tolerance
+    # an empty log (fio writes no slat samples for sync engines) counts nothing
     per_io_kind = next(
-        (k for k in ("lat", "clat", "slat") if any(lg.mode == "per_io" for lg in by[k])), None
+        (
+            k
+            for k in ("lat", "clat", "slat")
+            if any(lg.mode == "per_io" and lg.t_ms.size for lg in by[k])
+        ),
+        None,
     )
     for d, name in enumerate(DIRS):
         ios = series.rate_total(by["iops"], d, edges)
