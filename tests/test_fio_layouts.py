@@ -380,3 +380,27 @@ def test_an_empty_slat_log_counts_no_bytes(tmp_path):
         assert df["write_mbps"].null_count() == df.height
         # averaged windows miss at most the partial windows at each end (≤ 2 × 50 ms)
         assert abs(int(df["write_ios"].sum()) - doc["jobs"][0]["write"]["total_ios"]) <= 100
+
+
+def test_normal_output_with_decimal_units_checks_the_logs(tmp_path):
+    """kb_base=1000 puts fio 3.x's decimal figure first (``io=19.7MB (18.8MiB)``): MB was
+    read as MiB (4.9 % too many bytes), so the logs of the same run were refused as "not one
+    run", and ``kB`` was not read at all (no check)."""
+    _run(
+        tmp_path, *PER_IO, "--bs=64k", "--kb_base=1000", "--write_bw_log=lg",
+        "--write_iops_log=lg", "--output-format=normal,json", "--output=both.txt",
+    )  # fmt: skip
+    text = (tmp_path / "both.txt").read_text()
+    start = text.index("{")
+    doc, end = json.JSONDecoder().raw_decode(text, start)
+    normal = text[:start] + text[end:]  # fio prints the JSON document, then the summary
+    assert "MB (" in normal and "MiB)" in normal  # decimal first
+    (tmp_path / "normal.txt").write_text(normal)
+    logs = sorted(tmp_path.glob("lg_*.log"))
+    cap = fb.read_fio([*logs, tmp_path / "normal.txt"])
+    assert _totals(cap) == _fio_totals(doc)
+    # the check is live: a bw log whose writes are 128 KiB where fio wrote 64 KiB disagrees
+    bw = (tmp_path / "lg_bw.1.log").read_text().replace(", 1, 65536,", ", 1, 131072,")
+    (tmp_path / "lg_bw.1.log").write_text(bw)
+    with pytest.raises(FioFormatError, match="write_bytes"):
+        fb.read_fio([tmp_path / "lg_bw.1.log", tmp_path / "normal.txt"])
