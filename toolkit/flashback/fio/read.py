@@ -136,12 +136,19 @@ def read_fio(
     needed when no JSON/normal output of the run is given and the layout cannot tell
     (fio 2.x latency logs are in µs, 3.x in ns). ``window_value``: ``"both"`` or ``"max"``
     for logs written with ``log_window_value``/``log_max_value`` when the layout cannot tell;
-    ``log_offset`` is accepted for compatibility and not needed.
+    ``log_offset`` is accepted for compatibility and not needed. Logs written with
+    ``log_unix_epoch=1``/``log_alternate_epoch=1`` are made job-relative (the clock time
+    taken as the run's start is ``meta["log_epoch_origin_ms"]``; without the run's JSON,
+    only logs whose first sample is an hour or more in are recognised). A JSON job that
+    fio stopped with an error gives ``meta["status"] = "failed: fio job …"``.
 
     Raises:
         ImportFormatError: a malformed line (names file and line), unknown file names, no data.
         FioFormatError: the layout contradicts the fio version, units cannot be told apart,
-            two runs are mixed, a negative value, or the totals disagree with fio's.
+            two runs are mixed, a negative value, or the totals disagree with fio's; also
+            compressed ``.log.fz`` logs, directions merged by ``unified_rw_reporting=mixed``,
+            ``log_compression`` with ``log_avg_msec`` logs (fio#1746), and I/Os fio counted
+            in a runtime of 0 ms.
         ParameterError: ``interval_s`` is not a positive number of seconds, or both
             ``interval_s`` and ``interval`` are given.
     """
