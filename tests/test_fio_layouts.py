@@ -107,9 +107,11 @@ def test_alternate_epoch_logs_follow_the_json_options(tmp_path):
     cap = fb.read_fio(tmp_path)
     df = cap.intervals
     assert df["t_s"][-1] < 1.0  # a 0.3 s job, not `first` ms of empty rows
-    # averaged logs miss at most the partial windows at each end: ≤ 2 × 50 ms at 1000 IOPS
+    # averaged logs miss the partial windows at each end: per direction ≤ 2 × 50 ms at the
+    # 1000 IOPS rate_iops sets, plus 20 % for fio's rate catch-up
     got, want = _totals(cap), _fio_totals(doc)
-    assert abs(got["read_ios"] + got["write_ios"] - want["read_ios"] - want["write_ios"]) <= 100
+    for d in ("read", "write"):
+        assert -10 <= want[f"{d}_ios"] - got[f"{d}_ios"] <= 120  # ±rounding of window rates
 
 
 # --- log_prio, log_offset ------------------------------------------------------------------
@@ -229,6 +231,17 @@ def test_a_job_stopped_by_an_error_is_marked_failed(tmp_path):
         cap = fb.read_fio(source)
         assert cap.meta["status"].startswith("failed: fio job 'j': error 27")
         assert _totals(cap)["write_bytes"] == job["write"]["io_bytes"]
+    # terse output names the error in its header (the 5th field; the 4th in v2)
+    for version in (2, 5):
+        t = tmp_path / f"terse{version}"
+        t.mkdir()
+        _run(
+            t, "--rw=write", "--bs=64k", "--output-format=terse", f"--terse-version={version}",
+            "--output=out.txt", check=False, preexec=_file_size_limit,
+        )  # fmt: skip
+        cap = fb.read_fio(t / "out.txt")
+        assert cap.meta["status"].startswith("failed: fio job 'j': error 27")
+        assert _totals(cap)["write_bytes"] == 4 << 20
 
 
 def test_a_job_that_failed_before_any_timed_io_is_refused(tmp_path):
@@ -378,8 +391,10 @@ def test_an_empty_slat_log_counts_no_bytes(tmp_path):
         df = fb.read_fio(source, fio_version="3.33").intervals
         assert df["write_bytes"].null_count() == df.height
         assert df["write_mbps"].null_count() == df.height
-        # averaged windows miss at most the partial windows at each end (≤ 2 × 50 ms)
-        assert abs(int(df["write_ios"].sum()) - doc["jobs"][0]["write"]["total_ios"]) <= 100
+        # averaged windows miss the partial windows at each end (≤ 2 × 50 ms at 1000 IOPS,
+        # plus 20 % for fio's rate catch-up)
+        missed = doc["jobs"][0]["write"]["total_ios"] - int(df["write_ios"].sum())
+        assert -10 <= missed <= 120
 
 
 def test_normal_output_with_decimal_units_checks_the_logs(tmp_path):

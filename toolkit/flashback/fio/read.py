@@ -238,9 +238,11 @@ def _read_result_unchecked(
         meta["jobs"] = [
             {"jobname": j.get("jobname"), "options": j.get("job options")} for j in docs[-1]["jobs"]
         ]
-        failed = jsonout.job_failures(docs[-1])
-        if failed:
-            meta["status"] = "failed: fio " + "; ".join(failed)
+    failed = jsonout.job_failures(
+        docs[-1] if kind.startswith("json") else {"jobs": terse.job_errors(path)}
+    )
+    if failed:
+        meta["status"] = "failed: fio " + "; ".join(failed)
     return Capture(intervals=df, meta=meta)
 
 

@@ -126,3 +126,17 @@ def _lat(block: list[str], pct: dict[str, str]) -> dict[str, float | None]:
     for k, key in (("p50", "50.000000"), ("p99", "99.000000"), ("p999", "99.900000")):
         out[k] = float(pct[key]) if key in pct else None
     return out
+
+
+def job_errors(path: Path) -> list[dict[str, Any]]:
+    """``{"jobname", "error"}`` of each terse line of a file (the 4th/5th header field: the
+    errno fio stopped the job with, 0 when it ran to the end)."""
+    out = []
+    for line in path.read_text(errors="replace").splitlines():
+        m = _LINE.match(line) or _LINE2.match(line)
+        if m:
+            f = line.split(";")
+            if m.group(1) == "2":
+                f.insert(1, "")
+            out.append({"jobname": f[2], "error": int(f[4]) if f[4].isdigit() else 0})
+    return out
