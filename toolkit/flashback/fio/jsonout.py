@@ -12,6 +12,7 @@ Latency blocks before fio 3.18 carry no ``N``: the count is the direction's ``to
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +54,36 @@ def load_documents(path: Path) -> list[dict]:
         raise ImportFormatError(
             f"{path}: the JSON has no 'jobs'; pass fio's --output-format=json output"
         )
+    for doc in docs:
+        _check_directions(doc, path)
     return docs
+
+
+def _check_directions(doc: dict, path: Path) -> None:
+    """Refuses jobs reported with ``unified_rw_reporting=mixed`` (one ``mixed`` block, no
+    read/write/trim blocks), which a capture cannot split into its per-direction columns.
+
+    Raises:
+        FioFormatError: a job has a ``mixed`` block and no per-direction block.
+    """
+    for j in doc["jobs"]:
+        if isinstance(j, dict) and "mixed" in j and not any(d in j for d in DIRS):
+            raise FioFormatError(
+                f"{path}: job {j.get('jobname')!r} reports reads, writes and trims together in "
+                "one 'mixed' block (unified_rw_reporting=mixed), which cannot be split into "
+                "directions; rerun with unified_rw_reporting=none or both, or pass the logs"
+            )
+
+
+def job_failures(doc: dict) -> list[str]:
+    """``"job 'name': error N (strerror)"`` for each job fio reports a non-zero ``error`` for
+    (fio stops a job at its first I/O error unless ``continue_on_error`` is set)."""
+    out = []
+    for j in doc["jobs"]:
+        e = j.get("error") if isinstance(j, dict) else None
+        if isinstance(e, int) and e != 0:
+            out.append(f"job {j.get('jobname')!r}: error {e} ({os.strerror(e)})")
+    return out
 
 
 ALL_CLIENTS = "All clients"
@@ -219,6 +249,13 @@ def whole_run_rows(doc: dict, path: Path, v: fv.Version) -> list[dict[str, Any]]
         rows.append((r, runtime_s, lat_parts, jobs))
     out = []
     for r, runtime_s, lat_parts, jobs in rows:
+        if runtime_s <= 0 and any(r[f"{d}_ios"] for d in DIRS):
+            failed = "; ".join(job_failures({"jobs": jobs}))
+            raise FioFormatError(
+                f"{path}: fio counted {sum(r[f'{d}_ios'] for d in DIRS)} I/Os in no measured "
+                "time (runtime 0 ms), so no rate can be given"
+                + (f"; the run failed ({failed})" if failed else "")
+            )
         runtime_s = max(runtime_s, 1e-9)
         t += runtime_s
         row = {"t_s": t, "interval_s": runtime_s, **r}
@@ -364,3 +401,21 @@ def printed_totals(
             out[f"{d}_ios"] = out.get(f"{d}_ios", 0) + i
             out[f"{d}_bytes"] = out.get(f"{d}_bytes", 0) + b
     return out
+
+
+_EPOCH_OPTIONS = ("log_unix_epoch", "log_alternate_epoch")
+
+
+def epoch_logs(doc: dict) -> bool | None:
+    """Whether the run's logs count time from a clock's epoch (``log_unix_epoch=1`` or
+    ``log_alternate_epoch=1`` in its global or job options); ``None`` when the document
+    lists no options."""
+    sections = [doc.get("global options")] + [j.get("job options") for j in doc["jobs"]]
+    sections = [s for s in sections if isinstance(s, dict)]
+    if not sections:
+        return None
+    return any(
+        str(s.get(o, "0")).strip().lower() not in ("0", "false", "no", "off", "")
+        for s in sections
+        for o in _EPOCH_OPTIONS
+    )

@@ -2,8 +2,11 @@
 
 Layouts (comma-separated integers, one sample per line):
 
-- ``time_ms, value, ddir, bs`` — every version; fio 3.2x+ appends ``prio``, ``log_offset=1``
-  inserts ``offset`` after ``bs``, ``log_issue_time=1`` appends ``issue_time_ns``.
+- ``time_ms, value, ddir, bs`` — every version; fio 3.2x+ appends ``prio`` (0/1, or with
+  ``log_prio=1`` the whole priority in hex, ``0x2004``), ``log_offset=1`` inserts ``offset``
+  after ``bs``, ``log_issue_time=1`` appends ``issue_time_ns``.
+- ``log_unix_epoch=1`` / ``log_alternate_epoch=1``: ``time_ms`` counts from the epoch of a
+  clock (Unix time for the former) instead of the job's start; see :func:`epoch_origin_ms`.
 - ``log_window_value=both`` (fio 3.3x): ``time_ms, mean, max, ddir, bs, …``.
 - clat histogram logs (``log_hist_msec``): ``time_ms, ddir, bs, count_0 … count_N`` with
   1216 buckets before fio 3.0 (µs) and 1856 from 3.0 (ns); see :mod:`flashback.fio.hist`.
@@ -65,14 +68,26 @@ def read_table(path: Path) -> np.ndarray:
         first = f.readline()
     if not first.strip():
         return np.zeros((0, 0), dtype=np.int64)
-    width = len(first.rstrip(b"\r\n ,").split(b","))
+    fields = first.rstrip(b"\r\n ,").split(b",")
+    width = len(fields)
+    # log_prio=1 (fio 3.3x) writes the priority column as hex, "0x2004"
+    hexcols = {i for i, f in enumerate(fields) if f.strip().lower().startswith(b"0x")}
     try:
         df = pl.read_csv(
             path,
             has_header=False,
-            schema={f"c{i}": pl.Int64 for i in range(width)},
+            schema={f"c{i}": pl.String if i in hexcols else pl.Int64 for i in range(width)},
             truncate_ragged_lines=False,
         )
+        if hexcols:
+            df = df.with_columns(
+                pl.col(f"c{i}")
+                .str.strip_chars()
+                .str.to_lowercase()
+                .str.strip_prefix("0x")
+                .str.to_integer(base=16, strict=False)
+                for i in hexcols
+            )
         ok = df.null_count().sum_horizontal().item() == 0
     except (pl.exceptions.PolarsError, OSError):
         ok = False
@@ -81,7 +96,7 @@ def read_table(path: Path) -> np.ndarray:
             raise
         ok = False
     if not ok:
-        _raise_bad_line(path, width)
+        _raise_bad_line(path, width, hexcols)
     a = df.to_numpy()
     if (a < 0).any():
         row, col = np.argwhere(a < 0)[0]
@@ -105,8 +120,9 @@ def read_table(path: Path) -> np.ndarray:
 _TIME_BACK_MS = 100
 
 
-def _raise_bad_line(path: Path, width: int) -> None:
-    """Slow path, only when polars refused the file: finds and names the first bad line."""
+def _raise_bad_line(path: Path, width: int, hexcols: set[int]) -> None:
+    """Slow path, only when polars refused the file: finds and names the first bad line
+    (``hexcols``: the fields that are hex, ``0x…``, as line 1's are)."""
     with path.open("r", errors="replace") as f:
         for lineno, line in enumerate(f, start=1):
             s = line.strip().rstrip(",")
@@ -116,12 +132,15 @@ def _raise_bad_line(path: Path, width: int) -> None:
                     f"{path} line {lineno}: has {len(parts)} fields where line 1 has {width}; "
                     "the file is truncated or mixes layouts"
                 )
-            if not all(re.fullmatch(r"-?\d+", p) for p in parts):
+            if not all(
+                re.fullmatch(r"0[xX][0-9a-fA-F]+" if i in hexcols else r"-?\d+", p)
+                for i, p in enumerate(parts)
+            ):
                 raise ImportFormatError(
                     f"{path} line {lineno}: expected comma-separated integers, got {s[:60]!r}; "
                     "is this a fio log?"
                 )
-            big = [p for p in parts if int(p) >= 2**63]
+            big = [p for p in parts if int(p, 0 if p[:2] in ("0x", "0X") else 10) >= 2**63]
             if big:
                 raise FioFormatError(
                     f"{path} line {lineno}: value {big[0]} is a negative number wrapped around "
@@ -152,6 +171,7 @@ class Log:
     mode: str = "per_io"
     avg_ms: float = 0.0
     extra: np.ndarray | None = None  # fields after bs: [offset], [prio], [issue_time]
+    hex_prio: bool = False  # the priority is written in hex (log_prio=1, fio 3.3x)
 
 
 def parse_log(path: Path, *, window_value: str | None = None) -> Log:
@@ -201,7 +221,10 @@ def parse_log(path: Path, *, window_value: str | None = None) -> Log:
     else:
         value, vmax = v, None
     extra = a[:, i + 3 :] if w > i + 3 else None
+    with path.open("rb") as f:
+        hex_prio = b"0x" in f.readline().lower()
     return Log(
+        hex_prio=hex_prio,
         path=path,
         kind=kind,
         job=job,
@@ -217,11 +240,12 @@ def parse_log(path: Path, *, window_value: str | None = None) -> Log:
 
 def fio3_columns(log: Log) -> bool:
     """Whether the fields after ``bs`` can only be fio 3.x's: two or more (offset + prio,
-    issue time), or one that is a priority rather than a ``log_offset`` offset (all zero, or
-    not sector-aligned). fio 2.x wrote at most ``offset`` there."""
+    issue time), a hex priority (``log_prio=1``), or one that is a priority rather than a
+    ``log_offset`` offset (all zero, or not sector-aligned). fio 2.x wrote at most ``offset``
+    there."""
     if log.extra is None or log.extra.shape[0] == 0:
         return False
-    if log.extra.shape[1] >= 2:
+    if log.hex_prio or log.extra.shape[1] >= 2:
         return True
     last = log.extra[:, 0]
     return bool((last == 0).all() or (last % 512 != 0).any())
@@ -253,3 +277,62 @@ def looks_windowed(log: Log) -> bool:
         return log.kind == "iops"
     per_distinct = log.t_ms.size / t.size
     return bool(np.median(np.diff(t)) >= 100.0 and per_distinct < 3.5)
+
+
+#: Earliest first sample (ms) a job-relative log can have: fio logs a job's first I/O or first
+#: window soon after the job starts (ramp_time and startdelay restart the clock), so a log
+#: whose earliest sample is an hour or more in counts from a clock's epoch
+#: (``log_unix_epoch``/``log_alternate_epoch``; Unix time is > 1e12 ms).
+EPOCH_AFTER_MS = 3_600_000.0
+
+
+def epoch_origin_ms(
+    parsed: list[Log], hist_times: list[np.ndarray], *, epoch: bool | None
+) -> float:
+    """The time (ms, on the logs' clock) at which the run's first job started, when the logs
+    were written with ``log_unix_epoch=1``/``log_alternate_epoch=1``; 0.0 for job-relative
+    logs. ``epoch``: what the run's JSON options say (``None`` when unknown: then logs whose
+    earliest sample is past :data:`EPOCH_AFTER_MS` count as epoch logs).
+
+    fio adds the clock's time at each job's start to every sample, so each log's start is
+    estimated as its first sample less one window for ``log_avg_msec`` logs (its first
+    I/O for per-I/O logs), within the few ms a first window or I/O can be late; the
+    earliest over the logs is returned, which keeps later jobs (startdelay, stonewall) later.
+    Histogram logs count their first sample less their typical spacing. Modes must be decided.
+    """
+    starts = []
+    for lg in parsed:
+        if lg.t_ms.size:
+            starts.append(float(lg.t_ms.min()) - (lg.avg_ms if lg.mode == "avg" else 0.0))
+    for t in hist_times:
+        if t.size:
+            u = np.unique(t)
+            starts.append(float(u[0]) - (float(np.median(np.diff(u))) if u.size > 1 else 0.0))
+    if not starts:
+        return 0.0
+    first = min(starts)
+    if epoch is None:
+        epoch = first >= EPOCH_AFTER_MS
+    return max(first, 0.0) if epoch else 0.0
+
+
+def check_one_row_per_window(log: Log) -> None:
+    """Refuses a ``log_avg_msec`` log holding many rows per window and direction: fio with
+    ``log_compression`` logs every I/O there with the window's time and ``bs = 0``
+    (axboe/fio#1746, seen in fio 3.33–3.37), so the rows are neither windows nor I/Os.
+    (Older fio repeats a window's time for a few catch-up windows after a stall, issue
+    #971; those stay far below two rows per window on average.)
+
+    Raises:
+        FioFormatError: more than two rows per distinct (time, direction) on average.
+    """
+    if log.mode != "avg" or log.t_ms.size < 8:
+        return
+    distinct = np.unique(np.stack([log.t_ms, log.ddir.astype(np.float64)]), axis=1).shape[1]
+    if log.t_ms.size > 2 * distinct:
+        raise FioFormatError(
+            f"{log.path}: {log.t_ms.size} rows for {distinct} windows of log_avg_msec; fio "
+            "logs every I/O with its window's time when log_compression is set with "
+            "log_avg_msec (axboe/fio#1746), so the rows cannot be added up; rerun without "
+            "log_compression, or pass the JSON output alone"
+        )

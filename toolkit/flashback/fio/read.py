@@ -37,6 +37,9 @@ def _inputs(source: Any) -> tuple[list[Path], list[Path]]:
     """
     if isinstance(source, (list, tuple)):
         ps = [Path(p) for p in source]
+        for x in ps:
+            if x.name.endswith(".log.fz"):
+                _refuse_compressed(x)
         return [p for p in ps if p.name.endswith(".log")], [
             p for p in ps if not p.name.endswith(".log")
         ]
@@ -59,11 +62,36 @@ def _inputs(source: Any) -> tuple[list[Path], list[Path]]:
             else []
         )
         found = (lg, others)
+    if not found[0]:
+        _refuse_compressed(p)
     if not found[0] and not found[1]:
         raise ImportFormatError(
             f"{source}: no fio logs or JSON found; pass a log, a directory or a log prefix"
         )
     return found
+
+
+def _refuse_compressed(p: Path) -> None:
+    """Refuses fio's compressed logs (``log_store_compressed=1``: ``PREFIX_bw.1.log.fz``,
+    zlib chunks of fio's in-memory sample structs), given as a file, in a directory, or
+    under a log prefix, when no plain-text log is given with them.
+
+    Raises:
+        FioFormatError: naming the first compressed log and the command that inflates it.
+    """
+    if p.is_file():
+        fz = [p] if p.name.endswith(".log.fz") else []
+    elif p.is_dir():
+        fz = sorted(x for x in p.iterdir() if x.name.endswith(".log.fz"))
+    else:
+        fz = sorted(Path(f) for f in glob.glob(glob.escape(os.fspath(p)) + "_*.log.fz"))
+    if fz:
+        f = fz[0]
+        raise FioFormatError(
+            f"{f}: a compressed fio log (log_store_compressed=1, fio's binary samples) is not "
+            f"read; inflate it first with `fio --inflate-log={f.name} > {f.name[:-3]}` and "
+            "import the .log files"
+        )
 
 
 def _head(p: Path) -> str:
@@ -108,12 +136,19 @@ def read_fio(
     needed when no JSON/normal output of the run is given and the layout cannot tell
     (fio 2.x latency logs are in µs, 3.x in ns). ``window_value``: ``"both"`` or ``"max"``
     for logs written with ``log_window_value``/``log_max_value`` when the layout cannot tell;
-    ``log_offset`` is accepted for compatibility and not needed.
+    ``log_offset`` is accepted for compatibility and not needed. Logs written with
+    ``log_unix_epoch=1``/``log_alternate_epoch=1`` are made job-relative (the clock time
+    taken as the run's start is ``meta["log_epoch_origin_ms"]``; without the run's JSON,
+    only logs whose first sample is an hour or more in are recognised). A JSON job that
+    fio stopped with an error gives ``meta["status"] = "failed: fio job …"``.
 
     Raises:
         ImportFormatError: a malformed line (names file and line), unknown file names, no data.
         FioFormatError: the layout contradicts the fio version, units cannot be told apart,
-            two runs are mixed, a negative value, or the totals disagree with fio's.
+            two runs are mixed, a negative value, or the totals disagree with fio's; also
+            compressed ``.log.fz`` logs, directions merged by ``unified_rw_reporting=mixed``,
+            ``log_compression`` with ``log_avg_msec`` logs (fio#1746), and I/Os fio counted
+            in a runtime of 0 ms.
         ParameterError: ``interval_s`` is not a positive number of seconds, or both
             ``interval_s`` and ``interval`` are given.
     """
@@ -203,6 +238,11 @@ def _read_result_unchecked(
         meta["jobs"] = [
             {"jobname": j.get("jobname"), "options": j.get("job options")} for j in docs[-1]["jobs"]
         ]
+    failed = jsonout.job_failures(
+        docs[-1] if kind.startswith("json") else {"jobs": terse.job_errors(path)}
+    )
+    if failed:
+        meta["status"] = "failed: fio " + "; ".join(failed)
     return Capture(intervals=df, meta=meta)
 
 
@@ -329,6 +369,17 @@ def _read_logs(
         else:
             parsed.append(logs.parse_log(f, window_value=window_value))
     v, ns_per_unit = _decide_modes(parsed, [(p, h) for p, h in hists], v)
+    for lg in parsed:
+        logs.check_one_row_per_window(lg)
+    doc = _json_of(others)
+    origin_ms = logs.epoch_origin_ms(
+        parsed, [h[0] for _, h in hists], epoch=None if doc is None else jsonout.epoch_logs(doc)
+    )
+    if origin_ms:
+        for lg in parsed:
+            lg.t_ms = np.maximum(lg.t_ms - origin_ms, 0.0)
+        for _, h in hists:
+            h[0][:] = np.maximum(h[0] - origin_ms, 0.0)
     hist_data = [h for _, h in hists if h[0].size]
     t_end = max(
         [float(lg.t_ms.max()) for lg in parsed if lg.t_ms.size]
@@ -351,8 +402,14 @@ def _read_logs(
     by = {k: [lg for lg in parsed if lg.kind == k] for k in logs.KINDS}
     cols: dict[str, Any] = {"t_s": edges[1:] / 1000.0, "interval_s": dt_s}
     slack: dict[str, float] = {}  # the totals the logs measure, with their tolerance
+    # an empty log (fio writes no slat samples for sync engines) counts nothing
     per_io_kind = next(
-        (k for k in ("lat", "clat", "slat") if any(lg.mode == "per_io" for lg in by[k])), None
+        (
+            k
+            for k in ("lat", "clat", "slat")
+            if any(lg.mode == "per_io" and lg.t_ms.size for lg in by[k])
+        ),
+        None,
     )
     for d, name in enumerate(DIRS):
         ios = series.rate_total(by["iops"], d, edges)
@@ -401,7 +458,20 @@ def _read_logs(
     _check_against_printed(df, others, v, prefixes, slack)
     meta = _meta(log_files + others, v, capacity_bytes, "logs")
     meta["log_modes"] = {lg.path.name: lg.mode for lg in parsed}
+    if origin_ms:
+        meta["log_epoch_origin_ms"] = origin_ms
+    failed = jsonout.job_failures(doc) if doc is not None else []
+    if failed:
+        meta["status"] = "failed: fio " + "; ".join(failed)
     return Capture(intervals=df, meta=meta)
+
+
+def _json_of(others: list[Path]) -> dict | None:
+    """The (last) JSON document among the run's other outputs, or ``None``."""
+    for p in others:
+        if '"fio version"' in _head(p):
+            return jsonout.load_documents(p)[-1]
+    return None
 
 
 def _slack(lgs: list[logs.Log], d: int) -> float:

@@ -1,7 +1,8 @@
-"""fio terse (``--minimal``, ``--output-format=terse``) v3/v4/v5 lines → whole-run rows.
+"""fio terse (``--minimal``, ``--output-format=terse``) v2/v3/v4/v5 lines → whole-run rows.
 
-A line is ``version;fio-X.Y;jobname;groupid;error`` then one block per direction (v3: read,
-write; v4/v5: read, write, trim): ``kb; bw_KiB/s; iops; runtime_ms; slat(min,max,mean,dev);
+A line is ``version;fio-X.Y;jobname;groupid;error`` (v2: ``2;jobname;groupid;error``, no fio
+version) then one block per direction (v3: read, write; v2/v4/v5: read, write, trim):
+``kb; bw_KiB/s; iops; runtime_ms; slat(min,max,mean,dev);
 clat(min,max,mean,dev); 20 clat percentiles "P%=V"; lat(min,max,mean,dev); bw(min,max,agg%,
 mean,dev)`` — 41 fields, plus ``bw_samples`` and ``iops(min,max,mean,dev,samples)`` in v5 (47).
 Latencies in µs in every version. Terse gives no I/O count: it is ``iops × runtime``.
@@ -17,7 +18,10 @@ from flashback.errors import FioFormatError, ImportFormatError
 from flashback.fio import version as fv
 
 _LINE = re.compile(r"^(\d+);fio-")
+#: v2 names no fio version: ``2;jobname;groupid;error;read kb;bw;iops;runtime;…``
+_LINE2 = re.compile(r"^(2);[^;\n]*;\d+;\d+;\d+;\d+;\d+(?:\.\d+)?;\d+;")
 _BLOCK = {
+    2: (("read", "write", "trim"), 41),
     3: (("read", "write"), 41),
     4: (("read", "write", "trim"), 41),
     5: (("read", "write", "trim"), 47),
@@ -25,7 +29,7 @@ _BLOCK = {
 
 
 def is_terse(head: str) -> bool:
-    return any(_LINE.match(line) for line in head.splitlines())
+    return any(_LINE.match(line) or _LINE2.match(line) for line in head.splitlines())
 
 
 def read_terse(path: Path, declared: fv.Version | None) -> tuple[list[dict[str, Any]], fv.Version]:
@@ -39,20 +43,31 @@ def read_terse(path: Path, declared: fv.Version | None) -> tuple[list[dict[str, 
     groups: dict[int, list[dict[str, Any]]] = {}
     version = None
     for lineno, line in enumerate(path.read_text(errors="replace").splitlines(), start=1):
-        m = _LINE.match(line)
+        m = _LINE.match(line) or _LINE2.match(line)
         if not m:
             continue
         f = line.strip().split(";")
         tv = int(m.group(1))
         if tv not in _BLOCK:
             raise ImportFormatError(
-                f"{path} line {lineno}: terse version {tv}; flashback reads versions 3, 4 and 5"
+                f"{path} line {lineno}: terse version {tv}; flashback reads versions 2, 3, 4 and 5"
             )
+        if tv == 2:
+            f.insert(1, "")  # the fio version v3+ print there
         dirs, width = _BLOCK[tv]
         if len(f) < 5 + width * len(dirs):
             raise ImportFormatError(
                 f"{path} line {lineno}: {len(f)} fields is too few for terse version {tv}"
             )
+        for k, d in enumerate(dirs):
+            head = f[5 + k * width : 5 + k * width + 4]
+            if not all(re.fullmatch(r"\d+(?:\.\d+)?", x) for x in head):
+                raise ImportFormatError(
+                    f"{path} line {lineno}: the {d} block starts with {';'.join(head)!r}, not "
+                    "KiB;bw;iops;runtime; output with unified_rw_reporting=mixed holds one "
+                    "block for all directions, which cannot be split (rerun with "
+                    "unified_rw_reporting=none or both)"
+                )
         v = fv.parse_version(f[1])
         if declared is not None and v is not None and v != declared:
             raise FioFormatError(
@@ -110,4 +125,18 @@ def _lat(block: list[str], pct: dict[str, str]) -> dict[str, float | None]:
     out: dict[str, float | None] = {"mean": float(block[2]), "max": float(block[1])}
     for k, key in (("p50", "50.000000"), ("p99", "99.000000"), ("p999", "99.900000")):
         out[k] = float(pct[key]) if key in pct else None
+    return out
+
+
+def job_errors(path: Path) -> list[dict[str, Any]]:
+    """``{"jobname", "error"}`` of each terse line of a file (the 4th/5th header field: the
+    errno fio stopped the job with, 0 when it ran to the end)."""
+    out = []
+    for line in path.read_text(errors="replace").splitlines():
+        m = _LINE.match(line) or _LINE2.match(line)
+        if m:
+            f = line.split(";")
+            if m.group(1) == "2":
+                f.insert(1, "")
+            out.append({"jobname": f[2], "error": int(f[4]) if f[4].isdigit() else 0})
     return out
