@@ -277,3 +277,40 @@ def test_rounds_in_file_name_order_are_put_in_round_order():
     gap = rounds.filter(pl.col("round") != 7)
     with pytest.raises(fb.AnalysisError, match="the rounds skip from 6 to 8"):
         fb.steady_state(gap)
+
+
+def test_ssspt_rule_is_ssspts_script():
+    # 2000 windows around SSSPT's limits (rounds within ±12 %, lines up to ±5 % a round):
+    # flashback's rule and the script written out longhand agree on every one, and on at
+    # least 10 % of them the PTS rule says otherwise (the two rules are not the same).
+    from flashback.analysis.steady_state import window_check
+
+    rng = np.random.default_rng(7)
+    differ = 0
+    for _ in range(2000):
+        w = 20000 * rng.uniform(0.9, 1.1, 5) * (1 + rng.uniform(-0.05, 0.05) * np.arange(5))
+        x0 = int(rng.integers(1, 300))
+        v = [0.0] * (x0 - 1) + list(w)  # the script fits against round numbers x0..x0+4
+        assert window_check(w, "ssspt")["ok"] == _ssspt_verify(v)
+        differ += window_check(w, "ssspt")["ok"] != _pts_window(list(w))
+    assert differ >= 200
+
+
+def test_onset_of_a_list_of_round_captures():
+    # hp/iops/2's five rounds (not steady by the PTS: the line spans 17 %) then the last five
+    # of rockpro64/iops/1: the first passing window and its onset (runtime and bytes of the
+    # rounds before it) computed from fio's fields.
+    files = _round_files("hp_iops_2") + [
+        DATA / f"{PREFIX}rockpro64_iops_1_wdpc_bs4KB_read0_round{r}.json" for r in range(242, 247)
+    ]
+    docs = [json.loads(f.read_text())["jobs"][0]["write"] for f in files]
+    values = [_fio_write_iops(f)[1] for f in files]
+    first = next(e for e in range(5, len(values) + 1) if _pts_window(values[e - 5 : e])) - 4
+    assert first > 1
+    ss = fb.steady_state([fb.read_fio(f) for f in files], capacity_bytes=256e9)
+    assert ss.window == (first, first + 4)
+    before = docs[: first - 1]
+    assert ss.onset["round"] == first
+    assert ss.onset["seconds"] == pytest.approx(sum(d["runtime"] for d in before) / 1000.0)
+    assert ss.onset["bytes"] == pytest.approx(sum(d["io_bytes"] for d in before))
+    assert ss.onset["fills"] == pytest.approx(ss.onset["bytes"] / 256e9)
