@@ -252,6 +252,8 @@ def test_oscillating_drive_reaches_then_leaves_steady_state():
             assert ss.later_windows == len(later) == 238
             assert ss.holds_after == pytest.approx(np.mean(later))
             assert ss.holds_after < 0.5 and "NOT steady afterwards" in ss.describe()
+            # a frame of rounds with no times or bytes: no onset to print (was "from nan s")
+            assert "rounds 4–8; holds in" in ss.describe() and "nan" not in ss.describe()
     end_s, later_s = _first_and_later(values, lambda v: _ssspt_verify(list(v)))
     ss = fb.steady_state(rounds, rule="ssspt")
     assert ss.window == (end_s - 4, end_s) == (4, 8)

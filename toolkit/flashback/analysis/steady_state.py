@@ -95,11 +95,20 @@ class SteadyState:
         if not self.reached:
             return f"steady state NOT reached ({self.rule}, {', '.join(self.y)})"
         o = self.onset or {}
-        fills = f", {o['fills']:.2f} drive fills" if o.get("fills") is not None else ""
+        # a frame of rounds without times or bytes gives no onset: say nothing, not "nan s"
+        where = [
+            text
+            for key, text in (
+                ("seconds", f"{o.get('seconds', 0.0):.0f} s"),
+                ("gb", f"{o.get('gb', 0.0):.3g} GB"),
+            )
+            if np.isfinite(o.get(key, float("nan")))
+        ]
+        if o.get("fills") is not None and np.isfinite(o["fills"]):
+            where.append(f"{o['fills']:.2f} drive fills")
         return (
             f"steady state reached ({self.rule}, {', '.join(self.y)}): rounds {self.window[0]}–"
-            f"{self.window[1]}, from {o.get('seconds', float('nan')):.0f} s, "
-            f"{o.get('gb', float('nan')):.3g} GB{fills}"
+            f"{self.window[1]}{', from ' + ', '.join(where) if where else ''}"
             f"{self.holds_line()}"
         )
 
