@@ -50,7 +50,9 @@ def parse_round(spec: str | float, capacity: float | None) -> tuple[str, float]:
 def to_rounds(
     data: Any, *, round: str | float = "60s", capacity_bytes: float | None = None
 ) -> pl.DataFrame:
-    """Aggregates intervals into rounds.
+    """Aggregates intervals into rounds; or, given a list of captures (the fio JSON of each
+    PTS round, say), makes each capture one round, numbered 1, 2, … in the order given (time
+    and bytes run on from one to the next; ``round=`` is then not used).
 
     Returns one row per round: ``round`` (1-based), ``t_start_s``, ``t_end_s``, ``seconds``,
     ``bytes_start``, ``bytes_end`` (host bytes written), ``gb_end``, ``fills_end`` (null when
@@ -63,6 +65,8 @@ def to_rounds(
             round shorter than one of the capture's intervals (a round is made of whole
             intervals, so rounds would be skipped).
     """
+    if isinstance(data, (list, tuple)):
+        return _one_round_each(data, capacity_bytes)
     df, meta = frames.as_frame(data)
     cap = frames.capacity_bytes(meta, capacity_bytes)
     kind, size = parse_round(round, cap)
@@ -100,8 +104,68 @@ def to_rounds(
             f"intervals (up to {float(np.max(per)):,.6g} {unit}); use larger rounds or capture "
             "with a shorter interval"
         )
+    out = _aggregate(df, idx + 1, t_start, dt, hb_start, hb)
+    extent = out["seconds"] if kind == "time" else out["bytes_end"] - out["bytes_start"]
+    complete = (pl.col("round") < pl.col("round").max()) | (extent >= 0.999 * size)
+    return _finish(out, cap, complete)
+
+
+def _one_round_each(captures: list | tuple, capacity_bytes: float | None) -> pl.DataFrame:
+    """Each capture (or frame) of the list becomes one round, in the order given; its
+    intervals follow the previous capture's in time and in host bytes written.
+
+    Raises:
+        AnalysisError: an empty list, or an item that is not a capture/frame of intervals.
+    """
+    if not captures:
+        raise AnalysisError("the list of rounds is empty; pass one capture per round")
+    parts, metas, dts, wbs, t0, b0 = [], [], [], [], 0.0, 0.0
+    for i, item in enumerate(captures, start=1):
+        df, meta = frames.as_frame(item)
+        metas.append(meta)
+        t = frames.column(df, "t_s", role="t_s")
+        dt = (
+            frames.column(df, "interval_s", role="interval_s")
+            if "interval_s" in df.columns
+            else np.r_[t[0], np.diff(t)]
+        )
+        wb = (
+            df.get_column("write_bytes").cast(pl.Float64).fill_null(0).to_numpy()
+            if "write_bytes" in df.columns
+            else np.zeros(df.height)
+        )
+        ends = t0 + np.cumsum(dt)
+        hb = b0 + np.cumsum(wb)
+        part = df.drop([c for c in ("t_s", "host_written_bytes") if c in df.columns])
+        parts.append(
+            part.with_columns(
+                pl.Series("t_s", ends), pl.Series("host_written_bytes", hb), pl.lit(i).alias("__r")
+            )
+        )
+        dts.append(dt)
+        wbs.append(wb)
+        t0, b0 = float(ends[-1]), float(hb[-1])
+    df = pl.concat(parts, how="diagonal_relaxed")
+    t, dt = df["t_s"].to_numpy(), np.concatenate(dts)
+    hb, wb = df["host_written_bytes"].to_numpy(), np.concatenate(wbs)
+    idx = df["__r"].to_numpy().astype(np.int64)
+    cap = next((c for m in metas if (c := frames.capacity_bytes(m, capacity_bytes))), None)
+    out = _aggregate(df.drop("__r"), idx, t - dt, dt, hb - wb, hb)
+    return _finish(out, cap, pl.lit(True))
+
+
+def _aggregate(
+    df: pl.DataFrame,
+    labels: np.ndarray,
+    t_start: np.ndarray,
+    dt: np.ndarray,
+    hb_start: np.ndarray,
+    hb: np.ndarray,
+) -> pl.DataFrame:
+    """One row per round label: time and byte extents, counters summed, the rest averaged
+    (interval-weighted)."""
     w = df.with_columns(
-        pl.Series("round", idx + 1),
+        pl.Series("round", labels),
         pl.Series("__t0", t_start),
         pl.Series("__dt", dt),
         pl.Series("__b0", hb_start),
@@ -127,10 +191,12 @@ def to_rounds(
                     / pl.col("__dt").filter(valid).sum()
                 ).alias(c)
             )
-    out = w.group_by("round", maintain_order=True).agg(aggs).sort("round")
-    extent = out["seconds"] if kind == "time" else out["bytes_end"] - out["bytes_start"]
+    return w.group_by("round", maintain_order=True).agg(aggs).sort("round")
+
+
+def _finish(out: pl.DataFrame, cap: float | None, complete: pl.Expr) -> pl.DataFrame:
     return out.with_columns(
         (pl.col("bytes_end") / 1e9).alias("gb_end"),
         (pl.col("bytes_end") / cap if cap else pl.lit(None, dtype=pl.Float64)).alias("fills_end"),
-        ((pl.col("round") < pl.col("round").max()) | (extent >= 0.999 * size)).alias("complete"),
+        complete.alias("complete"),
     )

@@ -10,6 +10,11 @@ Rules (``rule=``):
   |slope| · 4 ≤ 10 % of the mean (its ``testMesWindow`` is 4, the span of 5 rounds): the
   PTS rule; with ``window=`` other than 5 the slope is still multiplied by 4, as there.
 - ``band`` — every round of a 5-round window within ±10 % of the window mean.
+- ``ssspt`` — ljishen/SSSPT's ``verify_steady_state.py`` (the PTS harness in Ansible):
+  ``band`` plus both ends of the least-squares line within ±10 % of the window mean
+  (|slope| · (w − 1) / 2 ≤ 10 %). Not the PTS text: a round may not stray more than 10 % from
+  the mean on either side (PTS: max − min ≤ 20 %), and the line may span 20 % of the mean
+  across the window (PTS: 10 %).
 - ``fio_iops`` — fio ``ss=iops:L%``: on per-interval samples after ``ss_ramp`` seconds, the
   largest |y − mean| over the last ``ss_dur`` seconds is < L % of the mean.
 - ``fio_iops_slope`` — fio ``ss=iops_slope:L%``: the least-squares slope (per sample) of the
@@ -28,7 +33,7 @@ from flashback.analysis import frames
 from flashback.analysis.rounds import to_rounds
 from flashback.errors import AnalysisError
 
-RULES = ("snia", "tkperf", "band", "fio_iops", "fio_iops_slope")
+RULES = ("snia", "tkperf", "band", "ssspt", "fio_iops", "fio_iops_slope")
 
 #: TKperf's ``testMesWindow``: the slope is multiplied by 4 whatever the window
 TKPERF_MES_WINDOW = 4
@@ -90,11 +95,20 @@ class SteadyState:
         if not self.reached:
             return f"steady state NOT reached ({self.rule}, {', '.join(self.y)})"
         o = self.onset or {}
-        fills = f", {o['fills']:.2f} drive fills" if o.get("fills") is not None else ""
+        # a frame of rounds without times or bytes gives no onset: say nothing, not "nan s"
+        where = [
+            text
+            for key, text in (
+                ("seconds", f"{o.get('seconds', 0.0):.0f} s"),
+                ("gb", f"{o.get('gb', 0.0):.3g} GB"),
+            )
+            if np.isfinite(o.get(key, float("nan")))
+        ]
+        if o.get("fills") is not None and np.isfinite(o["fills"]):
+            where.append(f"{o['fills']:.2f} drive fills")
         return (
             f"steady state reached ({self.rule}, {', '.join(self.y)}): rounds {self.window[0]}–"
-            f"{self.window[1]}, from {o.get('seconds', float('nan')):.0f} s, "
-            f"{o.get('gb', float('nan')):.3g} GB{fills}"
+            f"{self.window[1]}{', from ' + ', '.join(where) if where else ''}"
             f"{self.holds_line()}"
         )
 
@@ -132,6 +146,9 @@ def window_check(values: np.ndarray, rule: str, limit: float | None = None) -> d
     elif rule == "band":
         rng = float(np.abs(v - mean).max()) / denom
         s_exc, r_lim, s_lim = 0.0, 0.10 if limit is None else limit / 100, float("inf")
+    elif rule == "ssspt":
+        rng = float(np.abs(v - mean).max()) / denom
+        s_exc, r_lim, s_lim = abs(slope) * (w - 1) / 2 / denom, 0.10, 0.10
     elif rule == "fio_iops":
         rng = float(np.abs(v - mean).max()) / denom
         lim = (10.0 if limit is None else limit) / 100
@@ -178,9 +195,15 @@ def steady_state(
     """Applies a steady-state rule to a capture (per-interval data, aggregated into rounds
     with :func:`to_rounds`) or to a frame of rounds (a frame with a ``round`` column).
 
+    ``data`` may also be a list of captures, one per round (the fio JSON of each PTS round
+    read with :func:`flashback.read_fio`, in round order): see :func:`to_rounds`. A frame of
+    rounds is taken in the order of its ``round`` labels, which must be distinct consecutive
+    integers (a window is 5 consecutive rounds).
+
     Args:
         y: variable(s) tracked; with several, one window must satisfy all of them.
-        rule: ``snia`` (default), ``tkperf``, ``band``, ``fio_iops``, ``fio_iops_slope``.
+        rule: ``snia`` (default), ``tkperf``, ``band``, ``ssspt``, ``fio_iops``,
+            ``fio_iops_slope``.
         round: round length for the round rules: ``"60s"``, ``"1g"``, ``"0.25fill"``.
         window: rounds per window (default 5).
         max_rounds: last round a window may end at (PTS: 25; None = all).
@@ -191,7 +214,8 @@ def steady_state(
             :class:`~flashback.dataset.grouped.Grouped` of :class:`SteadyState`.
 
     Raises:
-        AnalysisError: bad input, unknown rule, missing column, or too few rounds for a window.
+        AnalysisError: bad input, unknown rule, missing column, too few rounds for a window, or
+            round labels that repeat or skip a round.
     """
     if rule not in RULES:
         raise AnalysisError(f"rule={rule!r} is not known; use one of {', '.join(RULES)}")
@@ -204,6 +228,8 @@ def steady_state(
             capacity_bytes=capacity_bytes,
         )  # fmt: skip
     ys = [y] if isinstance(y, str) else list(y)
+    if isinstance(data, (list, tuple)):
+        data = to_rounds(data, capacity_bytes=capacity_bytes)
     df, meta = frames.as_frame(data)
     cap = frames.capacity_bytes(meta, capacity_bytes)
     if rule.startswith("fio"):
@@ -226,7 +252,11 @@ def steady_state(
         w = max(1, int(round_(ss_dur / dt)))
         last = None
     else:
-        rounds = df if "round" in df.columns else to_rounds(df, round=round, capacity_bytes=cap)
+        rounds = (
+            _ordered_rounds(df)
+            if "round" in df.columns
+            else to_rounds(df, round=round, capacity_bytes=cap)
+        )
         if "complete" in rounds.columns:
             rounds = rounds.filter(pl.col("complete"))
         w = window or 5
@@ -293,6 +323,33 @@ def steady_state(
         holds_after=holds,
         later_windows=later,
     )
+
+
+def _ordered_rounds(df: pl.DataFrame) -> pl.DataFrame:
+    """A frame of rounds sorted by its ``round`` labels.
+
+    Raises:
+        AnalysisError: labels that are not integers, repeat, or skip a round.
+    """
+    lab = frames.column(df, "round", role="round")
+    if not np.all(lab == np.round(lab)):
+        raise AnalysisError("the round column holds non-integer labels; number rounds 1, 2, …")
+    df = df.sort("round")
+    lab = np.sort(lab)
+    steps = np.diff(lab)
+    if (steps == 0).any():
+        dup = int(lab[1:][steps == 0][0])
+        raise AnalysisError(
+            f"round {dup} appears {int((lab == dup).sum())} times; pass one row per round "
+            "(one run, one tracked block size and mix)"
+        )
+    if (steps > 1).any():
+        i = int(np.argmax(steps > 1))
+        raise AnalysisError(
+            f"the rounds skip from {int(lab[i])} to {int(lab[i + 1])}; a window is consecutive "
+            "rounds, so pass every round"
+        )
+    return df
 
 
 def round_(v: float) -> int:
