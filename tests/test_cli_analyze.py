@@ -133,3 +133,21 @@ def test_plot_a_replay_directory_one_panel_per_test(tmp_path, capsys):
     svg = out.read_text()
     assert ">seq_write<" in svg and ">rnd_write<" in svg
     assert "latency" not in svg  # tests are not mixed in one latency panel
+
+
+def test_the_rule_help_lists_every_steady_state_rule():
+    """The CLI spells the rules out (importing the analysis would slow `--help`); it once
+    missed `ssspt`."""
+    import subprocess
+    import sys
+
+    from flashback.analysis.steady_state import RULES
+
+    out = subprocess.run(
+        [sys.executable, "-m", "flashback", "analyze", "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    listed = out[out.index("--rule RULE  ") :].split()[2]
+    assert listed.split("|") == list(RULES), listed

@@ -34,7 +34,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "default is each test (a step repeated over loops is one series); 'none' mixes all",
     )
     p.add_argument("--ss-y", default=None, help="steady-state variable (default: --y)")
-    p.add_argument("--rule", default="snia", help="snia|tkperf|band|fio_iops|fio_iops_slope")
+    p.add_argument("--rule", default="snia", help="snia|tkperf|band|ssspt|fio_iops|fio_iops_slope")
     p.add_argument("--round", default="60s", help="steady-state round: 60s, 1g, 0.25fill")
     p.add_argument("--fio", action="store_true", help="read CAPTURE as fio output")
     p.add_argument("--fio-version", default=None, help="with --fio: e.g. 2.2.10, when not printed")
