@@ -74,11 +74,7 @@ def to_rounds(
         raise AnalysisError(f"round={round!r} must be longer than zero")
     t = frames.column(df, "t_s", role="t_s")
     frames.check_x(t, "t_s")
-    dt = (
-        frames.column(df, "interval_s", role="interval_s")
-        if "interval_s" in df.columns
-        else np.r_[t[0], np.diff(t)]
-    )
+    dt = _interval_lengths(df, t)
     t_start = t - dt
     if "host_written_bytes" in df.columns:
         hb = frames.column(df, "host_written_bytes", role="host_written_bytes")
@@ -110,6 +106,13 @@ def to_rounds(
     return _finish(out, cap, complete)
 
 
+def _interval_lengths(df: pl.DataFrame, t: np.ndarray) -> np.ndarray:
+    """Each interval's length (s): ``interval_s``, or the steps of its end times ``t``."""
+    if "interval_s" in df.columns:
+        return frames.column(df, "interval_s", role="interval_s")
+    return np.r_[t[0], np.diff(t)]
+
+
 def _one_round_each(captures: list | tuple, capacity_bytes: float | None) -> pl.DataFrame:
     """Each capture (or frame) of the list becomes one round, in the order given; its
     intervals follow the previous capture's in time and in host bytes written.
@@ -124,11 +127,7 @@ def _one_round_each(captures: list | tuple, capacity_bytes: float | None) -> pl.
         df, meta = frames.as_frame(item)
         metas.append(meta)
         t = frames.column(df, "t_s", role="t_s")
-        dt = (
-            frames.column(df, "interval_s", role="interval_s")
-            if "interval_s" in df.columns
-            else np.r_[t[0], np.diff(t)]
-        )
+        dt = _interval_lengths(df, t)
         wb = (
             df.get_column("write_bytes").cast(pl.Float64).fill_null(0).to_numpy()
             if "write_bytes" in df.columns

@@ -58,6 +58,15 @@ def kind_of(path: Path) -> tuple[str, int, str]:
 def read_table(path: Path) -> np.ndarray:
     """All rows of a fio log as an int64 array (rows × fields), parsed by polars.
 
+    Raises: as :func:`read_table_hex`.
+    """
+    return read_table_hex(path)[0]
+
+
+def read_table_hex(path: Path) -> tuple[np.ndarray, set[int]]:
+    """All rows of a fio log as an int64 array (rows × fields), parsed by polars, and the
+    fields written in hex (``0x…`` on line 1: ``log_prio=1``'s priority), read as integers.
+
     Raises:
         ImportFormatError: a line that is not comma-separated integers, or has a different
             number of fields (names file and line).
@@ -67,7 +76,7 @@ def read_table(path: Path) -> np.ndarray:
     with path.open("rb") as f:
         first = f.readline()
     if not first.strip():
-        return np.zeros((0, 0), dtype=np.int64)
+        return np.zeros((0, 0), dtype=np.int64), set()
     fields = first.rstrip(b"\r\n ,").split(b",")
     width = len(fields)
     # log_prio=1 (fio 3.3x) writes the priority column as hex, "0x2004"
@@ -112,7 +121,7 @@ def read_table(path: Path) -> np.ndarray:
             f"file holds {back.size + 1} logs one after another (per_job_logs=0 appends every "
             "job's log to one file); pass one job's log (per_job_logs=1) or the JSON output"
         )
-    return a
+    return a, hexcols
 
 
 #: How far a log's time may step back (ms) before the file counts as several logs appended:
@@ -187,7 +196,7 @@ def parse_log(path: Path, *, window_value: str | None = None) -> Log:
         FioFormatError: a negative value.
     """
     kind, job, _ = kind_of(path)
-    a = read_table(path)
+    a, hexcols = read_table_hex(path)
     if a.shape[0] == 0:
         z = np.zeros(0)
         return Log(
@@ -221,10 +230,8 @@ def parse_log(path: Path, *, window_value: str | None = None) -> Log:
     else:
         value, vmax = v, None
     extra = a[:, i + 3 :] if w > i + 3 else None
-    with path.open("rb") as f:
-        hex_prio = b"0x" in f.readline().lower()
     return Log(
-        hex_prio=hex_prio,
+        hex_prio=bool(hexcols),
         path=path,
         kind=kind,
         job=job,

@@ -238,11 +238,7 @@ def _read_result_unchecked(
         meta["jobs"] = [
             {"jobname": j.get("jobname"), "options": j.get("job options")} for j in docs[-1]["jobs"]
         ]
-    failed = jsonout.job_failures(
-        docs[-1] if kind.startswith("json") else {"jobs": terse.job_errors(path)}
-    )
-    if failed:
-        meta["status"] = "failed: fio " + "; ".join(failed)
+    _mark_failed(meta, docs[-1] if kind.startswith("json") else {"jobs": terse.job_errors(path)})
     return Capture(intervals=df, meta=meta)
 
 
@@ -460,10 +456,17 @@ def _read_logs(
     meta["log_modes"] = {lg.path.name: lg.mode for lg in parsed}
     if origin_ms:
         meta["log_epoch_origin_ms"] = origin_ms
-    failed = jsonout.job_failures(doc) if doc is not None else []
+    if doc is not None:
+        _mark_failed(meta, doc)
+    return Capture(intervals=df, meta=meta)
+
+
+def _mark_failed(meta: dict[str, Any], doc: dict) -> None:
+    """Sets ``meta["status"]`` to ``failed: fio job …`` when a job of ``doc`` (fio JSON, or
+    ``{"jobs": terse.job_errors(...)}``) reports an error."""
+    failed = jsonout.job_failures(doc)
     if failed:
         meta["status"] = "failed: fio " + "; ".join(failed)
-    return Capture(intervals=df, meta=meta)
 
 
 def _json_of(others: list[Path]) -> dict | None:

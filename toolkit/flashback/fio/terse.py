@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 from flashback.errors import FioFormatError, ImportFormatError
@@ -42,18 +43,11 @@ def read_terse(path: Path, declared: fv.Version | None) -> tuple[list[dict[str, 
     """
     groups: dict[int, list[dict[str, Any]]] = {}
     version = None
-    for lineno, line in enumerate(path.read_text(errors="replace").splitlines(), start=1):
-        m = _LINE.match(line) or _LINE2.match(line)
-        if not m:
-            continue
-        f = line.strip().split(";")
-        tv = int(m.group(1))
+    for lineno, tv, f in _lines(path):
         if tv not in _BLOCK:
             raise ImportFormatError(
                 f"{path} line {lineno}: terse version {tv}; flashback reads versions 2, 3, 4 and 5"
             )
-        if tv == 2:
-            f.insert(1, "")  # the fio version v3+ print there
         dirs, width = _BLOCK[tv]
         if len(f) < 5 + width * len(dirs):
             raise ImportFormatError(
@@ -128,15 +122,22 @@ def _lat(block: list[str], pct: dict[str, str]) -> dict[str, float | None]:
     return out
 
 
-def job_errors(path: Path) -> list[dict[str, Any]]:
-    """``{"jobname", "error"}`` of each terse line of a file (the 4th/5th header field: the
-    errno fio stopped the job with, 0 when it ran to the end)."""
-    out = []
-    for line in path.read_text(errors="replace").splitlines():
+def _lines(path: Path) -> Iterator[tuple[int, int, list[str]]]:
+    """(line number, terse version, fields) of each terse line of a file, other lines
+    skipped; a v2 line gets an empty field where v3+ print the fio version, so every
+    version's header is ``version;fio;jobname;groupid;error``."""
+    for lineno, line in enumerate(path.read_text(errors="replace").splitlines(), start=1):
         m = _LINE.match(line) or _LINE2.match(line)
         if m:
-            f = line.split(";")
+            f = line.strip().split(";")
             if m.group(1) == "2":
                 f.insert(1, "")
-            out.append({"jobname": f[2], "error": int(f[4]) if f[4].isdigit() else 0})
-    return out
+            yield lineno, int(m.group(1)), f
+
+
+def job_errors(path: Path) -> list[dict[str, Any]]:
+    """``{"jobname", "error"}`` of each terse line of a file (the header's error field: the
+    errno fio stopped the job with, 0 when it ran to the end)."""
+    return [
+        {"jobname": f[2], "error": int(f[4]) if f[4].isdigit() else 0} for _, _, f in _lines(path)
+    ]
