@@ -34,6 +34,9 @@ pub struct RunOptions {
     /// With `capture_path`: the intervals go to the file only and the output holds none, so
     /// memory stays flat however long the run (the file is the capture).
     pub stream_only: bool,
+    /// With `capture_path`: an existing regular file there may be replaced (never a device,
+    /// FIFO or directory; see [`crate::output`]).
+    pub overwrite_capture: bool,
 }
 
 /// Final status of a run.
@@ -99,6 +102,7 @@ impl<'o> Session<'o> {
         let meta = json!({
             "flashback_version": env!("CARGO_PKG_VERSION"),
             "format": "flashback-capture/1",
+            "run_id": new_run_id(),
             "start_time": now_rfc3339(),
             "status": "running",
             "step": opts.step,
@@ -109,7 +113,12 @@ impl<'o> Session<'o> {
             "host_written_start_bytes": host_written_start,
         });
         let sink = match &opts.capture_path {
-            Some(p) => Some(IpcSink::create(p, with_sim, &meta.to_string())?),
+            Some(p) => Some(IpcSink::create(
+                p,
+                with_sim,
+                &meta.to_string(),
+                opts.overwrite_capture,
+            )?),
             None => None,
         };
         Ok(Session {
@@ -219,6 +228,12 @@ impl<'o> Session<'o> {
 }
 
 /// UTC time as RFC 3339 without pulling in a date crate.
+/// A unique id for one run (128 random bits, hex), written in its metadata so that a file
+/// mixing two runs' metadata and intervals can be told apart.
+pub fn new_run_id() -> String {
+    format!("{:032x}", rand::random::<u128>())
+}
+
 pub fn now_rfc3339() -> String {
     let d = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

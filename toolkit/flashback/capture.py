@@ -24,6 +24,7 @@ from typing import Any
 import polars as pl
 
 from flashback import _native
+from flashback._io import atomic_output, check_output
 from flashback.errors import CaptureFileError
 
 META_KEY = "flashback.meta"
@@ -58,6 +59,9 @@ def check_save_path(path: str | os.PathLike[str], *, overwrite: bool) -> Path:
         raise CaptureFileError(
             f"{path} already exists; choose another name or pass --overwrite (overwrite=True) to replace it"
         )
+    # the guarded writer's own checks: no device, FIFO, socket or link to one, and no file
+    # another flashback process is writing (SafetyError)
+    check_output(path, overwrite=overwrite)
     return path
 
 
@@ -82,23 +86,25 @@ class Capture:
         t = self.meta.get("target") or {}
         return t.get("size_bytes")
 
-    def save(self, path: str | os.PathLike[str]) -> Path:
-        """Writes the capture to ``.arrow`` (IPC stream) or ``.parquet``, atomically,
-        replacing an existing file.
+    def save(self, path: str | os.PathLike[str], *, overwrite: bool = True) -> Path:
+        """Writes the capture to ``.arrow`` (IPC stream) or ``.parquet`` through flashback's
+        guarded writer: a temporary beside ``path``, synced, then renamed into place, so
+        ``path`` holds the old file or the new one, never a mix. An existing regular file is
+        replaced unless ``overwrite=False``; a device node, FIFO, socket or directory (or a
+        symlink to one) never is.
 
         Raises:
-            CaptureFileError: the suffix is neither ``.arrow`` nor ``.parquet``, or the
-                directory does not exist.
+            CaptureFileError: the suffix is neither ``.arrow`` nor ``.parquet``, the directory
+                does not exist, or ``path`` exists and ``overwrite`` is false.
+            SafetyError: ``path`` is (or leads to) a device node, FIFO or socket, or another
+                flashback process is writing it.
+            DeviceError: the disk is full (the message names the file and what was kept).
         """
-        path = check_save_path(path, overwrite=True)
+        path = check_save_path(path, overwrite=overwrite)
         meta_json = json.dumps(self.meta)
         if path.suffix == ".parquet":
-            tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-            try:
-                self.intervals.write_parquet(tmp, metadata={META_KEY: meta_json})
-                os.replace(tmp, path)
-            finally:
-                tmp.unlink(missing_ok=True)
+            with atomic_output(path, overwrite=overwrite) as f:
+                self.intervals.write_parquet(f, metadata={META_KEY: meta_json})
         else:
             _native.write_capture(str(path), self.intervals, meta_json)
         return path
@@ -245,9 +251,11 @@ def load(path: str | os.PathLike[str]) -> Capture:
             )
         raise CaptureFileError(f"{path} is a directory; give the path of a saved capture file")
     if path.suffix == ".parquet":
-        try:
-            md = pl.read_parquet_metadata(path)
-            df = pl.read_parquet(path)
+        try:  # one open file: metadata and rows from the same file, even if replaced meanwhile
+            with path.open("rb") as f:
+                md = pl.read_parquet_metadata(f)
+                f.seek(0)
+                df = pl.read_parquet(f)
         except Exception as e:  # polars raises several types for a bad file
             raise CaptureFileError(f"{path} is not a readable Parquet file ({e})") from None
         if META_KEY not in md:

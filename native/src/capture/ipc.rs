@@ -127,15 +127,13 @@ pub struct IpcSink {
 }
 
 impl IpcSink {
-    pub fn create(path: &Path, with_sim: bool, meta_json: &str) -> Result<Self> {
+    /// Starts streaming to `path` through the guarded writer ([`crate::output::open_stream`]):
+    /// never a device, FIFO or directory, an existing file only with `overwrite`, and locked
+    /// against a second run for as long as the sink is open.
+    pub fn create(path: &Path, with_sim: bool, meta_json: &str, overwrite: bool) -> Result<Self> {
         let schema = schema(with_sim, meta_json);
         let file_schema = check::file_schema(&schema);
-        let file = File::create(path).map_err(|e| {
-            Error::io(
-                format!("could not create capture file {}", path.display()),
-                e,
-            )
-        })?;
+        let (file, _) = crate::output::open_stream(path, overwrite)?;
         let writer = StreamWriter::try_new(BufWriter::new(file), &file_schema)?;
         let mut s = IpcSink {
             path: path.to_path_buf(),
@@ -158,16 +156,16 @@ impl IpcSink {
         }
         let batch = check::with_crc(&rows_to_batch(&self.schema, rows)?, &self.file_schema)?;
         let w = self.writer.as_mut().expect("sink used after finalize");
-        w.write(&batch)?;
+        w.write(&batch).map_err(|e| streaming_error(&self.path, e))?;
         self.flush()
     }
 
     fn flush(&mut self) -> Result<()> {
         let w = self.writer.as_mut().expect("sink used after finalize");
-        w.flush()?;
+        w.flush().map_err(|e| streaming_error(&self.path, e))?;
         w.get_mut()
             .flush()
-            .map_err(|e| Error::io(format!("could not flush {}", self.path.display()), e))
+            .map_err(|e| streaming_error(&self.path, arrow_schema::ArrowError::from(e)))
     }
 
     /// Rewrites the capture with its final metadata into a temporary file next to it and
@@ -268,43 +266,57 @@ fn write_stream(
     schema: &SchemaRef,
     fill: impl FnOnce(&mut Emit<'_>) -> Result<()>,
 ) -> Result<()> {
-    let tmp = tmp_path(path);
+    // The guarded writer (`crate::output`): an exclusive temporary in the destination's
+    // directory, synced and renamed into place; dropped on error, leaving nothing behind.
+    let mut out = crate::output::OutputFile::create(path, true)?;
     let file_schema = check::file_schema(schema);
-    let res = (|| {
-        let file = File::create(&tmp)
-            .map_err(|e| Error::io(format!("could not create {}", tmp.display()), e))?;
-        let mut w = StreamWriter::try_new(BufWriter::new(file), &file_schema)?;
+    let existed = out.path().exists();
+    let werr = |e: arrow_schema::ArrowError| match e {
+        arrow_schema::ArrowError::IoError(_, io) => crate::output::write_error(path, existed, io),
+        e => Error::from(e),
+    };
+    {
+        let file = out
+            .file()
+            .try_clone()
+            .map_err(|e| Error::io(format!("could not write {}", path.display()), e))?;
+        let mut w = StreamWriter::try_new(BufWriter::new(file), &file_schema).map_err(werr)?;
         fill(&mut |b: &RecordBatch| {
             let b = RecordBatch::try_new(schema.clone(), b.columns().to_vec())?;
-            w.write(&check::with_crc(&b, &file_schema)?)?;
+            w.write(&check::with_crc(&b, &file_schema)?).map_err(werr)?;
             Ok(())
         })?;
-        w.finish()?;
-        let mut inner = w.into_inner()?;
+        w.finish().map_err(werr)?;
+        let mut inner = w.into_inner().map_err(werr)?;
         inner
             .flush()
-            .map_err(|e| Error::io(format!("could not write {}", tmp.display()), e))?;
-        inner
-            .get_ref()
-            .sync_all()
-            .map_err(|e| Error::io(format!("could not sync {}", tmp.display()), e))?;
-        std::fs::rename(&tmp, path).map_err(|e| {
-            Error::io(
-                format!("could not move the capture into {}", path.display()),
-                e,
-            )
-        })
-    })();
-    if res.is_err() {
-        let _ = std::fs::remove_file(&tmp);
+            .map_err(|e| crate::output::write_error(path, existed, e))?;
     }
-    res
+    out.commit()?;
+    Ok(())
 }
 
-fn tmp_path(path: &Path) -> PathBuf {
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(format!(".tmp{}", std::process::id()));
-    path.with_file_name(name)
+/// A write error while streaming to `path`: a full disk names the file and says the intervals
+/// streamed so far are kept there (salvage them with `flashback recover`).
+fn streaming_error(path: &Path, e: arrow_schema::ArrowError) -> Error {
+    match e {
+        arrow_schema::ArrowError::IoError(_, io)
+            if matches!(io.raw_os_error(), Some(libc::ENOSPC) | Some(libc::EDQUOT)) =>
+        {
+            Error::io(
+                format!(
+                    "the disk holding {} is full: the run stopped; the intervals streamed before that are kept there (salvage them with `flashback recover {}`)",
+                    path.display(),
+                    path.display()
+                ),
+                io,
+            )
+        }
+        arrow_schema::ArrowError::IoError(_, io) => {
+            Error::io(format!("could not write the capture {}", path.display()), io)
+        }
+        e => Error::from(e),
+    }
 }
 
 /// A capture read back: schema (with metadata), batches, and whether the tail was torn.
