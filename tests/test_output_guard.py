@@ -304,15 +304,16 @@ def test_second_cli_run_streaming_to_the_same_output_is_refused(tmp_path):
 
 
 def test_parquet_replaced_while_loading_never_mixes(tmp_path):
-    a = small_capture()
-    b = fb.run(SIM, fb.Workload(rw="write", bs="64k", size="1m"))
+    a = fb.run(SIM, fb.Workload(rw="write", bs="64k", size="2m", interval="1ms"))
+    b = fb.run(SIM, fb.Workload(rw="write", bs="64k", size="8m", interval="1ms"))
     path = tmp_path / "cap.parquet"
     a.save(path)
     stop = tmp_path / "stop"
     writer = subprocess.Popen(
         [sys.executable, "-c", textwrap.dedent(f"""
             import flashback as fb, os
-            a, b = fb.load({str(path)!r}), fb.run({SIM!r}, fb.Workload(rw="write", bs="64k", size="1m"))
+            a = fb.load({str(path)!r})
+            b = fb.run({SIM!r}, fb.Workload(rw="write", bs="64k", size="8m", interval="1ms"))
             i = 0
             while not os.path.exists({str(stop)!r}):
                 (a if i % 2 else b).save({str(path)!r}); i += 1
@@ -453,14 +454,15 @@ def test_kill_9_during_to_dataset_leaves_no_litter_in_the_tree(tmp_path, named):
 
 
 def test_kill_9_between_replay_save_files_is_never_loaded_mixed(tmp_path):
-    rep = fb.replay("puget-cdm-loop", scale="1/4096", progress=False)
+    rep = fb.replay("anand2009-new-vs-used", target="sim:generic?scale=1/512", scale="1/1024", progress=False)
     out = tmp_path / "rep"
     rep.save(out)
     marker = tmp_path / "between"
     _killed_mid_write(
         f"""
         import os, signal, flashback as fb
-        import flashback.replay.base as base
+        import importlib
+        base = importlib.import_module("flashback.replay.base")
         rep = fb.Replay.load({str(out)!r})
         rep.meta["status"] = "second save"
         def die(*a, **k):
@@ -479,7 +481,7 @@ def test_kill_9_between_replay_save_files_is_never_loaded_mixed(tmp_path):
 
 
 def test_replay_saves_carry_one_id_and_refuse_overwrite_when_asked(tmp_path):
-    rep = fb.replay("puget-cdm-loop", scale="1/4096", progress=False)
+    rep = fb.replay("anand2009-new-vs-used", target="sim:generic?scale=1/512", scale="1/1024", progress=False)
     out = rep.save(tmp_path / "rep")
     doc = json.loads((out / "replay.json").read_text())
     assert pl.read_parquet_metadata(out / "intervals.parquet")["flashback.replay_save_id"] == doc[

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import errno as _errno
+import io
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -81,16 +82,50 @@ def atomic_output(
         staging=None if staging is None else os.fspath(staging),
     )
     existed = Path(out.path).exists()
+    raw = _RecordingFile(os.dup(out.fileno()), "r+")
     try:
-        with os.fdopen(os.dup(out.fileno()), "w+b") as f:
+        with _Buffered(raw) as f:
             yield f  # type: ignore[misc]
             f.flush()
     except BaseException as e:
         out.abort()
-        if is_full_disk(e):
+        if raw.write_errno in _FULL or is_full_disk(e) or _no_space_left(out.path):
             raise _native.output_write_error(out.path, _errno.ENOSPC, existed=existed) from e
         raise
     out.commit()
+
+
+def _no_space_left(path: str | os.PathLike[str]) -> bool:
+    """True when the file system holding ``path`` has no block left for an ordinary user
+    (a writer that failed there failed for that, whatever its own message says)."""
+    try:
+        st = os.statvfs(Path(path).parent)
+    except OSError:
+        return False
+    return st.f_bavail == 0
+
+
+class _Buffered(io.BufferedRandom):
+    """The file handed to writers. It hides its descriptor, so a writer that would write to
+    the descriptor natively (polars does) goes through :meth:`write` and its errors reach
+    :class:`_RecordingFile` with their errno."""
+
+    def fileno(self) -> int:
+        raise io.UnsupportedOperation("flashback's output file has no descriptor to share")
+
+
+class _RecordingFile(io.FileIO):
+    """A file that remembers why a write failed: some writers (polars' Parquet writer)
+    replace the ``OSError`` they got with their own message, losing "disk full"."""
+
+    write_errno: int | None = None
+
+    def write(self, b, /):  # type: ignore[no-untyped-def]
+        try:
+            return super().write(b)
+        except OSError as e:
+            self.write_errno = e.errno
+            raise
 
 
 def write_bytes(path: str | os.PathLike[str], data: bytes, *, overwrite: bool) -> Path:
