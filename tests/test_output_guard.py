@@ -16,7 +16,6 @@ import signal
 import stat
 import subprocess
 import sys
-import tempfile
 import textwrap
 import time
 from pathlib import Path
@@ -62,9 +61,7 @@ def loop_device(tmp_path):
     img = tmp_path / "loop.img"
     with img.open("wb") as f:
         f.truncate(16 << 20)
-    dev = subprocess.run(
-        ["losetup", "--find", "--show", str(img)], capture_output=True, text=True
-    )
+    dev = subprocess.run(["losetup", "--find", "--show", str(img)], capture_output=True, text=True)
     if dev.returncode != 0:
         pytest.skip(f"losetup could not attach a loop device: {dev.stderr.strip()}")
     name = dev.stdout.strip()
@@ -289,7 +286,9 @@ def test_second_cli_run_streaming_to_the_same_output_is_refused(tmp_path):
     try:
         deadline = time.monotonic() + 60
         while not out.exists() or out.stat().st_size == 0:
-            assert time.monotonic() < deadline and first.poll() is None, "the first run did not start"
+            assert time.monotonic() < deadline and first.poll() is None, (
+                "the first run did not start"
+            )
             time.sleep(0.1)
         p = cli("run", "sim:generic?scale=1/256", "--rw", "write", "--bs", "64k", "--size",
                 "2m", "--no-progress", "-o", str(out), "--overwrite")  # fmt: skip
@@ -310,14 +309,18 @@ def test_parquet_replaced_while_loading_never_mixes(tmp_path):
     a.save(path)
     stop = tmp_path / "stop"
     writer = subprocess.Popen(
-        [sys.executable, "-c", textwrap.dedent(f"""
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(f"""
             import flashback as fb, os
             a = fb.load({str(path)!r})
             b = fb.run({SIM!r}, fb.Workload(rw="write", bs="64k", size="8m", interval="1ms"))
             i = 0
             while not os.path.exists({str(stop)!r}):
                 (a if i % 2 else b).save({str(path)!r}); i += 1
-        """)]  # fmt: skip
+        """),
+        ]  # fmt: skip
     )
     try:
         lengths = {len(a.intervals): a.meta["run_id"], len(b.intervals): None}
@@ -454,7 +457,9 @@ def test_kill_9_during_to_dataset_leaves_no_litter_in_the_tree(tmp_path, named):
 
 
 def test_kill_9_between_replay_save_files_is_never_loaded_mixed(tmp_path):
-    rep = fb.replay("anand2009-new-vs-used", target="sim:generic?scale=1/512", scale="1/1024", progress=False)
+    rep = fb.replay(
+        "anand2009-new-vs-used", target="sim:generic?scale=1/512", scale="1/1024", progress=False
+    )
     out = tmp_path / "rep"
     rep.save(out)
     marker = tmp_path / "between"
@@ -481,12 +486,15 @@ def test_kill_9_between_replay_save_files_is_never_loaded_mixed(tmp_path):
 
 
 def test_replay_saves_carry_one_id_and_refuse_overwrite_when_asked(tmp_path):
-    rep = fb.replay("anand2009-new-vs-used", target="sim:generic?scale=1/512", scale="1/1024", progress=False)
+    rep = fb.replay(
+        "anand2009-new-vs-used", target="sim:generic?scale=1/512", scale="1/1024", progress=False
+    )
     out = rep.save(tmp_path / "rep")
     doc = json.loads((out / "replay.json").read_text())
-    assert pl.read_parquet_metadata(out / "intervals.parquet")["flashback.replay_save_id"] == doc[
-        "save_id"
-    ]
+    assert (
+        pl.read_parquet_metadata(out / "intervals.parquet")["flashback.replay_save_id"]
+        == doc["save_id"]
+    )
     with pytest.raises(SafetyError, match="already exists"):
         rep.save(out, overwrite=False)
 

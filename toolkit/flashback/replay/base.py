@@ -18,7 +18,6 @@ from flashback.errors import (
     FlashbackError,
     ParameterError,
     ReplayError,
-    SafetyError,
 )
 
 
@@ -33,28 +32,34 @@ def check_save_dir(directory: str | os.PathLike[str], *, overwrite: bool) -> Pat
     parent is then created) or a directory, whose two save files could be written.
 
     Returns the directory. Raises:
-        SafetyError: ``directory`` is not a directory, or a save file is refused by the
-            guarded writer (a device node, FIFO, a file being written by another flashback
-            process, or an earlier save while ``overwrite`` is false).
-        CaptureFileError: a parent is not a directory or cannot be created.
+        SafetyError: a save file is refused by the guarded writer (a device node, FIFO, a
+            file being written by another flashback process, or an earlier save while
+            ``overwrite`` is false).
+        CaptureFileError: ``directory`` or a parent is not a directory, or a save file's
+            name is taken by a directory.
     """
     d = Path(directory)
     if d.exists() and not d.is_dir():
-        raise SafetyError(
-            f"cannot save a replay in {d}: it is not a directory; give a directory name"
+        raise CaptureFileError(
+            f"cannot save the replay in {d}: it is not a directory; give a directory name"
         )
     if not d.exists():
         probe = d
         while not probe.exists():
             probe = probe.parent
         if not probe.is_dir():
-            raise CaptureFileError(f"cannot save a replay in {d}: {probe} is not a directory")
+            raise CaptureFileError(
+                f"cannot save the replay in {d}: {probe} is not a directory; give a directory name"
+            )
         check_output(probe / f".{d.name}.probe", overwrite=False)
         return d
     for name in SAVE_FILES:
+        if (d / name).is_dir():
+            raise CaptureFileError(
+                f"cannot save the replay in {d}: {d / name} is a directory; give another directory"
+            )
         check_output(d / name, overwrite=overwrite)
     return d
-
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -362,9 +367,8 @@ class Replay:
 
         Raises:
             CaptureFileError: ``directory`` cannot be created or written (names the reason).
-            SafetyError: ``directory`` is not a directory, a file in it is a device node, FIFO
-                or socket (or a link to one), or it holds a saved replay and ``overwrite`` is
-                false.
+            SafetyError: a file in ``directory`` is a device node, FIFO or socket (or a link to
+                one), or it holds a saved replay and ``overwrite`` is false.
             DeviceError: the disk is full (the message names the file and what was kept).
         """
         d = check_save_dir(directory, overwrite=overwrite)
