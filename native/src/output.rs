@@ -126,7 +126,12 @@ fn not_regular(shown: &Path, resolved: &Path, kind: &str) -> Error {
 fn open_dir(dir: &Path) -> Result<OwnedFd> {
     let c = cstr(dir.as_os_str())?;
     // SAFETY: NUL-terminated path; the returned fd is owned below.
-    let fd = unsafe { libc::open(c.as_ptr(), libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC) };
+    let fd = unsafe {
+        libc::open(
+            c.as_ptr(),
+            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+        )
+    };
     if fd < 0 {
         return Err(Error::io(
             format!("could not open the directory {}", dir.display()),
@@ -216,7 +221,8 @@ pub fn resolve(path: &Path, overwrite: bool) -> Result<Destination> {
 pub fn check_output(path: &Path, overwrite: bool) -> Result<PathBuf> {
     let d = resolve(path, overwrite)?;
     // SAFETY: valid fd; "." relative to it.
-    let ok = unsafe { libc::faccessat(d.dir.as_raw_fd(), c".".as_ptr(), libc::W_OK | libc::X_OK, 0) };
+    let ok =
+        unsafe { libc::faccessat(d.dir.as_raw_fd(), c".".as_ptr(), libc::W_OK | libc::X_OK, 0) };
     if ok != 0 {
         let e = errno();
         return Err(Error::Refused(format!(
@@ -252,7 +258,8 @@ fn lock_existing(d: &Destination) -> Result<Option<File>> {
     }
     // SAFETY: fd was just returned by openat.
     let f = unsafe { File::from_raw_fd(fd) };
-    let st = fstat(f.as_raw_fd()).map_err(|e| Error::io(format!("could not examine {}", d.path.display()), e))?;
+    let st = fstat(f.as_raw_fd())
+        .map_err(|e| Error::io(format!("could not examine {}", d.path.display()), e))?;
     if (st.st_dev, st.st_ino) != (dev, ino) || refused_kind(st.st_mode).is_some() {
         return Err(changed(d));
     }
@@ -357,10 +364,7 @@ impl OutputFile {
     }
 
     fn tmp_dirfd(&self) -> i32 {
-        self.tmp_dir
-            .as_ref()
-            .unwrap_or(&self.dest.dir)
-            .as_raw_fd()
+        self.tmp_dir.as_ref().unwrap_or(&self.dest.dir).as_raw_fd()
     }
 
     fn temporary(dest: &Destination, staging: Option<&OwnedFd>) -> Result<(File, Tmp)> {
@@ -479,7 +483,11 @@ impl OutputFile {
             let c = cstr(&name)?;
             // The hidden name is only ever given in the destination's directory when the
             // nameless file is linked for a replacing rename; a staged writer uses staging.
-            let at = if self.overwrite { self.tmp_dirfd() } else { dirfd };
+            let at = if self.overwrite {
+                self.tmp_dirfd()
+            } else {
+                dirfd
+            };
             self.link_anonymous(at, &c)
                 .map_err(|e| self.publish_error(e))?;
             if !self.overwrite {
@@ -639,7 +647,8 @@ pub fn open_stream(path: &Path, overwrite: bool) -> Result<(File, PathBuf)> {
         }
         // SAFETY: fd was just returned by openat.
         let f = unsafe { File::from_raw_fd(fd) };
-        let st = fstat(fd).map_err(|e| Error::io(format!("could not examine {}", dest.path.display()), e))?;
+        let st = fstat(fd)
+            .map_err(|e| Error::io(format!("could not examine {}", dest.path.display()), e))?;
         if Some((st.st_dev, st.st_ino)) != dest.existing || refused_kind(st.st_mode).is_some() {
             return Err(changed(&dest));
         }
@@ -761,12 +770,18 @@ mod tests {
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
         let link = d.path().join("link.arrow");
         std::os::unix::fs::symlink(&fifo, &link).unwrap();
-        for (p, what) in [(&fifo, "FIFO"), (&link, "FIFO"), (&d.path().to_path_buf(), "directory")] {
+        for (p, what) in [
+            (&fifo, "FIFO"),
+            (&link, "FIFO"),
+            (&d.path().to_path_buf(), "directory"),
+        ] {
             let e = OutputFile::create(p, true).err().unwrap();
             assert!(matches!(e, Error::Refused(_)), "{e}");
             assert!(e.to_string().contains(what), "{e}");
         }
-        let e = OutputFile::create(Path::new("/dev/null"), true).err().unwrap();
+        let e = OutputFile::create(Path::new("/dev/null"), true)
+            .err()
+            .unwrap();
         assert!(e.to_string().contains("character device"), "{e}");
     }
 

@@ -156,7 +156,8 @@ impl IpcSink {
         }
         let batch = check::with_crc(&rows_to_batch(&self.schema, rows)?, &self.file_schema)?;
         let w = self.writer.as_mut().expect("sink used after finalize");
-        w.write(&batch).map_err(|e| streaming_error(&self.path, e))?;
+        w.write(&batch)
+            .map_err(|e| streaming_error(&self.path, e))?;
         self.flush()
     }
 
