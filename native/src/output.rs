@@ -629,6 +629,18 @@ pub fn write_error(path: &Path, existed: bool, e: io::Error) -> Error {
     }
 }
 
+/// Writes `data` to `path` through [`OutputFile`] (a small file written whole: a marker, a
+/// sidecar); returns the resolved path.
+pub fn write_file(path: &Path, data: &[u8], overwrite: bool) -> Result<PathBuf> {
+    use std::io::Write;
+    let mut o = OutputFile::create(path, overwrite)?;
+    let existed = o.dest.existing.is_some();
+    o.file()
+        .write_all(data)
+        .map_err(|e| write_error(path, existed, e))?;
+    o.commit()
+}
+
 /// A file written in place as it grows (a capture streamed during a run): checked like any
 /// output, created exclusively when absent, truncated only when `overwrite` allows it, and
 /// locked for as long as the returned file is open, so a second run cannot stream into it.
