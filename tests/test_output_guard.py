@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import stat
 import subprocess
 import sys
@@ -155,6 +156,14 @@ def test_check_output_refuses_a_character_device_and_a_directory(tmp_path):
         fb._io.check_output("/dev/null", overwrite=True)
     with pytest.raises(SafetyError, match="directory"):
         fb._io.check_output(tmp_path, overwrite=True)
+    sock_path = tmp_path / "s.arrow"
+    sock = socket.socket(socket.AF_UNIX)
+    try:
+        sock.bind(str(sock_path))
+        with pytest.raises(SafetyError, match="socket"):
+            small_capture().save(sock_path)
+    finally:
+        sock.close()
     dangling = tmp_path / "dangling.arrow"
     dangling.symlink_to(tmp_path / "nowhere" / "x")
     with pytest.raises(SafetyError, match="does not exist"):
@@ -387,6 +396,8 @@ def test_streaming_onto_a_full_disk_names_the_file(small_tmpfs):
                capture_path=out)  # fmt: skip
     msg = str(e.value)
     assert str(out) in msg and "is full" in msg and "altered" not in msg, msg
+    kept = fb.recover(out)  # the intervals streamed before the disk filled
+    assert len(kept.intervals) > 0 and kept.meta["run_id"]
 
 
 # --- item 10: replay -o DIR checked before the first I/O --------------------------------
@@ -497,6 +508,38 @@ def test_replay_saves_carry_one_id_and_refuse_overwrite_when_asked(tmp_path):
     )
     with pytest.raises(SafetyError, match="already exists"):
         rep.save(out, overwrite=False)
+
+
+def test_capture_save_without_overwrite_keeps_an_existing_file(tmp_path):
+    for name in ("x.arrow", "x.parquet"):
+        p = tmp_path / name
+        p.write_bytes(b"keep me")
+        with pytest.raises(CaptureFileError, match="already exists"):
+            small_capture().save(p, overwrite=False)
+        assert p.read_bytes() == b"keep me"
+
+
+def test_kill_9_during_capture_save_keeps_the_previous_file_and_no_temporary(tmp_path):
+    path = tmp_path / "cap.parquet"
+    first = small_capture()
+    first.save(path)
+    marker = tmp_path / "mid-write"
+    _killed_mid_write(
+        f"""
+        import time, polars as pl, flashback as fb
+        cap = fb.run({SIM!r}, fb.Workload(rw="write", bs="64k", size="1m"))
+        def slow(self, f, **kw):
+            f.write(b"PAR1 half a file")
+            f.flush()
+            open({str(marker)!r}, "w").close()
+            time.sleep(600)
+        pl.DataFrame.write_parquet = slow
+        cap.save({str(path)!r})
+        """,
+        marker,
+    )
+    assert names(tmp_path) == ["cap.parquet", "mid-write"]
+    assert fb.load(path).meta["run_id"] == first.meta["run_id"]
 
 
 def test_every_run_has_a_unique_run_id(tmp_path):
