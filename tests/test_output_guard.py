@@ -415,10 +415,14 @@ def test_replay_output_is_checked_before_the_target_is_touched(tmp_path, kind):
         out.mkdir()
         os.mkfifo(out / "intervals.parquet")
     target = tmp_path / "scratch.bin"
-    p = cli("replay", "puget-cdm-loop", "--target", str(target), "-o", str(out), "--no-progress")
+    fb.run(target, fb.Workload(rw="write", bs="1m", size="64m", data="zeros"))  # flashback's file
+    before = target.stat().st_mtime_ns
+    p = cli("replay", "anand2009-new-vs-used", "--target", str(target), "-o", str(out),
+            "--no-progress")  # fmt: skip
     assert p.returncode == 2, p.stderr
     assert "Traceback" not in p.stderr and len(p.stderr.strip().splitlines()) == 1
-    assert not target.exists(), "the replay started before -o was checked"
+    assert target.stat().st_mtime_ns == before, "the replay wrote before -o was checked"
+    assert target.read_bytes() == bytes(64 << 20)
 
 
 # --- item 11: kill -9 inside a dataset tree; a save cut between its files ----------------
