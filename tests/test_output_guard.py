@@ -450,12 +450,13 @@ def test_kill_9_during_to_dataset_leaves_no_litter_in_the_tree(tmp_path, named):
     marker = tmp_path / "mid-write"
     _killed_mid_write(
         f"""
-        import time, polars as pl, flashback as fb
+        import os, time, polars as pl, flashback as fb
         from flashback import _native
-        _native._force_named_temporaries_for_tests({named})
+        getattr(_native, "_force_named_temporaries_for_tests", lambda on: None)({named})
         cap = fb.run({SIM!r}, fb.Workload(rw="write", bs="64k", size="1m"))
         real = pl.DataFrame.write_parquet
         def slow(self, f, **kw):
+            f = open(f, "wb") if isinstance(f, (str, os.PathLike)) else f
             f.write(b"PAR1 half a file")
             f.flush()
             open({str(marker)!r}, "w").close()
@@ -489,6 +490,8 @@ def test_kill_9_between_replay_save_files_is_never_loaded_mixed(tmp_path):
             open({str(marker)!r}, "w").close()
             os.kill(os.getpid(), signal.SIGKILL)
         base.write_bytes = die  # replay.json is written last
+        replace = os.replace  # (how flashback 0.1 at f483b33 published it)
+        os.replace = lambda a, b: die() if str(b).endswith("replay.json") else replace(a, b)
         rep.save({str(out)!r})
         """,
         marker,
@@ -530,9 +533,10 @@ def test_kill_9_during_capture_save_keeps_the_previous_file_and_no_temporary(tmp
     marker = tmp_path / "mid-write"
     _killed_mid_write(
         f"""
-        import time, polars as pl, flashback as fb
+        import os, time, polars as pl, flashback as fb
         cap = fb.run({SIM!r}, fb.Workload(rw="write", bs="64k", size="1m"))
         def slow(self, f, **kw):
+            f = open(f, "wb") if isinstance(f, (str, os.PathLike)) else f
             f.write(b"PAR1 half a file")
             f.flush()
             open({str(marker)!r}, "w").close()
