@@ -400,6 +400,24 @@ def test_streaming_onto_a_full_disk_names_the_file(small_tmpfs):
     assert len(kept.intervals) > 0 and kept.meta["run_id"]
 
 
+@needs_root
+def test_a_full_disk_while_finishing_a_capture_names_the_file_not_an_alteration(small_tmpfs):
+    mnt = small_tmpfs("1m")
+    out = mnt / "cap.arrow"
+    size = 2 << 20
+
+    def fill_at_the_end(row: dict) -> None:  # the last interval: the disk fills up
+        if row["host_written_bytes"] >= size and not (mnt / "ballast").exists():
+            fill(mnt)
+
+    with pytest.raises(DeviceError) as e:
+        fb.run(SIM, fb.Workload(rw="write", bs="64k", size=size, interval="1ms"),
+               capture_path=out, progress=fill_at_the_end)  # fmt: skip
+    msg = str(e.value)
+    assert str(out) in msg and "is full" in msg and "altered" not in msg, msg
+    assert len(fb.recover(out).intervals) > 0  # the streamed file is kept
+
+
 # --- item 10: replay -o DIR checked before the first I/O --------------------------------
 
 
