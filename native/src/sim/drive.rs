@@ -336,7 +336,7 @@ impl SimDrive {
             Some(s) => s,
             None => cap.saturating_sub(w.offset),
         };
-        if w.offset + span > cap || span < w.bs {
+        if w.offset.checked_add(span).is_none_or(|end| end > cap) || span < w.bs {
             return Err(Error::InvalidValue(format!(
                 "offset={} + size={span} does not fit the simulated drive's {cap} bytes; use a span of bs to {cap} bytes",
                 w.offset
