@@ -249,3 +249,132 @@ def test_cli_refuses_block_device_without_destroy(loopdev):
     assert p.returncode != 0
     assert "--destroy" in p.stderr and p.stderr.strip().count("\n") == 0
     assert sha256(dev) == before
+
+
+# --- what a target carries (issue 23 item 3), file targets opened once (items 4, 6) --------
+
+
+def _attach(loopdev, backing: str | os.PathLike[str]) -> str:
+    """A loop device on ``backing`` (a device or a file), detached with the fixture's."""
+    dev = sh("losetup", "--find", "--show", os.fspath(backing)).stdout.strip()
+    loopdev.devices.append(dev)
+    return dev
+
+
+def _mkfs(dev: str) -> None:
+    sh("mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", dev)
+
+
+def test_a_device_backing_a_mounted_loop_device_is_refused_with_the_chain(loopdev):
+    """/dev/loopA backs /dev/loopB whose ext4 is mounted: --destroy on loopA wrote it and the
+    mounted filesystem failed e2fsck. Now refused, naming the chain; nothing written."""
+    need_root_and("mkfs.ext4", "mount", "e2fsck")
+    lower = loopdev(32 * MiB)
+    upper = _attach(loopdev, lower)
+    _mkfs(upper)
+    mnt = loopdev.mount(upper)
+    (mnt / "keep.txt").write_text("data that must survive")
+    os.sync()
+    before = sha256(lower)
+    with pytest.raises(fb.SafetyError) as ei:
+        fb.run(lower, WRITE, destroy=lower)
+    msg = one_sentence(ei.value)
+    assert f"it backs {upper}, which is mounted at {mnt}" in msg, msg
+    with pytest.raises(fb.SafetyError, match="backs"):
+        fb.Target(lower, destroy=lower)
+    os.sync()
+    assert sha256(lower) == before
+    assert (mnt / "keep.txt").read_text() == "data that must survive"
+    sh("umount", str(mnt))
+    loopdev.mounts.remove(mnt)
+    assert sh("e2fsck", "-n", "-f", upper, check=False).returncode == 0
+    # unmounted, the stack is the caller's to destroy
+    cap = fb.run(lower, fb.Workload(rw="write", bs="64k", size="1m"), destroy=lower)
+    assert cap.status == "complete"
+
+
+def test_a_flashback_file_that_became_a_mounted_loop_image_is_refused(loopdev, tmp_path):
+    """A file flashback created (so writable without --overwrite) later became the image of a
+    loop device with a mounted ext4: it was rewritten. Now refused, naming the loop device."""
+    need_root_and("mkfs.ext4", "mount", "losetup")
+    img = tmp_path / "scratch.img"
+    fb.run(img, fb.Workload(rw="write", bs="1m", size="32m", data="zeros"))
+    dev = _attach(loopdev, img)
+    _mkfs(dev)
+    mnt = loopdev.mount(dev)
+    (mnt / "keep.txt").write_text("inside the image")
+    os.sync()
+    before = sha256(img)
+    with pytest.raises(fb.SafetyError) as ei:
+        fb.run(img, WRITE)
+    msg = one_sentence(ei.value)
+    assert f"it backs {dev}, which is mounted at {mnt}" in msg, msg
+    # reading it stays allowed
+    assert fb.run(img, fb.Workload(rw="read", bs="64k", size="1m")).status == "complete"
+    os.sync()
+    assert sha256(img) == before
+    assert (mnt / "keep.txt").read_text() == "inside the image"
+
+
+def test_two_processes_on_one_file_target_the_second_is_refused(tmp_path):
+    """Two processes running on one file target both reported complete with interleaved
+    data. The first holds the target's lock for its run; the second is refused in one
+    sentence, exit non-zero, and neither capture is mixed."""
+    path = tmp_path / "shared.bin"
+    fb.run(path, fb.Workload(rw="write", bs="64k", size="4m", data="zeros"))
+    cmd = [
+        sys.executable,
+        "-m",
+        "flashback",
+        "run",
+        str(path),
+        "--rw",
+        "randwrite",
+        "--bs",
+        "4k",
+        "--time",
+        "8s",
+        "--no-progress",
+    ]
+    holder = fb.Target(path)  # this process holds it, as a run in progress does
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    assert p.returncode != 0
+    err = p.stderr.strip()
+    assert err.count("\n") == 0 and "another run" in err and str(path) in err, err
+    del holder
+    # two real processes at once: exactly one runs
+    procs = [subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    results = [(q.wait(timeout=120), q.stderr.read()) for q in procs]
+    codes = sorted(rc for rc, _ in results)
+    assert codes[0] == 0 and codes[1] != 0, results
+    assert any("another run" in e for _, e in results), results
+
+
+def test_sim_specs_too_big_for_memory_are_parameter_errors_and_the_process_survives():
+    """``buffer=1p`` and ``compress_floor=0.01`` at full scale aborted the process on a
+    failed allocation (a notebook kernel died). Now one sentence with the estimate and the
+    limit, a ParameterError, and the process goes on."""
+    script = (
+        "import flashback as fb\n"
+        "for spec in ('sim:generic?buffer=1p',\n"
+        "             'sim:generic?compression=on&compress_floor=0.01'):\n"
+        "    try:\n"
+        "        fb.Target(spec)\n"
+        "    except fb.ParameterError as e:\n"
+        "        print(type(e).__name__, '|', e)\n"
+        "w = fb.Workload(rw='randwrite', bs='4k', written='4m')\n"
+        "print('alive', fb.run('sim:generic?scale=1/512', w).status)\n"
+    )
+    env = dict(os.environ, FLASHBACK_SIM_MEMORY_LIMIT="8g")
+    p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env)
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.strip().splitlines()
+    assert len(lines) == 3 and lines[-1] == "alive complete", p.stdout
+    for line in lines[:2]:
+        assert line.startswith("ParameterError | "), line
+        assert "needs an estimated" in line and "limit of 8.0 GiB" in line, line
+        assert "FLASHBACK_SIM_MEMORY_LIMIT" in line
+    # without the override the limit is a share of MemAvailable, named as such
+    p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert "available" in p.stdout.splitlines()[0], p.stdout

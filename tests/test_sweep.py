@@ -5,6 +5,7 @@ job and bad job lists give one sentence."""
 
 from __future__ import annotations
 
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -12,6 +13,10 @@ import polars as pl
 import pytest
 
 import flashback as fb
+
+# the sweep's worker processes unpickle AbortingJob by its module path
+sys.path.insert(0, str(Path(__file__).parent))
+from support.sweep_jobs import AbortingJob  # noqa: E402
 
 #: metadata that legitimately differs between two runs of the same job
 VOLATILE = {"start_time", "end_time", "run_id"}  # differ between two runs of one job
@@ -115,10 +120,78 @@ def test_scan_of_an_in_memory_sweep(serial) -> None:
 def test_a_failed_job_names_itself_in_one_sentence() -> None:
     w = fb.Workload(rw="randwrite", bs="4k", written="8m", seed=1)
     jobs = [fb.Job("sim:generic?scale=1/512", workload=w), fb.Job("sim:no-such-drive", workload=w)]
-    with ThreadPoolExecutor(max_workers=2) as pool, pytest.raises(fb.TargetError) as e:
+    with ThreadPoolExecutor(max_workers=2) as pool, pytest.raises(fb.SweepError) as e:
         fb.sweep(jobs, pool)
     msg = str(e.value)
-    assert "\n" not in msg and msg.startswith("sweep job 1 (sim:no-such-drive")
+    assert "\n" not in msg and msg.startswith("1 of 2 sweep jobs failed (job 1 (sim:no-such-drive")
+    res = e.value.result
+    assert list(res.errors) == [1] and isinstance(res.errors[1], fb.TargetError)
+    assert str(res.errors[1]).startswith("sweep job 1 (sim:no-such-drive")
+    assert res.captures[0] is not None and res.captures[0].intervals.height > 0
+    assert res.captures[1] is None
+
+
+def _with_an_aborting_job() -> list[fb.Job]:
+    w = fb.Workload(rw="randwrite", bs="4k", iodepth=8, written="16m", seed=3, interval=0.05)
+    return [
+        fb.Job("sim:generic?scale=1/512&op=0.07", workload=w),
+        AbortingJob("sim:generic?scale=1/512", workload=w, label="the aborting job"),
+        fb.Job("sim:generic?scale=1/512&op=0.28", workload=w),
+        fb.Job("sim:generic?scale=1/512&op=0.15", workload=w),
+    ]
+
+
+def test_a_worker_that_dies_is_named_and_every_other_result_is_kept(tmp_path: Path) -> None:
+    """Issue 23 item 13: one job killing its worker lost every result as BrokenProcessPool,
+    no job named. Now the dead job is named and the jobs it took down with the pool are run
+    again, each alone: their captures equal those of running them here."""
+    jobs = _with_an_aborting_job()
+    events: list[dict] = []
+    res = fb.sweep(jobs, max_workers=2, errors="keep", progress=events.append)
+    assert list(res.errors) == [1]
+    err = res.errors[1]
+    assert isinstance(err, fb.SweepError)
+    assert str(err).startswith("sweep job 1 (the aborting job): its worker process died")
+    assert "\n" not in str(err)
+    want = [j.run() for j in (jobs[0], jobs[2], jobs[3])]
+    _assert_same([res.captures[i] for i in (0, 2, 3)], want)
+    assert res.captures[1] is None and res.ok == [0, 2, 3]
+    assert sorted(e["job"] for e in events) == [0, 1, 2, 3]
+    assert [e["error"] is not None for e in sorted(events, key=lambda e: e["job"])] == [
+        False,
+        True,
+        False,
+        False,
+    ]
+    assert res.scan().collect()["job"].unique().sort().to_list() == [0, 2, 3]
+    # by default the call raises one error naming the failed job, the rest in .result
+    with pytest.raises(fb.SweepError) as e:
+        fb.sweep(jobs[:2], max_workers=2, out=tmp_path / "o")
+    assert "job 1 (the aborting job)" in str(e.value) and "job 0" not in str(e.value)
+    kept = e.value.result
+    assert kept.paths[0] is not None and kept.paths[0].exists() and kept.paths[1] is None
+
+
+def test_a_pool_the_caller_passed_reports_each_job_it_lost() -> None:
+    """A caller's own process pool cannot be restarted: the jobs lost with it are each
+    reported as failed by name, never a bare BrokenProcessPool."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    jobs = _with_an_aborting_job()[:2]
+    ctx = multiprocessing.get_context("forkserver")
+    with ProcessPoolExecutor(max_workers=1, mp_context=ctx) as pool:
+        res = fb.sweep(jobs, pool, errors="keep")
+    assert 1 in res.errors and "worker process died" in str(res.errors[1])
+    assert all(isinstance(e, fb.FlashbackError) for e in res.errors.values())
+    for i in res.errors:
+        assert str(res.errors[i]).startswith(f"sweep job {i} (")
+
+
+def test_errors_takes_raise_or_keep() -> None:
+    w = fb.Workload(rw="randwrite", bs="4k", written="8m")
+    with pytest.raises(fb.ParameterError, match="errors='skip'"):
+        fb.sweep([("sim:generic", w)], errors="skip")
 
 
 def test_bad_job_lists_are_refused_before_anything_runs(tmp_path: Path) -> None:

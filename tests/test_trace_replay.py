@@ -139,6 +139,24 @@ def test_trace_past_the_target_is_refused(tmp_path: Path):
         fb.replay_trace(p, target="sim:generic?scale=1/256")
 
 
+def test_offsets_near_2_pow_64_are_refused_not_wrapped(tmp_path: Path):
+    """Issue 23 item 5: blkparse sector 2^55 (x 512 = 2^64) wrapped to offset 0 and the write
+    landed at the start of the target; an iolog offset of 2^64 - 4096 passed the bounds check.
+    Both are errors naming the line, and the file target is untouched."""
+    target = tmp_path / "t.bin"
+    fb.run(target, fb.Workload(rw="write", bs="64k", size="1m", data="pattern:5a"))
+    before = target.read_bytes()
+    blk = tmp_path / "far.blk"
+    blk.write_text("  8,0  1  1  0.000000000  697  Q  WS 36028797018963968 + 8 [kworker]\n")
+    log = tmp_path / "far.iolog"
+    log.write_text("fio version 2 iolog\n/dev/x write 18446744073709547520 4096\n")
+    for trace, line in ((blk, 1), (log, 2)):
+        for where in (target, "sim:generic?scale=1/256"):
+            with pytest.raises(fb.ImportFormatError, match=rf"{trace.name}, line {line}: .*2\^64"):
+                fb.replay_trace(trace, target=where)
+    assert target.read_bytes() == before
+
+
 def test_recorded_timing_on_a_real_file(tmp_path: Path):
     lines = ["fio version 3 iolog", "0 f add", "0 f open"]
     lines += [f"{i * 100} f write {i * 4096} 4096" for i in range(11)]

@@ -19,6 +19,7 @@ from flashback.errors import (
     ParameterError,
     ReplayError,
     SafetyError,
+    SweepError,
     TargetError,
 )
 
@@ -113,6 +114,7 @@ __all__ = [
     "DeviceError",
     "AnalysisError",
     "ReplayError",
+    "SweepError",
     "changepoints",
     "steady_state",
     "steady_state_onset",

@@ -50,6 +50,21 @@ class ReplayError(FlashbackError):
     """A replay protocol cannot run as asked (unknown name, target too small...)."""
 
 
+class SweepError(FlashbackError):
+    """Jobs of :func:`flashback.sweep` failed (a job raised, or its worker process died) while
+    the other jobs ran to the end. The message names each failed job by index and target;
+    :attr:`result` is the ``SweepResult`` holding every other job's capture and, in its
+    ``errors``, each failure by job index.
+    """
+
+    def __init__(self, message: str, result: object = None) -> None:
+        super().__init__(message)
+        self.result = result
+
+    def __reduce__(self) -> tuple:
+        return (type(self), (str(self), self.result))
+
+
 class InternalError(FlashbackError, RuntimeError):
     """flashback's own code reached a state it assumes impossible (a bug; please report it)."""
 
@@ -94,6 +109,7 @@ __all__ = [
     "DeviceError",
     "AnalysisError",
     "ReplayError",
+    "SweepError",
     "InternalError",
     "RunInterrupted",
     "ReplayInterrupted",

@@ -13,7 +13,7 @@ import io
 import json
 import os
 import time
-from concurrent.futures import Executor, Future, as_completed
+from concurrent.futures import BrokenExecutor, Executor, Future, as_completed
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
@@ -21,7 +21,7 @@ import polars as pl
 
 from flashback.capture import Capture, load
 from flashback.dataset.write import DEFAULT_PARTITIONS
-from flashback.errors import FlashbackError, ParameterError
+from flashback.errors import FlashbackError, ParameterError, SweepError
 from flashback.workload import Workload
 
 
@@ -153,24 +153,37 @@ class SweepResult:
 
     Attributes:
         jobs: the jobs as run.
-        paths: with ``out=``, where each capture was written (else None).
+        paths: with ``out=``, where each capture was written (else None); ``None`` in the
+            place of a job that failed.
         elapsed_s: wall-clock seconds from the first submission to the last result.
+        errors: the jobs that failed, by job index: the :class:`~flashback.FlashbackError`
+            each raised (prefixed with the job), or a :class:`SweepError` saying its worker
+            process died. Empty when every job succeeded.
     """
 
     jobs: list[Job]
-    paths: list[Path] | None
+    paths: list[Path | None] | None
     elapsed_s: float
-    _captures: list[Capture] | None = dataclasses.field(default=None, repr=False)
-
-    def __repr__(self) -> str:
-        where = f", out={self.paths[0].parent}" if self.paths else ""
-        return f"SweepResult({len(self.jobs)} jobs, {self.elapsed_s:.1f} s{where})"
+    errors: dict[int, FlashbackError] = dataclasses.field(default_factory=dict)
+    _captures: list[Capture | None] | None = dataclasses.field(default=None, repr=False)
 
     @property
-    def captures(self) -> list[Capture]:
-        """One :class:`~flashback.Capture` per job (read from ``paths`` on first use)."""
+    def ok(self) -> list[int]:
+        """Indices of the jobs that succeeded, in job order."""
+        return [i for i in range(len(self.jobs)) if i not in self.errors]
+
+    def __repr__(self) -> str:
+        written = [p for p in self.paths or [] if p is not None]
+        where = f", out={written[0].parent}" if written else ""
+        failed = f", {len(self.errors)} failed" if self.errors else ""
+        return f"SweepResult({len(self.jobs)} jobs{failed}, {self.elapsed_s:.1f} s{where})"
+
+    @property
+    def captures(self) -> list[Capture | None]:
+        """One :class:`~flashback.Capture` per job (read from ``paths`` on first use), ``None``
+        for a job that failed (see :attr:`errors`)."""
         if self._captures is None:
-            self._captures = [load(p) for p in self.paths or []]
+            self._captures = [None if p is None else load(p) for p in self.paths or []]
         return self._captures
 
     def scan(self) -> pl.LazyFrame:
@@ -182,19 +195,20 @@ class SweepResult:
         """
         from flashback.dataset.scan import capture_frame, concat_frames, scan_file
 
+        ok = self.ok
         if self._captures is None and self.paths is not None:
-            frames = [scan_file(p) for p in self.paths]
+            frames = [scan_file(p) for p in self.paths if p is not None]
         else:
-            frames = [capture_frame(c) for c in self.captures]
+            frames = [capture_frame(c) for c in self.captures if c is not None]
         tagged = [
             f.select(
                 pl.lit(i, dtype=pl.Int64).alias("job"),
-                pl.lit(j.label, dtype=pl.String).alias("job_label"),
+                pl.lit(self.jobs[i].label, dtype=pl.String).alias("job_label"),
                 pl.all(),
             )
-            for i, (j, f) in enumerate(zip(self.jobs, frames))
+            for i, f in zip(ok, frames)
         ]
-        return concat_frames(tagged, [j.label for j in self.jobs])
+        return concat_frames(tagged, [self.jobs[i].label for i in ok])
 
     def to_dataset(
         self,
@@ -210,7 +224,16 @@ class SweepResult:
             CaptureFileError: a capture file written by the sweep is gone or damaged, or
                 ``root`` cannot be written.
         """
-        return [c.to_dataset(root, partition_by=partition_by) for c in self.captures]
+        return [
+            c.to_dataset(root, partition_by=partition_by) for c in self.captures if c is not None
+        ]
+
+
+#: what a job whose worker process died (os._exit, abort, the OOM killer, a signal) reports
+WORKER_DIED = (
+    "its worker process died without raising an error (aborted, killed by a signal or by the "
+    "out-of-memory killer); run the job alone with Job.run() to see why"
+)
 
 
 def _reporter(progress: bool | Callable[[dict], None] | None, total: int) -> Any:
@@ -231,6 +254,60 @@ def _reporter(progress: bool | Callable[[dict], None] | None, total: int) -> Any
     return report
 
 
+def _failure(i: int, job: Job, e: BaseException) -> FlashbackError:
+    """The error recorded for job ``i``: its own class with the job named first, or a
+    :class:`SweepError` when its worker died or it raised something foreign."""
+    if isinstance(e, FlashbackError):
+        err = type(e)(f"sweep job {i} ({job.label}): {e}")
+    elif isinstance(e, BrokenExecutor):
+        err = SweepError(f"sweep job {i} ({job.label}): {WORKER_DIED}")
+    else:
+        err = SweepError(f"sweep job {i} ({job.label}): {type(e).__name__}: {e}")
+    err.__cause__ = e
+    return err
+
+
+def _summary(errors: dict[int, FlashbackError], n_jobs: int) -> str:
+    """One sentence naming every failed job (index and label) and saying what was kept."""
+    named = "; ".join(str(errors[i]).removeprefix("sweep ") for i in sorted(errors))
+    kept = n_jobs - len(errors)
+    return (
+        f"{len(errors)} of {n_jobs} sweep jobs failed ({named}); the results of the other "
+        f"{kept} are in this error's .result (or pass errors='keep' to get them returned)"
+    )
+
+
+def _local_pool(workers: int) -> Executor:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    return ProcessPoolExecutor(
+        max_workers=workers, mp_context=multiprocessing.get_context("forkserver")
+    )
+
+
+def _run_isolated(
+    jobs: list[Job], todo: list[int], out_dir: str | None, workers: int
+) -> dict[int, tuple[str, Any] | BaseException]:
+    """Runs each job of ``todo`` in a process pool of its own (``workers`` at a time), so a
+    worker that dies takes no other job with it; returns each job's result or exception."""
+    got: dict[int, tuple[str, Any] | BaseException] = {}
+    for k in range(0, len(todo), workers):
+        batch = todo[k : k + workers]
+        pools = {i: _local_pool(1) for i in batch}
+        try:
+            futs = {i: pools[i].submit(run_job, jobs[i], out_dir) for i in batch}
+            for i, fut in futs.items():
+                try:
+                    got[i] = fut.result()
+                except Exception as e:  # noqa: BLE001 - recorded per job
+                    got[i] = e
+        finally:
+            for pool in pools.values():
+                pool.shutdown(wait=True, cancel_futures=True)
+    return got
+
+
 def sweep(
     jobs: Iterable[Any],
     executor: Executor | Any | None = None,
@@ -238,6 +315,7 @@ def sweep(
     out: str | os.PathLike[str] | None = None,
     progress: bool | Callable[[dict], None] | None = None,
     max_workers: int | None = None,
+    errors: str = "raise",
 ) -> SweepResult:
     """Runs ``jobs`` on ``executor`` and returns their captures in job order.
 
@@ -251,8 +329,23 @@ def sweep(
             capture is saved there as ``<capture_id>.parquet`` and only its path travels back.
             Default: captures travel back as Arrow IPC bytes.
         progress: ``True`` for a bar over jobs, or a callable receiving, as each job ends,
-            ``{"done", "total", "job", "label", "elapsed_s"}``.
+            ``{"done", "total", "job", "label", "elapsed_s", "error"}`` (``error``: the
+            failed job's message, else None).
         max_workers: size of the default local pool.
+        errors: what a failed job does to the call, as ``dask``'s ``gather(errors=...)``:
+            ``"raise"`` (default) runs every job to the end, then raises one
+            :class:`SweepError` naming each failed job, with the other jobs' results in its
+            ``.result``; ``"keep"`` returns the :class:`SweepResult` with ``None`` for each
+            failed job's capture and the failures in :attr:`SweepResult.errors`.
+
+    A failed job never costs another job its result. A job whose worker process dies (an
+    abort, a signal, the out-of-memory killer) is reported as such by index and target. A
+    dying worker breaks a ``concurrent.futures`` process pool for every job running or
+    queued on it: with the default pool, those jobs are run again, each in a process of its
+    own, so the job that kills its worker is told apart from the jobs it took with it (a
+    seeded simulated job gives the same capture the second time; a real target is written
+    again). A pool you pass yourself cannot be restarted: its jobs lost to the broken pool
+    are reported as failed.
 
     The default pool starts its workers with ``forkserver`` (safe with polars' threads): a
     script that calls ``sweep`` needs the usual ``if __name__ == "__main__":`` guard, as
@@ -260,10 +353,12 @@ def sweep(
     not simulated measures the worker's own machine.
 
     Raises:
-        ParameterError: no jobs, or a job that is not one.
-        FlashbackError: the first job that failed, its message prefixed with the job (the
-            jobs not yet started are cancelled).
+        ParameterError: no jobs, a job that is not one, or ``errors`` not "raise"/"keep".
+        SweepError: with ``errors="raise"``, one or more jobs failed; the message names each
+            (index, target and its error) and ``.result`` holds everything else.
     """
+    if errors not in ("raise", "keep"):
+        raise ParameterError(f"errors={errors!r} is not a choice; use 'raise' or 'keep'")
     jobs = [as_job(j) for j in jobs]
     if not jobs:
         raise ParameterError("the sweep has no jobs; pass at least one (target, workload) job")
@@ -272,54 +367,79 @@ def sweep(
         Path(out).mkdir(parents=True, exist_ok=True)
         out_dir = os.fspath(Path(out).absolute())
     own = executor is None
+    workers = min(max_workers or os.cpu_count() or 1, len(jobs))
     if own:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-
-        n = max_workers or os.cpu_count() or 1
-        executor = ProcessPoolExecutor(
-            max_workers=min(n, len(jobs)), mp_context=multiprocessing.get_context("forkserver")
-        )
+        executor = _local_pool(workers)
     elif hasattr(executor, "get_executor"):
         executor = executor.get_executor()
     report = _reporter(progress, len(jobs))
     results: list[Any] = [None] * len(jobs)
+    failed: dict[int, FlashbackError] = {}
+    broken: list[int] = []
     t0 = time.monotonic()
+    done = 0
+
+    def finish(i: int, outcome: tuple[str, Any] | BaseException) -> None:
+        nonlocal done
+        if isinstance(outcome, BaseException):
+            failed[i] = _failure(i, jobs[i], outcome)
+        else:
+            results[i] = outcome
+        done += 1
+        if report is not None:
+            report(
+                {
+                    "done": done,
+                    "total": len(jobs),
+                    "job": i,
+                    "label": jobs[i].label,
+                    "elapsed_s": time.monotonic() - t0,
+                    "error": str(failed[i]) if i in failed else None,
+                }
+            )
+
     futures: dict[Future, int] = {}
     try:
         futures = {executor.submit(run_job, job, out_dir): i for i, job in enumerate(jobs)}
-        for done, fut in enumerate(as_completed(futures), 1):
+        for fut in as_completed(futures):
             i = futures[fut]
             try:
-                results[i] = fut.result()
-            except FlashbackError as e:
-                raise type(e)(f"sweep job {i} ({jobs[i].label}): {e}") from e
-            if report is not None:
-                report(
-                    {
-                        "done": done,
-                        "total": len(jobs),
-                        "job": i,
-                        "label": jobs[i].label,
-                        "elapsed_s": time.monotonic() - t0,
-                    }
-                )
-    except BaseException:  # a failed job or Ctrl-C: the jobs not yet started never start
+                outcome: tuple[str, Any] | BaseException = fut.result()
+            except Exception as e:  # noqa: BLE001 - recorded per job, reported below
+                if own and isinstance(e, BrokenExecutor):
+                    broken.append(i)  # run again alone once the pool is down
+                    continue
+                outcome = e
+            finish(i, outcome)
+    except BaseException:  # Ctrl-C: the jobs not yet started never start
         for f in futures:
             f.cancel()
         raise
     finally:
         if own:
             executor.shutdown(wait=True, cancel_futures=True)
+    if broken:
+        for i, outcome in sorted(_run_isolated(jobs, sorted(broken), out_dir, workers).items()):
+            finish(i, outcome)
     elapsed = time.monotonic() - t0
     if out_dir is not None:
-        return SweepResult(jobs=jobs, paths=[Path(p) for _, p in results], elapsed_s=elapsed)
-    return SweepResult(
-        jobs=jobs,
-        paths=None,
-        elapsed_s=elapsed,
-        _captures=[_from_ipc(p) for _, p in results],
-    )
+        res = SweepResult(
+            jobs=jobs,
+            paths=[None if r is None else Path(r[1]) for r in results],
+            elapsed_s=elapsed,
+            errors=dict(sorted(failed.items())),
+        )
+    else:
+        res = SweepResult(
+            jobs=jobs,
+            paths=None,
+            elapsed_s=elapsed,
+            errors=dict(sorted(failed.items())),
+            _captures=[None if r is None else _from_ipc(r[1]) for r in results],
+        )
+    if failed and errors == "raise":
+        raise SweepError(_summary(res.errors, len(jobs)), res)
+    return res
 
 
 __all__ = ["Job", "SweepResult", "as_job", "run_job", "sweep"]

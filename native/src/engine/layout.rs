@@ -69,9 +69,8 @@ pub fn lay_out(t: &Opened, offset: u64, len: u64, obs: &mut dyn Observer) -> Res
         )));
     }
     // a second, buffered descriptor: the run's own may be O_DIRECT
-    let f = std::fs::OpenOptions::new()
-        .write(true)
-        .open(&t.path)
+    // (a reopening of the run's own file, never a lookup of its path)
+    let f = super::open::reopen(&t.file, true)
         .map_err(|e| Error::io(format!("could not open {shown} to lay it out"), e))?;
     let mut buf = vec![0u8; CHUNK];
     let mut x: u64 = crate::rng::PHI ^ offset;

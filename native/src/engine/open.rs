@@ -122,6 +122,107 @@ pub fn set_mark(file: &File, path: &Path) -> Result<()> {
     crate::output::write_file(&side, identity(&md).as_bytes(), true).map(|_| ())
 }
 
+/// Opens `path`, which was resolved once (canonical), without following any symbolic link on
+/// the way (`openat2` with `RESOLVE_NO_SYMLINKS`; `O_NOFOLLOW` on the last component where
+/// the kernel has no `openat2`): a link swapped in after the path was resolved is an error,
+/// never followed.
+fn open_resolved(path: &Path, write: bool) -> io::Result<File> {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::io::FromRawFd;
+    let c = CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    let acc = if write { libc::O_RDWR } else { libc::O_RDONLY };
+    let flags = acc | libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NOCTTY;
+    // SAFETY: open_how is plain data; all-zero is valid and then filled in.
+    let mut how: libc::open_how = unsafe { std::mem::zeroed() };
+    how.flags = flags as u64;
+    how.resolve = libc::RESOLVE_NO_SYMLINKS;
+    // SAFETY: openat2 reads the path and `how` (of the size given) and returns a new fd.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_openat2,
+            libc::AT_FDCWD,
+            c.as_ptr(),
+            &how as *const libc::open_how,
+            std::mem::size_of::<libc::open_how>(),
+        )
+    };
+    if fd >= 0 {
+        // SAFETY: a fresh descriptor this function owns.
+        return Ok(unsafe { File::from_raw_fd(fd as i32) });
+    }
+    let e = io::Error::last_os_error();
+    if e.raw_os_error() != Some(libc::ENOSYS) {
+        return Err(e);
+    }
+    fs::OpenOptions::new()
+        .read(true)
+        .write(write)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NOCTTY)
+        .open(path)
+}
+
+/// A new descriptor on the very file `file` is open on (through `/proc/self/fd`, never by
+/// its path), for writing when `write`, without the original's flags (e.g. `O_DIRECT`).
+pub fn reopen(file: &File, write: bool) -> io::Result<File> {
+    let again = fs::OpenOptions::new()
+        .read(true)
+        .write(write)
+        .custom_flags(libc::O_CLOEXEC)
+        .open(format!("/proc/self/fd/{}", file.as_raw_fd()))?;
+    let (a, b) = (file.metadata()?, again.metadata()?);
+    if (a.dev(), a.ino()) != (b.dev(), b.ino()) {
+        return Err(io::Error::other("the file changed while being reopened"));
+    }
+    Ok(again)
+}
+
+/// Takes the run's advisory lock on a file target: exclusive for a run that may write, shared
+/// for one that only reads. Refused in one sentence when another run holds it.
+fn lock(file: &File, path: &Path, write: bool) -> Result<()> {
+    let op = if write { libc::LOCK_EX } else { libc::LOCK_SH };
+    // SAFETY: flock on an owned descriptor; the lock lives as long as the descriptor.
+    let r = unsafe { libc::flock(file.as_raw_fd(), op | libc::LOCK_NB) };
+    if r == 0 {
+        return Ok(());
+    }
+    let e = io::Error::last_os_error();
+    if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
+        return Err(Error::Refused(format!(
+            "refusing to run on {}: another run (of flashback, or a program holding a lock on it) is using it; wait for that run to finish or give another target (nothing was written)",
+            path.display()
+        )));
+    }
+    Err(Error::io(format!("could not lock {}", path.display()), e))
+}
+
+/// Test hooks at the points where a path could be swapped under flashback: after the path
+/// was resolved, and after the mark was checked.
+#[cfg(test)]
+pub mod hooks {
+    use std::cell::RefCell;
+    use std::path::Path;
+
+    type Hook = Box<dyn Fn(&str, &Path)>;
+    thread_local! {
+        pub static AT: RefCell<Option<Hook>> = const { RefCell::new(None) };
+    }
+
+    pub fn run(stage: &str, path: &Path) {
+        AT.with(|h| {
+            if let Some(f) = h.borrow().as_ref() {
+                f(stage, path)
+            }
+        });
+    }
+}
+
+#[cfg(not(test))]
+mod hooks {
+    #[inline(always)]
+    pub fn run(_stage: &str, _path: &std::path::Path) {}
+}
+
 /// Bytes an unprivileged writer can still allocate on the filesystem holding `file`.
 fn free_bytes(file: &File) -> Option<u64> {
     // SAFETY: fstatvfs fills the struct it is given.
@@ -169,7 +270,7 @@ fn preallocate(file: &File, path: &Path, size: u64, keep: u64, after: &str) -> R
     ))
 }
 
-fn open_file(path: &Path, write: bool, excl: bool) -> io::Result<File> {
+fn open_device(path: &Path, write: bool, excl: bool) -> io::Result<File> {
     let mut o = fs::OpenOptions::new();
     o.read(true).write(write);
     if excl {
@@ -213,22 +314,36 @@ fn create(given: &Path, opts: &OpenOptions) -> Result<Opened> {
             "{spec} would be created empty; give a positive size"
         )));
     }
+    // The directory resolved once; the file created in it exclusively, never through a link.
+    let (Some(name), Some(parent)) = (given.file_name(), given.parent()) else {
+        return Err(Error::Target(format!(
+            "{spec} names no file; give a file path (created if missing) or a block device"
+        )));
+    };
+    let parent = if parent.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        parent
+    };
+    let dir = fs::canonicalize(parent)
+        .map_err(|e| Error::io(format!("could not resolve the directory of {spec}"), e))?;
+    let path = dir.join(name);
     let file = fs::OpenOptions::new()
         .read(true)
         .write(true)
         .create_new(true)
-        .open(given)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(&path)
         .map_err(|e| Error::io(format!("could not create {spec}"), e))?;
-    let path =
-        fs::canonicalize(given).map_err(|e| Error::io(format!("could not resolve {spec}"), e))?;
     let remove = |file: File| {
         drop(file);
         let _ = fs::remove_file(&path);
         let _ = fs::remove_file(sidecar_of(&path));
     };
-    // Mark first: from here on the file is flashback's, and removed again if it cannot be
-    // allocated (no file is left behind, no space kept).
-    if let Err(e) = set_mark(&file, &path)
+    // Locked at once, marked next: from here on the file is flashback's, and removed again if
+    // it cannot be allocated (no file is left behind, no space kept).
+    if let Err(e) = lock(&file, &path, true)
+        .and_then(|()| set_mark(&file, &path))
         .and_then(|()| preallocate(&file, &path, size, 0, "the new file was removed"))
     {
         remove(file);
@@ -237,24 +352,51 @@ fn create(given: &Path, opts: &OpenOptions) -> Result<Opened> {
     finish_file(file, path, true, Ok(()))
 }
 
+/// Opens an existing regular file once: the path resolved once and opened without following
+/// links; the mark, the identity and the guard checked on that descriptor; every write made
+/// through it (or through a reopening of that very descriptor), under the run's lock.
 fn open_existing_file(given: &Path, opts: &OpenOptions) -> Result<Opened> {
     let spec = given.display();
     let path =
         fs::canonicalize(given).map_err(|e| Error::io(format!("could not resolve {spec}"), e))?;
-    let probe = File::open(&path)
-        .map_err(|e| Error::io(format!("could not open {}", path.display()), e))?;
+    let shown = path.display();
+    hooks::run("resolved", &path);
+    let changed = || {
+        Error::Refused(format!(
+            "{shown} changed while flashback was opening it (replaced by a link or another file); nothing was written, try again"
+        ))
+    };
+    let probe = open_resolved(&path, false).map_err(|e| match e.raw_os_error() {
+        Some(libc::ELOOP) => changed(),
+        _ => Error::io(format!("could not open {shown}"), e),
+    })?;
+    let md = probe
+        .metadata()
+        .map_err(|e| Error::io(format!("could not stat {shown}"), e))?;
+    if !md.is_file() {
+        return Err(changed());
+    }
     let created = has_mark(&probe, &path);
-    drop(probe);
-    let writable = if created || opts.overwrite {
+    let mut writable = if created || opts.overwrite {
         Ok(())
     } else {
         Err(format!(
-            "{} is a file flashback did not create; pass overwrite=True (--overwrite) to let flashback write over it (nothing was written)",
-            path.display()
+            "{shown} is a file flashback did not create; pass overwrite=True (--overwrite) to let flashback write over it (nothing was written)"
         ))
     };
-    let file = open_file(&path, writable.is_ok(), false)
-        .map_err(|e| Error::io(format!("could not open {}", path.display()), e))?;
+    hooks::run("checked", &path);
+    if writable.is_ok() {
+        if let Some(why) = safety::file_in_use_reason(&path, &probe) {
+            writable = Err(why);
+        }
+    }
+    let file = match &writable {
+        Ok(()) => {
+            reopen(&probe, true).map_err(|e| Error::io(format!("could not open {shown}"), e))?
+        }
+        Err(_) => probe,
+    };
+    lock(&file, &path, writable.is_ok())?;
     if let (Ok(()), Some(want)) = (&writable, opts.create_size) {
         let have = file.metadata().map(|m| m.len()).unwrap_or(0);
         if want > have {
@@ -326,7 +468,7 @@ fn open_block(given: &Path, rdev: u64, opts: &OpenOptions) -> Result<Opened> {
     // Writable: exclusive open, so the kernel refuses if anything (a mount in another
     // namespace, a holder, another exclusive opener) claims the device, and nothing can claim
     // it while flashback holds it. Read-only otherwise: the kernel then refuses every write.
-    let file = match open_file(&path, writable.is_ok(), writable.is_ok()) {
+    let file = match open_device(&path, writable.is_ok(), writable.is_ok()) {
         Ok(f) => f,
         Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
             return Err(Error::Refused(format!(
@@ -383,12 +525,13 @@ mod tests {
         let p = d.path().join("foreign.bin");
         fs::write(&p, vec![7u8; 8192]).unwrap();
         let o = open(p.to_str().unwrap(), &opts(Some(1 << 20))).unwrap();
-        let msg = o.writable.unwrap_err();
+        let msg = o.writable.clone().unwrap_err();
         assert!(
             msg.contains("did not create") && msg.contains("overwrite"),
             "{msg}"
         );
         assert_eq!(o.size, 8192, "a foreign file is never grown");
+        drop(o); // (a run still holding it would refuse the next one)
         let o = open(
             p.to_str().unwrap(),
             &OpenOptions {
@@ -409,6 +552,85 @@ mod tests {
         assert!(matches!(e, Error::Target(_)), "{e}");
         let e = open(d.path().to_str().unwrap(), &opts(None)).err().unwrap();
         assert!(e.to_string().contains("directory"), "{e}");
+    }
+
+    /// Issue 23 item 4: the mark was checked on one open and the writes went through another
+    /// open of the path; a link swapped in between overwrote a foreign file. The swap is made
+    /// deterministically at each point between resolving and writing: the foreign file is
+    /// never opened for writing.
+    #[test]
+    fn a_link_swapped_in_while_opening_never_reaches_a_foreign_file() {
+        use std::io::Write;
+        for stage in ["resolved", "checked"] {
+            let d = tempfile::tempdir().unwrap();
+            let ours = d.path().join("t.bin");
+            let foreign = d.path().join("foreign.bin");
+            fs::write(&foreign, b"foreign data").unwrap();
+            drop(open(ours.to_str().unwrap(), &opts(Some(1 << 16))).unwrap());
+            let (o2, f2) = (ours.clone(), foreign.clone());
+            hooks::AT.with(|h| {
+                *h.borrow_mut() = Some(Box::new(move |at, _| {
+                    if at == stage {
+                        fs::rename(&o2, o2.with_extension("moved")).unwrap();
+                        std::os::unix::fs::symlink(&f2, &o2).unwrap();
+                    }
+                }))
+            });
+            let r = open(ours.to_str().unwrap(), &opts(None));
+            hooks::AT.with(|h| *h.borrow_mut() = None);
+            match (stage, r) {
+                // swapped before the open: the link is not followed
+                ("resolved", Err(e)) => {
+                    assert!(matches!(e, Error::Refused(_)), "{e}");
+                    assert!(e.to_string().contains("changed while"), "{e}");
+                }
+                // swapped after the mark was checked: the writes reach the marked file only
+                ("checked", Ok(mut o)) => {
+                    assert!(o.writable.is_ok());
+                    o.file.write_all(b"XXXX").unwrap();
+                    let moved = fs::read(ours.with_extension("moved")).unwrap();
+                    assert_eq!(&moved[..4], b"XXXX");
+                }
+                (s, r) => panic!("stage {s}: {:?}", r.err()),
+            }
+            assert_eq!(
+                fs::read(&foreign).unwrap(),
+                b"foreign data",
+                "stage {stage}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_second_run_on_the_same_file_is_refused_while_the_first_holds_it() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("t.bin");
+        let first = open(p.to_str().unwrap(), &opts(Some(1 << 16))).unwrap();
+        let e = open(p.to_str().unwrap(), &opts(None)).err().unwrap();
+        assert!(matches!(e, Error::Refused(_)), "{e}");
+        assert!(e.to_string().contains("another run"), "{e}");
+        drop(first);
+        assert!(open(p.to_str().unwrap(), &opts(None)).is_ok());
+        // a foreign file is opened read-only: readers share it
+        let f = d.path().join("f.bin");
+        fs::write(&f, vec![1u8; 8192]).unwrap();
+        let a = open(f.to_str().unwrap(), &opts(None)).unwrap();
+        let b = open(f.to_str().unwrap(), &opts(None)).unwrap();
+        assert!(a.writable.is_err() && b.writable.is_err());
+    }
+
+    #[test]
+    fn the_sidecar_mark_is_never_written_through_a_planted_link() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("s.bin");
+        let victim = d.path().join("victim");
+        fs::write(&victim, b"keep").unwrap();
+        std::os::unix::fs::symlink(&victim, sidecar_of(&p)).unwrap();
+        fs::write(&p, b"x").unwrap();
+        let f = File::open(&p).unwrap();
+        // whether or not the filesystem takes the xattr, the victim is untouched
+        let _ = set_mark(&f, &p);
+        assert_eq!(fs::read(&victim).unwrap(), b"keep");
     }
 
     #[test]

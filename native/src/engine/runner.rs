@@ -99,10 +99,11 @@ fn check(t: &Opened, w: &Workload) -> Result<(u64, u64)> {
         )));
     }
     let len = w.size.unwrap_or(t.size - w.offset);
-    if w.offset + len > t.size {
+    let end = w.offset.checked_add(len);
+    if end.is_none_or(|end| end > t.size) {
+        let end = end.map_or("more than 2^64".to_string(), |e| e.to_string());
         return Err(Error::InvalidValue(format!(
-            "offset + size = {} bytes runs past the end of {shown} ({} bytes); use a smaller size or offset",
-            w.offset + len,
+            "offset + size = {end} bytes runs past the end of {shown} ({} bytes); use a smaller size or offset",
             t.size
         )));
     }
@@ -123,10 +124,10 @@ fn check(t: &Opened, w: &Workload) -> Result<(u64, u64)> {
     } else {
         w.iodepth as u64
     };
-    if depth * w.bs * w.jobs as u64 > MAX_BUFFERS {
+    let buffers = u128::from(depth) * u128::from(w.bs) * u128::from(w.jobs);
+    if buffers > u128::from(MAX_BUFFERS) {
         return Err(Error::InvalidValue(format!(
-            "iodepth × bs × jobs = {} bytes of buffers is more than 8 GiB; lower iodepth, bs or jobs",
-            depth * w.bs * w.jobs as u64
+            "iodepth × bs × jobs = {buffers} bytes of buffers is more than 8 GiB; lower iodepth, bs or jobs"
         )));
     }
     let lbs = t.logical_block;
@@ -425,6 +426,27 @@ mod tests {
         fn heartbeat(&mut self, t_ns: u64) {
             self.inner.heartbeat(t_ns);
         }
+    }
+
+    /// Issue 23 item 15: an offset near 2^64 plus a size wrapped past the bounds check.
+    #[test]
+    fn offset_plus_size_past_2_pow_64_is_refused_not_wrapped() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("t.bin");
+        let o = OpenOptions {
+            create_size: Some(1 << 20),
+            ..Default::default()
+        };
+        let t = super::super::open::open(p.to_str().unwrap(), &o).unwrap();
+        let w = Workload::from_pairs([
+            ("rw", "write"),
+            ("offset", "4096"),
+            ("size", "18446744073709547520"),
+        ])
+        .unwrap();
+        let e = check(&t, &w).unwrap_err();
+        assert!(matches!(e, Error::InvalidValue(_)), "{e}");
+        assert!(e.to_string().contains("more than 2^64"), "{e}");
     }
 
     /// A real io_uring run on a file, over many intervals: the metadata's whole-run percentiles

@@ -12,8 +12,36 @@ pub fn split_dev(rdev: u64) -> (u32, u32) {
 
 /// The sysfs directory of the block device `rdev` (e.g. `/sys/devices/.../block/sda/sda1`).
 pub fn dir_of(rdev: u64) -> Option<PathBuf> {
-    let (ma, mi) = split_dev(rdev);
-    fs::canonicalize(format!("/sys/dev/block/{ma}:{mi}")).ok()
+    dir_in(Path::new("/sys"), split_dev(rdev))
+}
+
+/// The device directory of `(major, minor)` under the sysfs tree at `sys` (`/sys`, or a
+/// fixture tree in tests).
+pub fn dir_in(sys: &Path, (ma, mi): (u32, u32)) -> Option<PathBuf> {
+    fs::canonicalize(sys.join(format!("dev/block/{ma}:{mi}"))).ok()
+}
+
+/// Kernel names of the bound loop devices under `sys` with their backing file's path as
+/// sysfs prints it (` (deleted)` removed).
+pub fn loop_devices(sys: &Path) -> Vec<(String, PathBuf)> {
+    let Ok(rd) = fs::read_dir(sys.join("block")) else {
+        return vec![];
+    };
+    let mut v: Vec<(String, PathBuf)> = rd
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if !name.starts_with("loop") {
+                return None;
+            }
+            let b = fs::read_to_string(e.path().join("loop/backing_file")).ok()?;
+            let b = b.trim_end_matches('\n');
+            let b = b.strip_suffix(" (deleted)").unwrap_or(b);
+            (!b.is_empty()).then(|| (name, PathBuf::from(b)))
+        })
+        .collect();
+    v.sort();
+    v
 }
 
 fn read_trim(p: &Path) -> Option<String> {

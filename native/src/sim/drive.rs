@@ -61,20 +61,25 @@ const DEBUG_CHECK_EVERY: u64 = 1 << 16;
 
 impl SimDrive {
     /// Parses `<preset>[?key=value&...]`.
+    /// Errors: [`Error::InvalidValue`] for a bad spec, or one whose tables would not fit in
+    /// memory (estimated first, see [`super::memory`]).
     pub fn from_spec(spec: &str) -> Result<Self> {
-        Ok(Self::new(parse_spec(spec)?))
+        let cfg = parse_spec(spec)?;
+        super::memory::check(&cfg)?;
+        Self::new(cfg)
     }
 
-    /// A freshly erased drive with configuration `cfg`.
-    pub fn new(cfg: SimConfig) -> Self {
-        let ftl = Ftl::new(&cfg);
-        let timing = Timing::new(&cfg, ftl.n_mlc);
+    /// A freshly erased drive with configuration `cfg`. Errors: [`Error::InvalidValue`] when
+    /// its tables cannot be allocated.
+    pub fn new(cfg: SimConfig) -> Result<Self> {
+        let ftl = Ftl::new(&cfg)?;
+        let timing = Timing::new(&cfg, ftl.n_mlc)?;
         let steady = SteadyDetector::new(cfg.capacity_bytes);
         let dirty = Dirty::new(
             cfg.dirty_rate,
             cfg.raw_blocks() * cfg.slots_per_block() as u64,
         );
-        SimDrive {
+        Ok(SimDrive {
             dirty,
             cfg,
             ftl,
@@ -86,7 +91,7 @@ impl SimDrive {
             events: vec![],
             steady,
             ops_since_check: 0,
-        }
+        })
     }
 
     pub fn config(&self) -> &SimConfig {
@@ -336,7 +341,7 @@ impl SimDrive {
             Some(s) => s,
             None => cap.saturating_sub(w.offset),
         };
-        if w.offset + span > cap || span < w.bs {
+        if w.offset.checked_add(span).is_none_or(|end| end > cap) || span < w.bs {
             return Err(Error::InvalidValue(format!(
                 "offset={} + size={span} does not fit the simulated drive's {cap} bytes; use a span of bs to {cap} bytes",
                 w.offset

@@ -9,11 +9,13 @@
 //! - [`dirty`]: SandForce's dirty state (incompressible data slows the backend; TRIM does not help)
 //! - [`timing`]: NAND, channel, controller and link busy times; erase-ahead; cut-through
 //! - [`drive`]: [`SimDrive`], the target behind `sim:` strings
+//! - [`memory`]: the memory a drive's tables take, estimated and bounded before allocating
 
 mod ahead;
 mod dirty;
 pub mod drive;
 pub mod ftl;
+pub mod memory;
 mod pending;
 pub mod presets;
 pub mod spec;

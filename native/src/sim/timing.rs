@@ -87,7 +87,8 @@ fn ps_per_byte(mbps: f64) -> u64 {
 }
 
 impl Timing {
-    pub fn new(c: &SimConfig, n_mlc: u32) -> Timing {
+    /// Errors: [`crate::Error::InvalidValue`] when the write-buffer ring cannot be allocated.
+    pub fn new(c: &SimConfig, n_mlc: u32) -> crate::error::Result<Timing> {
         let t = &c.timings;
         let planes = c.planes.max(1) as f64;
         let buffer_pages = (c.buffer_bytes / c.page_size as u64).max(1);
@@ -99,7 +100,8 @@ impl Timing {
         } else {
             0
         };
-        Timing {
+        let ring = super::memory::try_zeroed("write-buffer ring", ring_len as usize)?;
+        Ok(Timing {
             ndies: Divisor::new(c.dies()),
             pages_per_block: c.pages_per_block as u64,
             erase_debt: vec![0; c.dies() as usize],
@@ -126,13 +128,13 @@ impl Timing {
             lat_write: ns(t.lat_write_us),
             link_free: 0,
             ctrl_free: 0,
-            ring: vec![0; ring_len as usize],
+            ring,
             ring_mask: ring_len - 1,
             buffer_pages,
             host_pages: 0,
             last_done: 0,
             nand_ops: 0,
-        }
+        })
     }
 
     /// Every resource idle from `now` on (after a secure erase).

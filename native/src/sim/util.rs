@@ -41,8 +41,10 @@ impl Divisor {
 
 /// A vector of `n` copies of `v` whose pages the kernel may back with transparent huge pages:
 /// the maps are accessed at random, and 4 KiB pages would make nearly every access a TLB miss.
-pub fn huge_vec<T: Copy>(n: usize, v: T) -> Vec<T> {
-    let mut out: Vec<T> = Vec::with_capacity(n);
+/// `None` when the memory cannot be had (the caller says which table).
+pub fn huge_vec<T: Copy>(n: usize, v: T) -> Option<Vec<T>> {
+    let mut out: Vec<T> = Vec::new();
+    out.try_reserve_exact(n).ok()?;
     let bytes = n * std::mem::size_of::<T>();
     const HUGE: usize = 2 << 20;
     if bytes >= 2 * HUGE {
@@ -56,7 +58,7 @@ pub fn huge_vec<T: Copy>(n: usize, v: T) -> Vec<T> {
         }
     }
     out.resize(n, v);
-    out
+    Some(out)
 }
 
 /// Prefetches into L2 (T1): the maps' misses are issued a burst at a time, tens ahead, and a

@@ -263,10 +263,12 @@ impl Workload {
             )));
         }
         if let Some(size) = self.size {
-            if size < self.bs * self.jobs as u64 {
+            // bs × jobs past 2^64 is larger than any size
+            let least = self.bs.checked_mul(self.jobs as u64);
+            if least.is_none_or(|least| size < least) {
+                let least = least.map_or("more than 2^64".to_string(), |b| b.to_string());
                 return Err(Error::InvalidValue(format!(
-                    "size={size} is smaller than bs × jobs ({}); make the span larger",
-                    self.bs * self.jobs as u64
+                    "size={size} is smaller than bs × jobs ({least}); make the span larger"
                 )));
             }
         }
@@ -420,6 +422,20 @@ mod tests {
             assert!(e.contains(needle), "{k}={v}: {e}");
             assert!(!e.contains('\n'));
         }
+    }
+
+    /// Issue 23 item 15: bs × jobs past 2^64 was an overflow (a panic in debug builds, a
+    /// wrapped product that passed the check in release); it is a parameter error now.
+    #[test]
+    fn block_size_times_jobs_past_2_pow_64_is_a_parameter_error() {
+        let e = Workload::from_pairs([
+            ("bs", "18446744073709547520"),
+            ("jobs", "2"),
+            ("size", "4k"),
+        ])
+        .unwrap_err();
+        assert!(matches!(e, Error::InvalidValue(_)), "{e}");
+        assert!(e.to_string().contains("more than 2^64"), "{e}");
     }
 
     #[test]

@@ -26,12 +26,13 @@ pub struct Op {
 /// job, so that sequential passes and permutations cover every block exactly once across jobs.
 /// Returns `(slice_offset, slice_len)` pairs; trailing bytes that do not fill a block are unused.
 pub fn job_slices(offset: u64, len: u64, bs: u64, jobs: u32) -> Vec<(u64, u64)> {
-    let blocks = len / bs;
-    let jobs = jobs.max(1) as u64;
+    // in u128: blocks × jobs can pass 2^64; each slice lies inside the span, so the results fit
+    let blocks = u128::from(len / bs);
+    let jobs = u128::from(jobs.max(1));
     (0..jobs)
         .map(|j| {
-            let b0 = blocks * j / jobs;
-            let b1 = blocks * (j + 1) / jobs;
+            let b0 = (blocks * j / jobs) as u64;
+            let b1 = (blocks * (j + 1) / jobs) as u64;
             (offset + b0 * bs, (b1 - b0) * bs)
         })
         .collect()

@@ -139,7 +139,10 @@ pub struct Ftl {
 }
 
 impl Ftl {
-    pub fn new(c: &SimConfig) -> Ftl {
+    /// A freshly erased FTL for `c`. Errors: [`crate::Error::InvalidValue`] when a table's
+    /// memory cannot be allocated (see [`super::memory`]).
+    pub fn new(c: &SimConfig) -> crate::error::Result<Ftl> {
+        use super::memory::{try_filled, try_zeroed};
         let slots = c.slots_per_block();
         let stride = c.entries_per_block().next_power_of_two();
         let n_blocks = c.raw_blocks() as u32;
@@ -170,17 +173,21 @@ impl Ftl {
             user_lbas,
             trim_threshold: (c.trim_efficacy * u64::MAX as f64) as u64,
             trim_seed: c.seed,
-            l2p: huge_vec(user_lbas as usize, NONE),
+            l2p: huge_vec(user_lbas as usize, NONE).ok_or_else(|| {
+                crate::error::Error::InvalidValue(format!(
+                    "could not allocate the simulated drive's logical map of {user_lbas} entries; use a smaller capacity (scale=)"
+                ))
+            })?,
             // calloc: only the entries blocks actually fill get pages (matters with compression)
-            p2l: vec![0; entries],
+            p2l: try_zeroed("reverse map", entries)?,
             lba_units: vec![],
             uniform_units: UNIT,
             page_div: Divisor::new((c.page_size / 4096) * UNIT),
             slot_div: Divisor::new(c.page_size / 4096),
-            blk: vec![Blk::default(); n],
-            fill_entries: vec![0; n],
-            fill_units: vec![0; n],
-            close_seq: vec![0; n],
+            blk: try_filled("block table", n, Blk::default())?,
+            fill_entries: try_zeroed("block table", n)?,
+            fill_units: try_zeroed("block table", n)?,
+            close_seq: try_zeroed("block table", n)?,
             free: vec![],
             slc_free: vec![],
             slc_closed: VecDeque::new(),
@@ -193,7 +200,7 @@ impl Ftl {
             min_level: levels,
             fifo: VecDeque::new(),
             closed_list: vec![],
-            closed_pos: vec![NONE; n],
+            closed_pos: try_filled("block table", n, NONE)?,
             rng: Xoshiro256PlusPlus::seed_from_u64(c.seed),
             scratch: vec![],
             host_units: 0,
@@ -206,7 +213,7 @@ impl Ftl {
             seen: 0,
         };
         f.reset_blocks();
-        f
+        Ok(f)
     }
 
     fn reset_blocks(&mut self) {
@@ -287,7 +294,9 @@ impl Ftl {
         if self.mapped == 0 {
             self.uniform_units = units;
         } else {
-            self.lba_units = huge_vec(self.user_lbas as usize, self.uniform_units as u16);
+            // counted in the estimate the drive was admitted under (sim::memory)
+            self.lba_units = huge_vec(self.user_lbas as usize, self.uniform_units as u16)
+                .expect("the per-LBA unit map fits the memory estimate the drive was built under");
         }
     }
 
