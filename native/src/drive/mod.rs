@@ -10,6 +10,7 @@ pub mod identify;
 pub mod media;
 pub mod nvme;
 pub mod purge;
+pub mod record;
 pub mod topology;
 
 pub use nvme::{AdminCmd, IoctlAdmin, NvmeAdmin};
