@@ -181,8 +181,9 @@ impl Media for FakeController {
     }
 }
 
-/// What to lay out in a fake Identify Controller.
-#[derive(Clone, Debug)]
+/// What to lay out in a fake Identify Controller (missing JSON keys take the defaults).
+#[derive(Clone, Debug, serde::Deserialize)]
+#[serde(default)]
 pub struct CtrlSpec {
     pub model: String,
     pub serial: String,

@@ -334,6 +334,23 @@ pub fn platform_record(root: &Path) -> Value {
     })
 }
 
+/// [`device_record`] with NVMe Identify added when `root` is `/` and the controller's admin
+/// node opens (root); a fixture tree never gets it.
+pub fn device_record_on(root: &Path, name: &str, redact: bool) -> Value {
+    let admin = match read_topology(root, name).kind {
+        DevKind::Nvme { controller, .. } if root == Path::new("/") => {
+            nvme::IoctlAdmin::open(&Path::new("/dev").join(controller)).ok()
+        }
+        _ => None,
+    };
+    device_record(
+        root,
+        name,
+        admin.as_ref().map(|a| a as &dyn NvmeAdmin),
+        redact,
+    )
+}
+
 /// Whether serials are redacted by the environment ([`REDACT_ENV`] = `1`).
 pub fn redact_from_env() -> bool {
     std::env::var(REDACT_ENV).is_ok_and(|v| v == "1" || v.eq_ignore_ascii_case("true"))
