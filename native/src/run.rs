@@ -107,6 +107,9 @@ impl<'o> Session<'o> {
             "status": "running",
             "step": opts.step,
             "workload": w.to_json(),
+            // the drive and platform records a lab report needs (crate::drive::record)
+            "device": target_meta.get("device").cloned(),
+            "platform": crate::drive::record::platform_record(std::path::Path::new("/")),
             "target": target_meta,
             "host": host_meta(),
             "data_compress_ratio": ratio,

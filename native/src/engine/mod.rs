@@ -20,6 +20,8 @@ mod uring;
 pub use uring::REFUSE_QUEUED_TRIMS;
 
 pub use open::{Kind, MARK_XATTR};
+/// The in-use guard, for the drive layer's purge (every namespace it reaches).
+pub(crate) use safety::in_use_reason;
 
 use crate::error::{Error, Result};
 use crate::run::{Observer, RunOptions, RunOutput};
@@ -73,10 +75,22 @@ impl RealTarget {
                 m.insert("backing_device".into(), json!(format!("/dev/{n}")));
             }
         }
+        if self.t.kind == Kind::Block {
+            if let Some(n) = dev.get("disk_name").and_then(Value::as_str) {
+                let redact = crate::drive::record::redact_from_env();
+                let rec =
+                    crate::drive::record::device_record_on(std::path::Path::new("/"), n, redact);
+                m.insert("device".into(), rec);
+            }
+        }
         for (k, v) in dev {
             if k != "device_name" {
                 m.insert(k, v);
             }
+        }
+        if crate::drive::record::redact_from_env() && m.get("serial").is_some_and(|s| !s.is_null())
+        {
+            m.insert("serial".into(), json!("redacted"));
         }
         Value::Object(m)
     }

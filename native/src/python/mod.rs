@@ -4,6 +4,7 @@
 use pyo3::prelude::*;
 
 mod capture;
+mod drive;
 mod errors;
 mod output;
 mod pelt;
@@ -34,6 +35,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     m.add_function(wrap_pyfunction!(_refuse_queued_trims_for_tests, m)?)?;
     capture::register(m)?;
+    drive::register(m)?;
     target::register(m)?;
     sim::register(m)?;
     pelt::register(m)?;

@@ -1,5 +1,5 @@
 """``flashback`` command line: ``run | replay | analyze | plot | report | presets | published |
-recover``.
+recover | purge``.
 
 Each subcommand lives in its own module with ``add_parser(subparsers)`` and ``main(args)``;
 modules import the heavy libraries (polars, Altair) inside ``main``, so ``--help``,
@@ -24,6 +24,7 @@ COMMANDS = {
     "analyze": "analyze",
     "plot": "plot",
     "report": "report",
+    "purge": "purge",
 }
 
 #: Python-API advice in library messages -> the command a CLI user types instead.

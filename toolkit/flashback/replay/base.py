@@ -357,6 +357,30 @@ class Replay:
 
         return compare(self, published=published, other=other, sensitivity=sensitivity)
 
+    def conformance(self) -> dict[str, Any]:
+        """Was this replay run as SNIA PTS requires? The purge of each erase step, the write
+        cache state and the protocol's own steady-state verdict (a check whose note says
+        "steady state reached"/"not reached"; none for protocols without one). See
+        :func:`flashback.replay.conformance.conformance`.
+
+        Raises:
+            Nothing: missing facts are listed as departures.
+        """
+        from flashback.replay.conformance import conformance
+
+        from flashback.errors import FlashbackError
+
+        try:
+            notes = self.compare()["note"].to_list() if self.step_records else []
+        except FlashbackError:  # nothing to compare with: no steady-state verdict either
+            notes = []
+        steady = (
+            True
+            if "steady state reached" in notes
+            else (False if "steady state not reached" in notes else None)
+        )
+        return conformance(self.step_records, self.meta, steady_state_reached=steady)
+
     def save(self, directory: str | os.PathLike[str], *, overwrite: bool = True) -> Path:
         """Writes ``intervals.parquet`` and ``replay.json`` (meta and steps) to ``directory``
         through flashback's guarded writer (each file appears whole or not at all; no

@@ -85,16 +85,23 @@ class Runner:
 
     # ---- steps -----------------------------------------------------------------------
     def erase(self, name: str = "secure_erase", **labels: Any) -> None:
-        """Secure erase (sim) or whole-span discard (real); host bytes count from here.
+        """Purges the drive (:func:`flashback.purge.purge_target`: the drive's own sanitize,
+        format or secure erase; a sim drive's secure-erase model; TRIM, labelled not a PTS
+        purge, where nothing else exists); host bytes count from here. The step keeps the
+        purge record under ``purge``.
 
         Raises:
             ReplayError: ``name`` labels an earlier step.
-            SafetyError, TargetError, DeviceError: as :meth:`flashback.Target.sanitize`.
+            SafetyError, TargetError, DeviceError: as :func:`flashback.purge.purge`.
         """
+        from flashback.purge import purge_target
+
         t0 = time.monotonic()
-        self.target.sanitize()
+        rec = purge_target(self.target)
         self._base_written = self.target.host_written_bytes
-        self._record(name, "erase", time.monotonic() - t0, None, labels, virtual=True)
+        labels = {**labels, "purge_method": rec["method"]}
+        step = self._record(name, "erase", time.monotonic() - t0, None, labels, virtual=True)
+        step["purge"] = rec
 
     def run(self, name: str, workload: Workload, **labels: Any) -> pl.DataFrame:
         """Runs ``workload`` as step ``name``; returns the step's intervals as captured

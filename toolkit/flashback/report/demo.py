@@ -11,6 +11,7 @@ import polars as pl
 
 from flashback.replay.compare import tally
 from flashback.report.html import Section, write_report
+from flashback.report.reviews.common import take_replays
 from flashback.report.reviews import anand2009, anandtech, behardware, puget, snia, xbit
 
 
@@ -50,7 +51,11 @@ def build_demo(
             continue
         t0 = time.monotonic()
         scale = r.quick_scale if quick else r.scale
+        take_replays()
         section, cmp = r.build(scale=scale, progress=progress)
+        section.conformance = [
+            f"{rep.meta['protocol']}: {rep.conformance()['line']}" for rep in take_replays()
+        ]
         sections.append(section)
         rows.append(
             {

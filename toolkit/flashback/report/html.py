@@ -50,6 +50,8 @@ class Section:
     paragraphs: list[str] = dataclasses.field(default_factory=list)
     charts: list[tuple[str, alt.TopLevelMixin]] = dataclasses.field(default_factory=list)
     tables: list[tuple[str, pl.DataFrame]] = dataclasses.field(default_factory=list)
+    #: one line per replay shown: "<protocol>: PTS-conformant run" or its departures
+    conformance: list[str] = dataclasses.field(default_factory=list)
 
     @property
     def slug(self) -> str:
@@ -121,6 +123,7 @@ def write_report(
     nav = " ".join(f"<a href='#{s.slug}'>{html.escape(s.title)}</a>" for s in sections)
     for s in sections:
         body.append(f"<section id='{s.slug}'><h2>{html.escape(s.title)}</h2>")
+        body.extend(f"<p class='conformance'>{html.escape(c)}</p>" for c in s.conformance)
         body.extend(f"<p>{html.escape(p)}</p>" for p in s.paragraphs)
         for name, chart in s.charts:
             cid = f"chart-{s.slug}-{re.sub(r'[^a-z0-9]+', '-', name.lower())}"

@@ -18,11 +18,25 @@ def sim_target(preset: str, scale: str) -> str:
     return sim_spec(preset, {"scale": scale})
 
 
+#: replays run since the last :func:`take_replays` (the report prints each one's
+#: conformance line beside its section)
+_REPLAYED: list[fb.Replay] = []
+
+
+def take_replays() -> list[fb.Replay]:
+    """The replays run since the last call, oldest first; the list is emptied."""
+    out = list(_REPLAYED)
+    _REPLAYED.clear()
+    return out
+
+
 def replay(name: str, *, preset: str, scale: str, progress: bool, **params: Any) -> fb.Replay:
     """Replays ``name`` on the review's preset shrunk by ``scale``, procedure scaled alike."""
-    return fb.replay(
+    rep = fb.replay(
         name, target=sim_target(preset, scale), scale=scale, progress=progress, **params
     )
+    _REPLAYED.append(rep)
+    return rep
 
 
 def compare_part(
