@@ -7,16 +7,15 @@ applies only when the family matches *and* smartctl printed the expected attribu
 (a drivedb version that renamed it is not silently decoded with an old unit). Anything not
 in the table decodes to ``None`` with a reason — never to a guess.
 
-Sources: smartmontools ``drivedb.h`` (the ``-v ID,FORMAT,NAME`` presets of each family).
+The table is ``ata_units.json`` beside this module (each row's ``source`` names where its unit
+comes from: smartmontools ``drivedb.h``, the ``-v ID,FORMAT,NAME`` presets of each family).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import re
-
-MIB = 1 << 20
-GIB = 1 << 30
+import json
+from pathlib import Path
 
 
 @dataclasses.dataclass(frozen=True)
@@ -24,7 +23,7 @@ class CounterUnit:
     """One write counter of one drive family.
 
     Attributes:
-        family: regular expression matched (``fullmatch``) against smartctl's "Model Family".
+        family: smartctl's "Model Family", exactly as printed.
         attr_id: SMART attribute id.
         name: the attribute name smartctl prints for it with that family's presets.
         quantity: ``host`` (bytes the host wrote) or ``nand`` (bytes written to flash).
@@ -40,90 +39,11 @@ class CounterUnit:
     source: str
 
 
-_DRIVEDB = "smartmontools drivedb.h, family {!r}: -v {},raw48,{}"
+#: the table's one home, also compiled into the native sampler (native/src/telemetry/ata_units.rs)
+TABLE_PATH = Path(__file__).with_name("ata_units.json")
 
 UNITS: tuple[CounterUnit, ...] = tuple(
-    CounterUnit(fam, i, name, q, unit, _DRIVEDB.format(fam_label, i, name) + note)
-    for fam, fam_label, i, name, q, unit, note in (
-        # Intel DC S4510 etc.: 241 host and 243 NAND writes, both in 32 MiB
-        (
-            r"Intel S4510/S4610/S4500/S4600 Series SSDs",
-            "Intel S4510/S4610/S4500/S4600 Series SSDs",
-            241,
-            "Host_Writes_32MiB",
-            "host",
-            32 * MIB,
-            "",
-        ),
-        (
-            r"Intel S4510/S4610/S4500/S4600 Series SSDs",
-            "Intel S4510/S4610/S4500/S4600 Series SSDs",
-            243,
-            "NAND_Writes_32MiB",
-            "nand",
-            32 * MIB,
-            "",
-        ),
-        # Intel 730 / DC S35x0 / 3610 / 3700: 243 exists only on S3510/S3610 ("// S3510/3610")
-        (
-            r"Intel 730 and DC S35x0/3610/3700 Series SSDs",
-            "Intel 730 and DC S35x0/3610/3700 Series SSDs",
-            241,
-            "Host_Writes_32MiB",
-            "host",
-            32 * MIB,
-            "",
-        ),
-        (
-            r"Intel 730 and DC S35x0/3610/3700 Series SSDs",
-            "Intel 730 and DC S35x0/3610/3700 Series SSDs",
-            243,
-            "NAND_Writes_32MiB",
-            "nand",
-            32 * MIB,
-            " (S3510/S3610 only)",
-        ),
-        # Samsung: 241 counts logical sectors
-        (r"Samsung based SSDs", "Samsung based SSDs", 241, "Total_LBAs_Written", "host", 0, ""),
-        # WD Blue / Red / Green SATA SSDs: host GiB; NAND written to TLC and to SLC (summed)
-        (
-            r"WD Blue / Red / Green SSDs",
-            "WD Blue / Red / Green SSDs",
-            241,
-            "Host_Writes_GiB",
-            "host",
-            GIB,
-            "",
-        ),
-        (
-            r"WD Blue / Red / Green SSDs",
-            "WD Blue / Red / Green SSDs",
-            233,
-            "NAND_GB_Written_TLC",
-            "nand",
-            GIB,
-            " (drivedb says GB; taken as GiB like 241 on the same drives: an assumption)",
-        ),
-        (
-            r"WD Blue / Red / Green SSDs",
-            "WD Blue / Red / Green SSDs",
-            234,
-            "NAND_GB_Written_SLC",
-            "nand",
-            GIB,
-            " (drivedb says GB; taken as GiB like 241 on the same drives: an assumption)",
-        ),
-        # Apple (Samsung-made) SSDs: 175 in MiB
-        (
-            r"Apple SD/SM/TS\.\.\.E/F/G SSDs",
-            "Apple SD/SM/TS...E/F/G SSDs",
-            175,
-            "Host_Writes_MiB",
-            "host",
-            MIB,
-            "",
-        ),
-    )
+    CounterUnit(**row) for row in json.loads(TABLE_PATH.read_text(encoding="utf-8"))["units"]
 )
 
 
@@ -135,7 +55,7 @@ def units_for(family: str | None, *, quantity: str) -> list[CounterUnit]:
     """
     if not family:
         return []
-    return [u for u in UNITS if u.quantity == quantity and re.fullmatch(u.family, family.strip())]
+    return [u for u in UNITS if u.quantity == quantity and u.family == family.strip()]
 
 
 def decode_counter(
