@@ -114,6 +114,17 @@ class Segments:
         hi = self.penalty * 10 if pen_max is None else pen_max
         return self._path[key](lo, hi)
 
+    def explain(self, cap: Any, **kwargs: Any) -> pl.DataFrame:
+        """What coincides with each breakpoint in ``cap`` (the capture segmented): see
+        :func:`flashback.analysis.explain.explain`.
+
+        Raises:
+            AnalysisError: segments with ``by=`` groups, or ``x`` not in ``cap``.
+        """
+        from flashback.analysis.explain import explain
+
+        return explain(cap, self, **kwargs)
+
     def describe(self) -> str:
         """Plain-text summary, one line per segment.
 
