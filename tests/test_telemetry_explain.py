@@ -125,3 +125,39 @@ def test_grouped_segments_are_refused(slc_cliff):
     seg = fb.changepoints(c, x="host_written_bytes", y="write_mbps", by="g")
     with pytest.raises(AnalysisError, match="by= groups"):
         explain(c, seg)
+
+
+def test_cli_analyze_prints_and_emits_the_evidence(slc_cliff, tmp_path, capsys):
+    import json
+
+    from flashback.cli import main
+
+    cap, _ = slc_cliff
+    path = tmp_path / "c.arrow"
+    cap.save(path)
+    assert main(["analyze", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "what coincides with each change:" in out
+    assert "≈ the SLC cache" in out
+    assert main(["analyze", str(path), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    ex = doc["results"][0]["explanations"]
+    assert any("slc_cache" in e["causes"] for e in ex)
+
+
+def test_written_figure_annotates_each_breakpoint_with_its_evidence(slc_cliff):
+    cap, seg = slc_cliff
+    ex = seg.explain(cap)
+    chart = fb.figures.performance_vs_written(cap.intervals, breakpoints=ex)
+    spec = chart.to_dict()
+    texts = [ly for ly in spec["layer"] if (ly.get("mark") or {}).get("type") == "text"]
+    assert len(texts) == 1
+    assert texts[0]["encoding"]["text"]["field"] == "label"
+    data = next(iter(spec["datasets"].values()))
+    evid = [r["evidence"] for r in data if r.get("layer") == "breakpoint"]
+    assert any("SLC cache" in e for e in evid)
+    # without evidence, no text layer (the old figure)
+    plain = fb.figures.performance_vs_written(cap.intervals, breakpoints=seg.breakpoint_frame())
+    assert not [
+        ly for ly in plain.to_dict()["layer"] if (ly.get("mark") or {}).get("type") == "text"
+    ]

@@ -1,4 +1,4 @@
-""" "Explain the drops": for each change point of a capture, what coincides with it — a
+"""Explain the drops: for each change point of a capture, what coincides with it — a
 thermal-throttle transition or a temperature at the drive's limit, host bytes written ≈ the
 SLC cache or ≈ a whole number of drive fills, write amplification rising across it, an idle
 gap — as evidence beside the breakpoint. Coincidence, not proof: each item says what was
