@@ -17,6 +17,7 @@ from flashback.errors import (
     ImportFormatError,
     InternalError,
     ParameterError,
+    TelemetryFormatError,
     ReplayError,
     SafetyError,
     TargetError,
@@ -50,6 +51,7 @@ _LAZY = {
         "flashback.analysis",
     ),
     "read_fio": "flashback.fio",
+    "write_amplification": "flashback.telemetry.wa",
     "scan_captures": "flashback.dataset",
     **dict.fromkeys(("Job", "SweepResult", "sweep"), "flashback.sweep"),
     "Workload": "flashback.workload",
@@ -67,7 +69,7 @@ def __getattr__(name: str):
         from flashback import _native
 
         return _native.__version__
-    if name in ("figures", "notebook", "report", "sim", "cli"):
+    if name in ("figures", "notebook", "report", "sim", "cli", "telemetry"):
         return importlib.import_module(f"flashback.{name}")
     raise AttributeError(f"module 'flashback' has no attribute {name!r}")
 
@@ -108,6 +110,7 @@ __all__ = [
     "SafetyError",
     "CaptureFileError",
     "ImportFormatError",
+    "TelemetryFormatError",
     "FioFormatError",
     "InternalError",
     "DeviceError",
@@ -124,6 +127,7 @@ __all__ = [
     "consistency",
     "segmented_fit",
     "read_fio",
+    "write_amplification",
     "scan_captures",
     "sweep",
     "Job",

@@ -1,0 +1,116 @@
+"""Measured write amplification from a drive's counters: windows, bounds, and None with a
+reason where there is no NAND counter."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+
+import flashback as fb
+from flashback.capture import Capture
+from flashback.errors import AnalysisError
+from flashback.telemetry import wa
+
+HOST_UNIT, NAND_UNIT = 512_000, 32 << 20
+
+
+@pytest.fixture(scope="module")
+def sim_cap():
+    w = fb.Workload(
+        rw="randwrite",
+        bs="64k",
+        iodepth=8,
+        size="512m",
+        written="2g",
+        data="random",
+        interval="0.1s",
+    )
+    return fb.run("sim:generic?capacity=512m", w)
+
+
+def _with_drive_counters(cap: Capture) -> Capture:
+    """The simulator's exact counters as a drive reports them: host in NVMe data units
+    (rounded up), NAND in 32 MiB units (truncated), as native/src/telemetry/sim.rs does."""
+    iv = cap.intervals.with_columns(
+        ((pl.col("host_written_bytes") + HOST_UNIT - 1) // HOST_UNIT * HOST_UNIT).alias(
+            "drive_host_written_bytes"
+        ),
+        (pl.col("nand_written_bytes") // NAND_UNIT * NAND_UNIT).alias("drive_nand_written_bytes"),
+    )
+    meta = {
+        **cap.meta,
+        "telemetry": {"source": "sim", "host_unit_bytes": HOST_UNIT, "nand_unit_bytes": NAND_UNIT},
+    }
+    return Capture(iv, meta)
+
+
+def test_windows_bound_the_simulators_ground_truth(sim_cap):
+    cap = _with_drive_counters(sim_cap)
+    out = fb.write_amplification(cap, window_bytes=200e6)
+    assert out.height >= 5
+    iv = cap.intervals
+    for r in out.iter_rows(named=True):
+        a = iv.filter(pl.col("t_s") == r["t_start_s"]).row(0, named=True)
+        b = iv.filter(pl.col("t_s") == r["t_end_s"]).row(0, named=True)
+        truth = (b["nand_written_bytes"] - a["nand_written_bytes"]) / (
+            b["host_written_bytes"] - a["host_written_bytes"]
+        )
+        assert r["wa_lo"] <= truth <= r["wa_hi"], (r, truth)
+        assert r["wa_hi"] - r["wa_lo"] < 0.5
+    # the cliff: WA goes from ~1 to well above it across the capture
+    assert out["wa"][0] < 1.2 and out["wa"].max() > 2.0
+
+
+def test_default_window_is_set_by_the_counter_unit(sim_cap):
+    out = fb.write_amplification(_with_drive_counters(sim_cap))
+    assert (out["host_bytes"].drop_nulls() >= HOST_UNIT / wa.DEFAULT_RESOLUTION).all()
+
+
+def test_no_nand_counter_is_none_with_reason_never_one(sim_cap):
+    cap = _with_drive_counters(sim_cap)
+    iv = cap.intervals.with_columns(pl.lit(None, pl.UInt64).alias("drive_nand_written_bytes"))
+    meta = {
+        **cap.meta,
+        "telemetry": {
+            "source": "nvme-log",
+            "host_unit_bytes": HOST_UNIT,
+            "nand_reason": "the NVMe SMART/Health log has no NAND-write counter",
+        },
+    }
+    out = fb.write_amplification(Capture(iv, meta))
+    assert out.height == 1 and out["wa"][0] is None
+    assert "no NAND-write counter" in out["reason"][0]
+
+
+def test_capture_without_telemetry_is_refused_with_the_reason():
+    cap = Capture(
+        pl.DataFrame({"t_s": [1.0], "interval_s": [1.0]}),
+        {"telemetry": {"source": "none", "reason": "loop device: no drive"}},
+    )
+    with pytest.raises(AnalysisError, match="loop device: no drive"):
+        fb.write_amplification(cap)
+
+
+def test_backwards_counter_and_bad_window_are_errors(sim_cap):
+    cap = _with_drive_counters(sim_cap)
+    with pytest.raises(AnalysisError, match="positive"):
+        fb.write_amplification(cap, window_bytes=-1)
+    iv = cap.intervals.with_columns(pl.col("drive_nand_written_bytes").reverse())
+    with pytest.raises(AnalysisError, match="backwards"):
+        fb.write_amplification(Capture(iv, cap.meta))
+
+
+def test_ratio_bounds_need_more_than_one_unit():
+    w = wa.ratio_bounds(
+        host_bytes=HOST_UNIT,
+        nand_bytes=10 * HOST_UNIT,
+        host_error_bytes=HOST_UNIT,
+        nand_error_bytes=0,
+    )
+    assert w.wa is None and "too short" in w.reason
+    w = wa.ratio_bounds(host_bytes=100, nand_bytes=300, host_error_bytes=1, nand_error_bytes=3)
+    assert (
+        w.wa == 3.0 and w.wa_lo == pytest.approx(297 / 101) and w.wa_hi == pytest.approx(303 / 99)
+    )
+    assert np.isfinite(w.wa_hi)
