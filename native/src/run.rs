@@ -197,6 +197,8 @@ impl<'o> Session<'o> {
                 "read_bytes": self.total_bytes[0], "write_bytes": self.total_bytes[1], "trim_bytes": self.total_bytes[2],
             }),
         );
+        // Where each cumulative column starts, so the first interval's increase is known.
+        m.insert("cumulative_start".into(), self.rec.cumulative_start());
         if self.recording {
             let [read, write] = self.rec.run_latency();
             // The whole run's latency (submission to completion, fio's `lat`) per direction.

@@ -2,6 +2,7 @@
 //! flushed every interval, a reader and a salvager for torn files.
 
 use super::check;
+use super::columns::{self, Get};
 use super::row::IntervalRow;
 use super::META_KEY;
 use crate::error::{Error, Result};
@@ -9,104 +10,66 @@ use arrow_array::builder::{Float64Builder, StringBuilder, UInt64Builder};
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_ipc::reader::StreamReader;
 use arrow_ipc::writer::StreamWriter;
-use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use arrow_schema::{Field, Schema, SchemaRef};
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-const DIRS: [&str; 3] = ["read", "write", "trim"];
-const LAT: [&str; 5] = ["mean", "p50", "p99", "p999", "max"];
-
-/// The capture schema; `with_sim` adds the simulator's ground-truth columns.
+/// The capture schema (from [`columns::COLUMNS`]); `with_sim` adds the simulator's
+/// ground-truth columns.
 pub fn schema(with_sim: bool, meta_json: &str) -> SchemaRef {
-    let mut f = vec![
-        Field::new("t_s", DataType::Float64, false),
-        Field::new("interval_s", DataType::Float64, false),
-    ];
-    for d in DIRS {
-        f.push(Field::new(format!("{d}_ios"), DataType::UInt64, false));
-    }
-    for d in DIRS {
-        f.push(Field::new(format!("{d}_bytes"), DataType::UInt64, false));
-    }
-    for d in DIRS {
-        f.push(Field::new(format!("{d}_iops"), DataType::Float64, false));
-    }
-    for d in &DIRS[..2] {
-        f.push(Field::new(format!("{d}_mbps"), DataType::Float64, false));
-    }
-    for d in &DIRS[..2] {
-        for l in LAT {
-            f.push(Field::new(
-                format!("{d}_lat_{l}_us"),
-                DataType::Float64,
-                true,
-            ));
-        }
-    }
-    f.push(Field::new("host_written_bytes", DataType::UInt64, false));
-    f.push(Field::new("step", DataType::Utf8, false));
-    if with_sim {
-        f.push(Field::new("nand_written_bytes", DataType::UInt64, false));
-        f.push(Field::new("wa", DataType::Float64, true));
-        f.push(Field::new("free_blocks", DataType::UInt64, false));
-        f.push(Field::new("gc_copied_bytes", DataType::UInt64, false));
-    }
+    let f: Vec<Field> = columns::written(with_sim)
+        .map(|c| Field::new(c.name, c.data_type(), c.nullable))
+        .collect();
     let md = HashMap::from([(META_KEY.to_string(), meta_json.to_string())]);
     Arc::new(Schema::new_with_metadata(f, md))
 }
 
-/// Converts rows to one record batch of `schema` (made by [`schema`]).
+/// Converts rows to one record batch of `schema` (made by [`schema`]): each column's values
+/// come from its row of [`columns::COLUMNS`]. A non-nullable column a row has no value for
+/// (the simulator's truth before its first sample) is written as 0.
 pub fn rows_to_batch(schema: &SchemaRef, rows: &[IntervalRow]) -> Result<RecordBatch> {
-    let with_sim = schema.column_with_name("nand_written_bytes").is_some();
     let n = rows.len();
-    let f64col = |f: &dyn Fn(&IntervalRow) -> f64| -> ArrayRef {
-        let mut b = Float64Builder::with_capacity(n);
-        rows.iter().for_each(|r| b.append_value(f(r)));
-        Arc::new(b.finish())
-    };
-    let u64col = |f: &dyn Fn(&IntervalRow) -> u64| -> ArrayRef {
-        let mut b = UInt64Builder::with_capacity(n);
-        rows.iter().for_each(|r| b.append_value(f(r)));
-        Arc::new(b.finish())
-    };
-    let optcol = |f: &dyn Fn(&IntervalRow) -> Option<f64>| -> ArrayRef {
-        let mut b = Float64Builder::with_capacity(n);
-        rows.iter().for_each(|r| b.append_option(f(r)));
-        Arc::new(b.finish())
-    };
-    let mut cols: Vec<ArrayRef> = vec![f64col(&|r| r.t_s), f64col(&|r| r.interval_s)];
-    for k in 0..3 {
-        cols.push(u64col(&|r| r.ios[k]));
-    }
-    for k in 0..3 {
-        cols.push(u64col(&|r| r.bytes[k]));
-    }
-    for k in 0..3 {
-        cols.push(f64col(&|r| r.ios[k] as f64 / r.interval_s));
-    }
-    for k in 0..2 {
-        cols.push(f64col(&|r| r.bytes[k] as f64 / r.interval_s / 1e6));
-    }
-    for k in 0..2 {
-        cols.push(optcol(&|r| r.lat[k].map(|l| l.mean_us)));
-        cols.push(optcol(&|r| r.lat[k].map(|l| l.p50_us)));
-        cols.push(optcol(&|r| r.lat[k].map(|l| l.p99_us)));
-        cols.push(optcol(&|r| r.lat[k].map(|l| l.p999_us)));
-        cols.push(optcol(&|r| r.lat[k].map(|l| l.max_us)));
-    }
-    cols.push(u64col(&|r| r.host_written_bytes));
-    let mut sb = StringBuilder::with_capacity(n, n * 8);
-    rows.iter().for_each(|r| sb.append_value(&r.step));
-    cols.push(Arc::new(sb.finish()));
-    if with_sim {
-        let t = |r: &IntervalRow| r.sim.unwrap_or_default();
-        cols.push(u64col(&|r| t(r).nand_written_bytes));
-        cols.push(optcol(&|r| r.wa));
-        cols.push(u64col(&|r| t(r).free_blocks));
-        cols.push(u64col(&|r| t(r).gc_copied_bytes));
+    let mut cols: Vec<ArrayRef> = Vec::with_capacity(schema.fields().len());
+    for field in schema.fields() {
+        let c = columns::by_name(field.name())
+            .ok_or_else(|| Error::Format(format!("{} is not a capture column", field.name())))?;
+        let nullable = c.nullable;
+        cols.push(match c.get {
+            Get::F64(g) => {
+                let mut b = Float64Builder::with_capacity(n);
+                for r in rows {
+                    match g(r) {
+                        None if !nullable => b.append_value(0.0),
+                        v => b.append_option(v),
+                    }
+                }
+                Arc::new(b.finish())
+            }
+            Get::U64(g) => {
+                let mut b = UInt64Builder::with_capacity(n);
+                for r in rows {
+                    match g(r) {
+                        None if !nullable => b.append_value(0),
+                        v => b.append_option(v),
+                    }
+                }
+                Arc::new(b.finish())
+            }
+            Get::Str(g) => {
+                let mut b = StringBuilder::with_capacity(n, n * 8);
+                rows.iter().for_each(|r| b.append_value(g(r)));
+                Arc::new(b.finish())
+            }
+            Get::ImportedF64 => {
+                return Err(Error::Format(format!(
+                    "{} is a column of fio imports; the core does not write it",
+                    c.name
+                )))
+            }
+        });
     }
     Ok(RecordBatch::try_new(schema.clone(), cols)?)
 }

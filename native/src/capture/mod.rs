@@ -2,12 +2,13 @@
 //! IPC stream flushed every interval.
 
 pub mod check;
+pub mod columns;
 pub mod ipc;
 mod recorder;
 mod row;
 
 pub use recorder::Recorder;
-pub use row::{IntervalRow, LatStats, SimTruth};
+pub use row::{DriveSample, IntervalRow, LatStats, SimTruth};
 
 /// The metadata key under which a capture's JSON metadata is stored in the Arrow schema.
 pub const META_KEY: &str = "flashback.meta";

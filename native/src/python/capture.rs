@@ -106,8 +106,28 @@ fn write_capture(
     detached(py, || ipc::write_table(&path, &schema, batches, meta_json))
 }
 
+/// The capture's column table (`capture::columns::COLUMNS`), one dict per column in file
+/// order: `name`, `dtype` (`f64`/`u64`/`str`), `unit`, `nullable`, `kind`
+/// (`counter`/`cumulative`/`gauge`/`label`) and `group` (`base`/`sim`/`drive`/`import`).
+#[pyfunction]
+fn capture_columns(py: Python<'_>) -> PyResult<Bound<'_, pyo3::types::PyList>> {
+    let out = pyo3::types::PyList::empty(py);
+    for c in crate::capture::columns::COLUMNS {
+        let d = pyo3::types::PyDict::new(py);
+        d.set_item("name", c.name)?;
+        d.set_item("dtype", c.dtype_name())?;
+        d.set_item("unit", c.unit)?;
+        d.set_item("nullable", c.nullable)?;
+        d.set_item("kind", c.kind.as_str())?;
+        d.set_item("group", c.group.as_str())?;
+        out.append(d)?;
+    }
+    Ok(out)
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ArrowTable>()?;
+    m.add_function(wrap_pyfunction!(capture_columns, m)?)?;
     m.add_function(wrap_pyfunction!(read_capture, m)?)?;
     m.add_function(wrap_pyfunction!(write_capture, m)?)?;
     Ok(())
