@@ -76,6 +76,10 @@ pub struct Session<'o> {
     recording: bool,
     /// rows are dropped once streamed (see [`RunOptions::stream_only`])
     stream_only: bool,
+    /// the drive's telemetry: the sampler's latest sample is copied into each closed row
+    telemetry: Option<crate::telemetry::slot::Reader>,
+    /// the simulated drive's counters at the start and end (its `smart_start`/`smart_end`)
+    sim_counters: [Option<crate::telemetry::DriveSample>; 2],
     /// totals kept even when recording is off
     pub total_ios: [u64; 3],
     pub total_bytes: [u64; 3],
@@ -108,6 +112,10 @@ impl<'o> Session<'o> {
             "data_compress_ratio": ratio,
             "host_written_start_bytes": host_written_start,
         });
+        let mut meta = meta;
+        if with_sim {
+            meta["telemetry"] = crate::telemetry::plan::Plan::sim_meta();
+        }
         let sink = match &opts.capture_path {
             Some(p) => Some(IpcSink::create(p, with_sim, &meta.to_string())?),
             None => None,
@@ -122,6 +130,8 @@ impl<'o> Session<'o> {
             with_sim,
             recording: !opts.no_recording,
             stream_only: opts.stream_only && opts.capture_path.is_some(),
+            telemetry: None,
+            sim_counters: [None, None],
             total_ios: [0; 3],
             total_bytes: [0; 3],
         })
@@ -138,9 +148,25 @@ impl<'o> Session<'o> {
         }
     }
 
-    /// Sets the simulator's ground truth carried by the rows closed next.
+    /// Sets the simulator's ground truth carried by the rows closed next, and the simulated
+    /// drive's own counters as a drive reports them (`drive_*` columns, sampled on the device
+    /// clock at the interval's end: age 0).
     pub fn set_truth(&mut self, t: SimTruth) {
         self.rec.set_truth(t);
+        let s = crate::telemetry::sim::sample(self.rec.host_written_bytes(), t.nand_written_bytes);
+        self.rec.set_drive(s.to_row(Some(0.0)));
+        self.sim_counters[0].get_or_insert(s);
+        self.sim_counters[1] = Some(s);
+    }
+
+    /// Copies the sampler's latest sample into the rows closed from now on (real drives).
+    pub fn attach_telemetry(&mut self, reader: crate::telemetry::slot::Reader) {
+        self.telemetry = Some(reader);
+    }
+
+    /// Merges `extra` keys into the metadata now (telemetry plan, SMART snapshot at start).
+    pub fn add_meta(&mut self, key: &str, value: Value) {
+        self.meta[key] = value;
     }
 
     /// Advances the clock to `now_ns`: closes finished intervals, streams them to the file and
@@ -148,6 +174,12 @@ impl<'o> Session<'o> {
     #[inline]
     pub fn tick(&mut self, now_ns: u64) -> Result<()> {
         if self.recording && now_ns >= self.rec.next_boundary_ns() {
+            if let Some(r) = self.telemetry.as_mut() {
+                let now = std::time::Instant::now();
+                if let Some(p) = r.latest() {
+                    self.rec.set_drive(p.sample.to_row(Some(p.age_s(now))));
+                }
+            }
             self.rec.roll(now_ns, &mut self.rows);
             self.push()?;
         }
@@ -182,6 +214,12 @@ impl<'o> Session<'o> {
 
     /// Ends the run at `now_ns` with `status`; `extra` keys are merged into the metadata.
     pub fn finish(mut self, now_ns: u64, status: Status, extra: Value) -> Result<RunOutput> {
+        if let Some(r) = self.telemetry.as_mut() {
+            if let Some(p) = r.latest() {
+                self.rec
+                    .set_drive(p.sample.to_row(Some(p.age_s(std::time::Instant::now()))));
+            }
+        }
         if self.recording {
             self.rec.finish(now_ns, &mut self.rows);
             self.push()?;
@@ -197,6 +235,17 @@ impl<'o> Session<'o> {
                 "read_bytes": self.total_bytes[0], "write_bytes": self.total_bytes[1], "trim_bytes": self.total_bytes[2],
             }),
         );
+        for (key, c) in ["smart_start", "smart_end"].iter().zip(self.sim_counters) {
+            if let Some(c) = c {
+                m.insert(
+                    (*key).into(),
+                    json!({"source": "sim", "host_written_bytes": c.host_written_bytes,
+                           "nand_written_bytes": c.nand_written_bytes,
+                           "host_written_error_bytes": c.host_unit_bytes,
+                           "nand_written_error_bytes": c.nand_unit_bytes}),
+                );
+            }
+        }
         // Where each cumulative column starts, so the first interval's increase is known.
         m.insert("cumulative_start".into(), self.rec.cumulative_start());
         if self.recording {

@@ -9,6 +9,7 @@
 pub mod ata_units;
 pub mod hwmon;
 pub mod nvme_log;
+pub mod plan;
 pub mod sampler;
 pub mod sim;
 pub mod slot;
@@ -63,6 +64,20 @@ impl DriveSample {
             nand_written_bytes,
             nand_unit_bytes
         );
+    }
+}
+
+impl DriveSample {
+    /// The capture row's view of this sample, `age_s` old at the interval's end.
+    pub fn to_row(&self, age_s: Option<f64>) -> crate::capture::DriveSample {
+        crate::capture::DriveSample {
+            temp_c: self.temp_c,
+            throttle: self.throttle_state,
+            power_state: self.power_state.map(u64::from),
+            host_written_bytes: self.host_written_bytes,
+            nand_written_bytes: self.nand_written_bytes,
+            sample_age_s: age_s,
+        }
     }
 }
 
