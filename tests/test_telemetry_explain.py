@@ -47,7 +47,7 @@ def test_slc_cache_and_gc_cliff_are_explained(slc_cliff):
     cliff = _near(ex, ev["free_pool_exhausted"], 0.05e9)
     assert {"drive_fill", "wa_rising"} <= set(cliff["causes"])
     assert "slc_cache" not in cliff["causes"]
-    assert "simulator ground truth" in cliff["evidence"]
+    assert "the drive's counters" in cliff["evidence"]  # the sim reports them as a drive
 
 
 def test_explain_through_segments_and_without_sim_events(slc_cliff):

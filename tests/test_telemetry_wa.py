@@ -30,19 +30,9 @@ def sim_cap():
 
 
 def _with_drive_counters(cap: Capture) -> Capture:
-    """The simulator's exact counters as a drive reports them: host in NVMe data units
-    (rounded up), NAND in 32 MiB units (truncated), as native/src/telemetry/sim.rs does."""
-    iv = cap.intervals.with_columns(
-        ((pl.col("host_written_bytes") + HOST_UNIT - 1) // HOST_UNIT * HOST_UNIT).alias(
-            "drive_host_written_bytes"
-        ),
-        (pl.col("nand_written_bytes") // NAND_UNIT * NAND_UNIT).alias("drive_nand_written_bytes"),
-    )
-    meta = {
-        **cap.meta,
-        "telemetry": {"source": "sim", "host_unit_bytes": HOST_UNIT, "nand_unit_bytes": NAND_UNIT},
-    }
-    return Capture(iv, meta)
+    """The capture as the engine wrote it: the simulated drive reports its counters in the
+    drive_* columns (native/src/telemetry/sim.rs), units in meta.telemetry."""
+    return cap
 
 
 def test_windows_bound_the_simulators_ground_truth(sim_cap):
@@ -60,6 +50,24 @@ def test_windows_bound_the_simulators_ground_truth(sim_cap):
         assert r["wa_hi"] - r["wa_lo"] < 0.5
     # the cliff: WA goes from ~1 to well above it across the capture
     assert out["wa"][0] < 1.2 and out["wa"].max() > 2.0
+
+
+def test_sim_drive_reports_counters_through_the_drive_columns(sim_cap):
+    iv, tel = sim_cap.intervals, sim_cap.meta["telemetry"]
+    assert tel["source"] == "sim" and tel["host_unit_bytes"] == HOST_UNIT
+    assert tel["nand_unit_bytes"] == NAND_UNIT and "thermal model" in tel["temp_reason"]
+    host = iv["drive_host_written_bytes"].to_numpy().astype(float)
+    nand = iv["drive_nand_written_bytes"].to_numpy().astype(float)
+    truth_h = iv["host_written_bytes"].to_numpy().astype(float)
+    truth_n = iv["nand_written_bytes"].to_numpy().astype(float)
+    # rounded up to NVMe data units, truncated to 32 MiB: within one unit of the truth
+    assert ((host >= truth_h) & (host - truth_h < HOST_UNIT)).all()
+    assert ((nand <= truth_n) & (truth_n - nand < NAND_UNIT)).all()
+    assert iv["drive_temp_c"].null_count() == iv.height  # no thermal model: null, not 0
+    assert (iv["drive_sample_age_s"] == 0.0).all()  # sampled on the device clock
+    s0, s1 = sim_cap.meta["smart_start"], sim_cap.meta["smart_end"]
+    assert s1["nand_written_bytes"] == iv["drive_nand_written_bytes"][-1]
+    assert s0["host_written_bytes"] <= iv["drive_host_written_bytes"][0]
 
 
 def test_default_window_is_set_by_the_counter_unit(sim_cap):

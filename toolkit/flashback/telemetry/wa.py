@@ -141,14 +141,19 @@ def write_amplification(
     given.
 
     Raises:
-        AnalysisError: no ``drive_*`` columns (a capture without telemetry), a counter that
-            runs backwards, or a non-positive ``window_bytes``.
+        AnalysisError: no drive host-write counter (a capture without telemetry: the
+            message gives ``meta['telemetry']``'s reason), a counter that runs backwards, or a
+            non-positive ``window_bytes``.
     """
     df: pl.DataFrame = cap.intervals
     meta: dict[str, Any] = getattr(cap, "meta", {}) or {}
     tel = meta.get("telemetry") or {}
-    if HOST_COL not in df.columns:
-        why = tel.get("reason") or "the capture has no drive telemetry columns"
+    if HOST_COL not in df.columns or df[HOST_COL].null_count() == df.height:
+        why = (
+            tel.get("reason")
+            or tel.get("counters_reason")
+            or "the capture has no drive write counters"
+        )
         raise AnalysisError(f"write_amplification: {why}; it needs {HOST_COL}")
     hu = int(host_unit_bytes if host_unit_bytes is not None else tel.get("host_unit_bytes") or 0)
     nu = int(nand_unit_bytes if nand_unit_bytes is not None else tel.get("nand_unit_bytes") or 0)
