@@ -3,6 +3,7 @@
 //! `python/` behind the `python` feature and only converts types.
 
 pub mod capture;
+pub mod drive;
 pub mod engine;
 pub mod error;
 pub mod pelt;
