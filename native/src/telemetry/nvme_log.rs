@@ -112,17 +112,20 @@ impl NvmeHealth {
     }
 }
 
+/// One read: the log page's bytes and the power state, if it was read.
+pub type PageRead = (Vec<u8>, Option<u32>);
+
 /// The log page as a telemetry source: `read_page` fetches the 512 bytes (Get Log Page 02h,
-/// NSID FFFFFFFFh, through the admin ioctl). The throttle state is read off the
+/// NSID FFFFFFFFh, through the admin ioctl) and the power state if read. The throttle state is read off the
 /// thermal-management time counters between two reads: 2 if time at TMT2 (heavy) grew, 1 if
 /// time at TMT1 (light) grew, else 0 — `None` on the first read, which has nothing to compare.
-pub struct NvmeLog<F: FnMut() -> Result<Vec<u8>> + Send> {
+pub struct NvmeLog<F: FnMut() -> Result<PageRead> + Send> {
     read_page: F,
     cadence: std::time::Duration,
     last_time_s: Option<[u32; 2]>,
 }
 
-impl<F: FnMut() -> Result<Vec<u8>> + Send> NvmeLog<F> {
+impl<F: FnMut() -> Result<PageRead> + Send> NvmeLog<F> {
     pub fn new(read_page: F, cadence: std::time::Duration) -> Self {
         NvmeLog {
             read_page,
@@ -130,6 +133,26 @@ impl<F: FnMut() -> Result<Vec<u8>> + Send> NvmeLog<F> {
             last_time_s: None,
         }
     }
+}
+
+/// Log page 02h and the power state (Get Features 02h) of an NVMe controller reached through
+/// `admin` (the kernel's admin ioctl, or a fake controller in tests), read each `cadence`.
+pub fn source<A: crate::drive::NvmeAdmin + Send + 'static>(
+    admin: A,
+    cadence: std::time::Duration,
+) -> NvmeLog<impl FnMut() -> Result<PageRead> + Send> {
+    NvmeLog::new(
+        move || {
+            let page = crate::drive::nvme::get_log_page(&admin, 0x02, 0xFFFF_FFFF, LOG_LEN)?;
+            // Power Management (FID 02h): dword 0 bits 4:0 are the power state; a controller
+            // that refuses it leaves the column null
+            let ps = crate::drive::nvme::get_features(&admin, 0x02, 0)
+                .ok()
+                .map(|d| d & 0x1f);
+            Ok((page, ps))
+        },
+        cadence,
+    )
 }
 
 /// Throttle state over the period between two readings of the TMT1/TMT2 time counters.
@@ -143,7 +166,7 @@ pub fn throttle_state(before: [u32; 2], after: [u32; 2]) -> u64 {
     }
 }
 
-impl<F: FnMut() -> Result<Vec<u8>> + Send> super::Source for NvmeLog<F> {
+impl<F: FnMut() -> Result<PageRead> + Send> super::Source for NvmeLog<F> {
     fn name(&self) -> &'static str {
         "nvme-log"
     }
@@ -151,8 +174,10 @@ impl<F: FnMut() -> Result<Vec<u8>> + Send> super::Source for NvmeLog<F> {
         self.cadence
     }
     fn read(&mut self) -> Result<DriveSample> {
-        let h = decode(&(self.read_page)()?)?;
+        let (page, power_state) = (self.read_page)()?;
+        let h = decode(&page)?;
         let mut s = h.sample();
+        s.power_state = power_state;
         s.throttle_state = self
             .last_time_s
             .map(|b| throttle_state(b, h.thermal_time_s));
@@ -251,13 +276,48 @@ mod tests {
         pages[2][228..232].copy_from_slice(&2u32.to_le_bytes()); // +2 s at TMT2
         let mut it = pages.into_iter();
         let mut src = NvmeLog::new(
-            move || Ok(it.next().unwrap()),
+            move || Ok((it.next().unwrap(), None)),
             std::time::Duration::from_secs(1),
         );
         assert_eq!(src.read().unwrap().throttle_state, None);
         assert_eq!(src.read().unwrap().throttle_state, Some(1));
         assert_eq!(src.read().unwrap().throttle_state, Some(2));
         assert_eq!(throttle_state([5, 0], [5, 0]), 0);
+    }
+
+    /// The source at the ioctl boundary: a fake controller serving the real ecclesia page and
+    /// power state 3; the commands sent are Get Log Page 02h (NSID FFFFFFFFh, 128 dwords) and
+    /// Get Features 02h.
+    #[test]
+    fn source_over_a_fake_controller() {
+        use crate::drive::fake::FakeController;
+        use crate::telemetry::Source;
+        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/data/realdrive/ecclesia_smart_log.bin");
+        struct Shared(std::sync::Arc<FakeController>);
+        impl crate::drive::NvmeAdmin for Shared {
+            fn admin(&self, cmd: &mut crate::drive::AdminCmd, data: &mut [u8]) -> Result<u32> {
+                self.0.admin(cmd, data)
+            }
+            fn describe(&self) -> String {
+                self.0.describe()
+            }
+        }
+        let fake = std::sync::Arc::new(FakeController::new());
+        fake.set_log(0x02, std::fs::read(p).unwrap());
+        fake.set_feature(0x02, 3);
+        let mut src = source(Shared(fake.clone()), std::time::Duration::from_secs(1));
+        let s = src.read().unwrap();
+        assert_eq!(s.temp_c, Some(41.0));
+        assert_eq!(s.power_state, Some(3));
+        assert_eq!(s.host_written_bytes, Some(15 * 512_000));
+        let cmds = fake.commands();
+        assert_eq!(cmds.len(), 2);
+        assert_eq!(
+            (cmds[0].opcode, cmds[0].nsid, cmds[0].cdw10),
+            (0x02, 0xFFFF_FFFF, 0x02 | (127 << 16))
+        );
+        assert_eq!((cmds[1].opcode, cmds[1].cdw10), (0x0A, 0x02));
     }
 
     #[test]

@@ -10,6 +10,7 @@ use super::smartctl::Smartctl;
 use super::{sim, Source};
 use serde_json::{json, Value};
 use std::path::Path;
+use std::time::Duration;
 
 /// The telemetry of one run.
 pub struct Plan {
@@ -73,6 +74,21 @@ impl Plan {
                 reasons.insert("temp_reason".into(), json!(why));
             }
         }
+        if dev.starts_with("nvme") {
+            // the admin ioctl on the namespace node reaches its controller (needs root)
+            match crate::drive::IoctlAdmin::open(path) {
+                Ok(admin) => {
+                    names.push("nvme-log");
+                    sources.push(Box::new(super::nvme_log::source(
+                        admin,
+                        Duration::from_secs(1),
+                    )));
+                }
+                Err(e) => {
+                    reasons.insert("nvme_log_reason".into(), json!(e.to_string()));
+                }
+            }
+        }
         let smartctl = smartctl_on_path().then(|| Smartctl::new(&path.display().to_string()));
         match &smartctl {
             Some(s) => {
@@ -86,7 +102,12 @@ impl Plan {
                 );
             }
         }
-        let mut meta = json!({"source": names.join("+"), "cadence_s": {"hwmon": 1, "smartctl": super::smartctl::DEFAULT_CADENCE.as_secs()}});
+        let mut meta = json!({"source": names.join("+"), "cadence_s": {"hwmon": 1, "nvme-log": 1, "smartctl": super::smartctl::DEFAULT_CADENCE.as_secs()}});
+        if names.contains(&"nvme-log") {
+            // the host counter's unit: one NVMe Data Unit; the standard log has no NAND counter
+            meta["host_unit_bytes"] = json!(super::nvme_log::DATA_UNIT_BYTES);
+            meta["nand_reason"] = json!("the NVMe SMART/Health log has no NAND-write counter");
+        }
         if let Value::Object(m) = &mut meta {
             m.extend(reasons);
         }
@@ -119,6 +140,19 @@ impl Plan {
     pub fn finish(mut self) -> Value {
         if let Some(s) = self.sampler.take() {
             let rep = s.stop();
+            if let Some(last) = rep.last {
+                for (k, v) in [
+                    ("host_unit_bytes", last.host_unit_bytes),
+                    ("nand_unit_bytes", last.nand_unit_bytes),
+                ] {
+                    if let Some(v) = v {
+                        self.meta[k] = json!(v);
+                    }
+                }
+                if last.nand_written_bytes.is_none() && self.meta.get("nand_reason").is_none() {
+                    self.meta["nand_reason"] = json!("no NAND-write counter known for this drive");
+                }
+            }
             if let Value::Object(m) = &mut self.meta {
                 m.insert(
                     "sampler".into(),

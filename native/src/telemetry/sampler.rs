@@ -15,6 +15,8 @@ const MAX_ERRORS: usize = 3;
 pub struct SamplerReport {
     /// (source name, reads, failed reads, first error messages).
     pub sources: Vec<(String, u64, u64, Vec<String>)>,
+    /// The last merged sample (its counter units go into the metadata).
+    pub last: Option<DriveSample>,
 }
 
 /// A running sampler thread; [`Sampler::stop`] joins it.
@@ -85,6 +87,7 @@ fn run(
             .iter()
             .map(|s| (s.name().to_string(), 0, 0, vec![]))
             .collect(),
+        last: None,
     };
     loop {
         let now = Instant::now();
@@ -110,6 +113,7 @@ fn run(
             due[i] = now + src.cadence();
         }
         if changed {
+            report.last = Some(merged);
             slot.publish(Published {
                 sample: merged,
                 at: Instant::now(),
