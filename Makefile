@@ -22,10 +22,11 @@ $(BIN)/python:
 	$(BIN)/python -m pip install -q maturin==1.16.0
 
 # Debian packages: fio (agreement tests, benchmarks, fio import), chromium (HTML report
-# and JupyterLab checks), fdisk's sfdisk and e2fsprogs (safety tests). Installed when
+# and JupyterLab checks), fdisk's sfdisk and e2fsprogs (safety tests), smartmontools
+# (smartctl: a drive's SMART counters and snapshots during a run). Installed when
 # missing; needs root (as CI is).
 $(SYS_STAMP): Makefile | $(BIN)/python
-	@missing=""; for p in fio:fio chromium:chromium sfdisk:fdisk mkfs.ext4:e2fsprogs; do \
+	@missing=""; for p in fio:fio chromium:chromium sfdisk:fdisk mkfs.ext4:e2fsprogs smartctl:smartmontools; do \
 	  command -v $${p%%:*} >/dev/null || missing="$$missing $${p##*:}"; done; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then \

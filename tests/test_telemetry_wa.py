@@ -122,3 +122,34 @@ def test_ratio_bounds_need_more_than_one_unit():
         w.wa == 3.0 and w.wa_lo == pytest.approx(297 / 101) and w.wa_hi == pytest.approx(303 / 99)
     )
     assert np.isfinite(w.wa_hi)
+
+
+def test_run_write_amplification_from_the_smart_snapshots(sim_cap):
+    from flashback.telemetry.run import run_snapshots, run_write_amplification
+
+    a, b = run_snapshots(sim_cap)
+    assert a.source == b.source == "sim"
+    w = run_write_amplification(sim_cap)
+    truth = sim_cap.meta["sim"]["nand_written_bytes"] / sim_cap.meta["sim"]["host_written_bytes"]
+    assert w.wa_lo <= truth <= w.wa_hi
+
+
+def test_run_write_amplification_on_real_smartctl_snapshots():
+    """The 660p's real smartctl -j output as a capture's smart_start and smart_end: NVMe has
+    no NAND counter, so None with that reason (never 1.0); a loop device's recorded error is
+    the reason."""
+    import json
+    from pathlib import Path
+
+    from flashback.telemetry.run import run_write_amplification
+
+    d = Path(__file__).parent / "data" / "realdrive"
+    doc = json.loads(
+        (d / "AnalogJ__scrutiny__webapp_backend_pkg_models_testdata_smart-nvme.json").read_text()
+    )
+    w = run_write_amplification(Capture(pl.DataFrame(), {"smart_start": doc, "smart_end": doc}))
+    assert w.wa is None and "no NAND-write counter" in w.reason
+    w = run_write_amplification(
+        Capture(pl.DataFrame(), {"smart_start": {"error": "loop device: no drive"}})
+    )
+    assert w.reason == "loop device: no drive"
