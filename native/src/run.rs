@@ -27,7 +27,8 @@ impl Observer for Quiet {}
 pub struct RunOptions {
     /// Protocol step label written in the `step` column.
     pub step: String,
-    /// Stream the capture to this Arrow IPC file, flushed every interval.
+    /// Stream the capture to this Arrow IPC file, in batches written at least every second of
+    /// wall time (see `capture::ipc::IpcSink`).
     pub capture_path: Option<PathBuf>,
     /// Keep per-interval recording off (for measuring its cost in benchmarks): only totals.
     pub no_recording: bool,
@@ -102,7 +103,8 @@ impl<'o> Session<'o> {
         };
         let meta = json!({
             "flashback_version": env!("CARGO_PKG_VERSION"),
-            "format": "flashback-capture/1",
+            "format": crate::capture::stream::FORMAT,
+            "run_id": crate::capture::stream::new_run_id(),
             "start_time": now_rfc3339(),
             "status": "running",
             "step": opts.step,
@@ -259,7 +261,7 @@ impl<'o> Session<'o> {
             }
         }
         if let Some(s) = self.sink.take() {
-            s.finalize(&self.meta.to_string())?;
+            s.finalize(&self.meta)?;
         }
         Ok(RunOutput {
             rows: self.rows,

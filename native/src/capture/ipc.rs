@@ -1,21 +1,22 @@
-//! Capture rows ⇄ Arrow: the schema of the design's capture table, an IPC stream sink that is
-//! flushed every interval, a reader and a salvager for torn files.
+//! Capture rows ⇄ Arrow: the schema (from the column table), rows to batches, the streaming
+//! sink (intervals coalesced into batches on a wall-clock cadence) and the atomic writers of
+//! whole files. The framing (checksums, trailer) is in [`super::stream`], reading in
+//! [`super::read`].
 
-use super::check;
 use super::columns::{self, Get};
 use super::row::IntervalRow;
+use super::stream::{self, BatchWriter};
 use super::META_KEY;
 use crate::error::{Error, Result};
 use arrow_array::builder::{Float64Builder, StringBuilder, UInt64Builder};
 use arrow_array::{ArrayRef, RecordBatch};
-use arrow_ipc::reader::StreamReader;
-use arrow_ipc::writer::StreamWriter;
 use arrow_schema::{Field, Schema, SchemaRef};
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{BufReader, BufWriter, Write};
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// The capture schema (from [`columns::COLUMNS`]); `with_sim` adds the simulator's
 /// ground-truth columns.
@@ -74,37 +75,70 @@ pub fn rows_to_batch(schema: &SchemaRef, rows: &[IntervalRow]) -> Result<RecordB
     Ok(RecordBatch::try_new(schema.clone(), cols)?)
 }
 
-/// Rows per record batch in a finished capture: a file cut short loses at most this many
-/// intervals to `recover()`.
+/// Rows per record batch: a finished file cut short loses at most this many intervals to
+/// `recover()`, and a stream writes a batch once this many intervals are waiting.
 pub const FINISHED_BATCH_ROWS: usize = 1024;
 
-/// Writes rows as they come to an Arrow IPC stream, flushing after every batch so that a crash
-/// loses at most the interval in flight; each batch carries its checksum. [`IpcSink::finalize`]
-/// rewrites the file atomically with the final metadata (status etc.), streaming it batch by
-/// batch (memory stays flat however long the capture).
+/// The longest wall time a streamed interval waits in memory before its batch is written and
+/// flushed to the OS: a crash or `kill -9` loses at most the last second of a run.
+pub const FLUSH_EVERY: Duration = Duration::from_secs(1);
+
+/// Creates (or truncates) the file a capture streams to: the one place a stream file is
+/// opened, to be switched to the guarded writer (`output.rs`) in one line.
+pub fn open_stream_file(path: &Path) -> Result<File> {
+    File::create(path).map_err(|e| {
+        Error::io(
+            format!("could not create capture file {}", path.display()),
+            e,
+        )
+    })
+}
+
+/// `meta_json` with a `run_id` (kept if present, else a new one) and the current `format`;
+/// returns the JSON and the run id.
+pub fn stamp_meta(meta_json: &str) -> Result<(String, String)> {
+    let mut v: serde_json::Value = serde_json::from_str(meta_json)
+        .map_err(|e| Error::InvalidValue(format!("capture metadata is not JSON ({e})")))?;
+    let m = v
+        .as_object_mut()
+        .ok_or_else(|| Error::InvalidValue("capture metadata must be a JSON object".into()))?;
+    let run_id = match m.get("run_id").and_then(|r| r.as_str()) {
+        Some(r) if !r.is_empty() => r.to_string(),
+        _ => stream::new_run_id(),
+    };
+    m.insert("run_id".into(), run_id.clone().into());
+    m.insert("format".into(), stream::FORMAT.into());
+    Ok((v.to_string(), run_id))
+}
+
+/// Streams rows to a capture file as a run goes. Rows wait in memory until
+/// [`FINISHED_BATCH_ROWS`] have come or [`FLUSH_EVERY`] of wall time has passed since the
+/// last write, then go out as one checksummed batch, flushed to the OS. [`IpcSink::finalize`]
+/// appends the end of the stream and the trailer with the final metadata: the file is never
+/// read back or rewritten.
 pub struct IpcSink {
     path: PathBuf,
     schema: SchemaRef,
-    file_schema: SchemaRef,
-    writer: Option<StreamWriter<BufWriter<File>>>,
+    run_id: String,
+    writer: Option<BatchWriter<BufWriter<File>>>,
+    pending: Vec<IntervalRow>,
+    last_write: Instant,
 }
 
 impl IpcSink {
+    /// Starts the stream with `meta_json` (which must carry the run's `run_id`).
     pub fn create(path: &Path, with_sim: bool, meta_json: &str) -> Result<Self> {
-        let schema = schema(with_sim, meta_json);
-        let file_schema = check::file_schema(&schema);
-        let file = File::create(path).map_err(|e| {
-            Error::io(
-                format!("could not create capture file {}", path.display()),
-                e,
-            )
-        })?;
-        let writer = StreamWriter::try_new(BufWriter::new(file), &file_schema)?;
+        let (meta_json, run_id) = stamp_meta(meta_json)?;
+        let schema = schema(with_sim, &meta_json);
+        let file = open_stream_file(path)?;
+        let writer = BatchWriter::new(BufWriter::new(file), &schema)?;
         let mut s = IpcSink {
             path: path.to_path_buf(),
             schema,
-            file_schema,
+            run_id,
             writer: Some(writer),
+            pending: Vec::with_capacity(FINISHED_BATCH_ROWS),
+            last_write: Instant::now(),
         };
         s.flush()?;
         Ok(s)
@@ -114,62 +148,53 @@ impl IpcSink {
         &self.schema
     }
 
-    /// Appends rows as one batch and flushes it to the OS.
+    /// Takes rows; writes a batch when enough rows or enough wall time have gathered.
     pub fn push(&mut self, rows: &[IntervalRow]) -> Result<()> {
-        if rows.is_empty() {
+        self.pending.extend_from_slice(rows);
+        if self.pending.len() >= FINISHED_BATCH_ROWS || self.last_write.elapsed() >= FLUSH_EVERY {
+            self.write_pending()?;
+        }
+        Ok(())
+    }
+
+    fn write_pending(&mut self) -> Result<()> {
+        self.last_write = Instant::now();
+        if self.pending.is_empty() {
             return Ok(());
         }
-        let batch = check::with_crc(&rows_to_batch(&self.schema, rows)?, &self.file_schema)?;
-        let w = self.writer.as_mut().expect("sink used after finalize");
-        w.write(&batch)?;
+        let batch = rows_to_batch(&self.schema, &self.pending)?;
+        self.pending.clear();
+        self.writer
+            .as_mut()
+            .expect("sink used after finalize")
+            .write(&batch)?;
         self.flush()
     }
 
     fn flush(&mut self) -> Result<()> {
         let w = self.writer.as_mut().expect("sink used after finalize");
-        w.flush()?;
         w.get_mut()
             .flush()
-            .map_err(|e| Error::io(format!("could not flush {}", self.path.display()), e))
+            .map_err(|e| Error::io(format!("could not write {}", self.path.display()), e))
     }
 
-    /// Rewrites the capture with its final metadata into a temporary file next to it and
-    /// renames it over the streaming file, so the file is valid at every moment. The streamed
-    /// rows are read back batch by batch and regrouped into batches of
-    /// [`FINISHED_BATCH_ROWS`], so a finished file cut short still recovers all but its tail.
-    pub fn finalize(mut self, meta_json: &str) -> Result<()> {
-        if let Some(mut w) = self.writer.take() {
-            w.finish()?;
+    /// Writes the rows still waiting, the end of the stream and the trailer carrying `meta`
+    /// (the run's final metadata), and syncs the file.
+    pub fn finalize(mut self, meta: &serde_json::Value) -> Result<()> {
+        self.write_pending()?;
+        let w = self.writer.take().expect("sink used after finalize");
+        let mut meta = meta.clone();
+        if let Some(m) = meta.as_object_mut() {
+            m.insert("run_id".into(), self.run_id.clone().into());
+            m.insert("format".into(), stream::FORMAT.into());
         }
-        let rc = CaptureReader::open(&self.path)?;
-        let with_sim = self.schema.column_with_name("nand_written_bytes").is_some();
-        let schema = schema(with_sim, meta_json);
-        let path = self.path.clone();
-        write_stream(&self.path, &schema, |emit| {
-            let mut pending: Vec<RecordBatch> = vec![];
-            let mut rows = 0;
-            for b in rc {
-                let b = b?;
-                rows += b.num_rows();
-                pending.push(RecordBatch::try_new(schema.clone(), b.columns().to_vec())?);
-                if rows >= FINISHED_BATCH_ROWS {
-                    emit(&arrow_select::concat::concat_batches(&schema, &pending)?)?;
-                    pending.clear();
-                    rows = 0;
-                }
-            }
-            if !pending.is_empty() {
-                emit(&arrow_select::concat::concat_batches(&schema, &pending)?)?;
-            }
-            Ok(())
-        })
-        .map_err(|e| match e {
-            Error::Format(m) => Error::Format(format!(
-                "{m} (while finishing {}: the capture streamed there was altered during the run)",
-                path.display()
-            )),
-            e => e,
-        })
+        let shown = self.path.display();
+        let mut buf = w.finish(&self.run_id, Some(meta))?;
+        buf.flush()
+            .map_err(|e| Error::io(format!("could not finish the capture {shown}"), e))?;
+        buf.get_ref()
+            .sync_all()
+            .map_err(|e| Error::io(format!("could not sync the capture {shown}"), e))
     }
 }
 
@@ -180,8 +205,9 @@ pub fn write_capture(
     rows: &[IntervalRow],
     meta_json: &str,
 ) -> Result<()> {
-    let schema = schema(with_sim, meta_json);
-    write_stream(path, &schema, |emit| {
+    let (meta_json, run_id) = stamp_meta(meta_json)?;
+    let schema = schema(with_sim, &meta_json);
+    write_stream(path, &schema, &run_id, |emit| {
         for chunk in rows.chunks(FINISHED_BATCH_ROWS) {
             emit(&rows_to_batch(&schema, chunk)?)?;
         }
@@ -197,20 +223,12 @@ pub fn write_table(
     batches: Vec<RecordBatch>,
     meta_json: String,
 ) -> Result<()> {
+    let (meta_json, run_id) = stamp_meta(&meta_json)?;
     let md = HashMap::from([(META_KEY.to_string(), meta_json)]);
     let schema = Arc::new(Schema::new_with_metadata(schema.fields().clone(), md));
-    let batches = batches
-        .into_iter()
-        .map(|b| RecordBatch::try_new(schema.clone(), b.columns().to_vec()))
-        .collect::<std::result::Result<Vec<_>, _>>()?;
-    write_batches(path, &schema, &batches)
-}
-
-/// Writes batches as a complete IPC stream atomically (temporary file + rename), each batch
-/// with its checksum.
-pub fn write_batches(path: &Path, schema: &SchemaRef, batches: &[RecordBatch]) -> Result<()> {
-    write_stream(path, schema, |emit| {
-        for b in batches {
+    write_stream(path, &schema, &run_id, |emit| {
+        for b in &batches {
+            let b = RecordBatch::try_new(schema.clone(), b.columns().to_vec())?;
             let mut start = 0;
             while start < b.num_rows() || (start == 0 && b.num_rows() == 0) {
                 let n = FINISHED_BATCH_ROWS.min(b.num_rows() - start);
@@ -224,26 +242,22 @@ pub fn write_batches(path: &Path, schema: &SchemaRef, batches: &[RecordBatch]) -
 
 type Emit<'a> = dyn FnMut(&RecordBatch) -> Result<()> + 'a;
 
-/// Writes the stream `fill` emits (batches of `schema`, checksums added here) to a temporary
-/// file, syncs it and renames it over `path`; on any error the temporary file is removed.
+/// Writes the stream `fill` emits (batches of `schema`, checksums added here) and its trailer
+/// to a temporary file, syncs it and renames it over `path`; on any error the temporary file
+/// is removed.
 fn write_stream(
     path: &Path,
     schema: &SchemaRef,
+    run_id: &str,
     fill: impl FnOnce(&mut Emit<'_>) -> Result<()>,
 ) -> Result<()> {
     let tmp = tmp_path(path);
-    let file_schema = check::file_schema(schema);
     let res = (|| {
         let file = File::create(&tmp)
             .map_err(|e| Error::io(format!("could not create {}", tmp.display()), e))?;
-        let mut w = StreamWriter::try_new(BufWriter::new(file), &file_schema)?;
-        fill(&mut |b: &RecordBatch| {
-            let b = RecordBatch::try_new(schema.clone(), b.columns().to_vec())?;
-            w.write(&check::with_crc(&b, &file_schema)?)?;
-            Ok(())
-        })?;
-        w.finish()?;
-        let mut inner = w.into_inner()?;
+        let mut w = BatchWriter::new(BufWriter::new(file), schema)?;
+        fill(&mut |b: &RecordBatch| w.write(b))?;
+        let mut inner = w.finish(run_id, None)?;
         inner
             .flush()
             .map_err(|e| Error::io(format!("could not write {}", tmp.display()), e))?;
@@ -268,148 +282,4 @@ fn tmp_path(path: &Path) -> PathBuf {
     let mut name = path.file_name().unwrap_or_default().to_os_string();
     name.push(format!(".tmp{}", std::process::id()));
     path.with_file_name(name)
-}
-
-/// A capture read back: schema (with metadata), batches, and whether the tail was torn.
-pub struct ReadCapture {
-    pub schema: SchemaRef,
-    pub batches: Vec<RecordBatch>,
-    pub meta_json: String,
-    /// True when the stream ended without its end-of-stream marker or in a torn message.
-    pub torn: bool,
-    /// When salvaging: why reading stopped early (a torn message or a checksum mismatch).
-    pub damage: Option<String>,
-}
-
-/// Reads a capture file batch by batch, verifying each batch's checksum (files written before
-/// checksums existed are read unchecked). Yields batches without the checksum column; the
-/// first damaged or torn batch is an error naming the intervals it holds.
-pub struct CaptureReader {
-    path: PathBuf,
-    reader: StreamReader<BufReader<File>>,
-    /// The schema without the checksum column.
-    pub schema: SchemaRef,
-    pub meta_json: String,
-    checked: bool,
-    /// Intervals read so far.
-    pub rows: usize,
-    done: bool,
-}
-
-impl CaptureReader {
-    pub fn open(path: &Path) -> Result<Self> {
-        let file = File::open(path)
-            .map_err(|e| Error::io(format!("could not open capture {}", path.display()), e))?;
-        let reader = StreamReader::try_new(BufReader::new(file), None).map_err(|e| {
-            Error::Format(format!(
-                "{} is not a flashback capture (no Arrow IPC stream header: {e}); pass a file written by flashback",
-                path.display()
-            ))
-        })?;
-        let (schema, checked) = check::plain_schema(&reader.schema());
-        let meta_json = schema.metadata().get(META_KEY).cloned().ok_or_else(|| {
-            Error::Format(format!(
-                "{} is an Arrow stream without flashback metadata; pass a file written by flashback",
-                path.display()
-            ))
-        })?;
-        let file_schema = reader.schema();
-        if let Some(want) = file_schema.metadata().get(check::META_CRC_KEY) {
-            let got = check::header_crc(file_schema.fields(), &meta_json);
-            if want.parse::<u32>().ok() != Some(got) {
-                return Err(Error::Format(format!(
-                    "{}: its metadata fails its checksum (the file was altered or damaged after it was written); the intervals may be intact but flashback cannot trust the file",
-                    path.display()
-                )));
-            }
-        }
-        Ok(CaptureReader {
-            path: path.to_path_buf(),
-            reader,
-            schema,
-            meta_json,
-            checked,
-            rows: 0,
-            done: false,
-        })
-    }
-
-    /// True when the stream ended with its end-of-stream marker.
-    pub fn is_finished(&self) -> bool {
-        self.reader.is_finished()
-    }
-}
-
-impl Iterator for CaptureReader {
-    type Item = Result<RecordBatch>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        if self.done {
-            return None;
-        }
-        let shown = self.path.display();
-        let out = match self.reader.next()? {
-            Err(e) => Err(Error::Format(format!(
-                "{shown} is torn after interval {} ({e}); flashback.recover() keeps the {} intervals before it",
-                self.rows, self.rows
-            ))),
-            Ok(b) if !self.checked => Ok(b),
-            Ok(b) => match check::verify(&b, &self.schema) {
-                Ok(Ok(b)) => Ok(b),
-                Ok(Err(())) => Err(Error::Format(format!(
-                    "{shown}: intervals {}-{}{} fail their checksum (the file was altered or damaged after it was written); flashback.recover() keeps the {} intervals before them",
-                    self.rows,
-                    self.rows + b.num_rows().max(1) - 1,
-                    t_span(&b),
-                    self.rows
-                ))),
-                Err(e) => Err(Error::Format(format!(
-                    "{shown}: intervals from {} on are unreadable ({e}); flashback.recover() keeps the {} intervals before them",
-                    self.rows, self.rows
-                ))),
-            },
-        };
-        match &out {
-            Ok(b) => self.rows += b.num_rows(),
-            Err(_) => self.done = true,
-        }
-        Some(out)
-    }
-}
-
-/// ` (t_s a–b)` of a batch, when its first column is a readable `t_s`.
-fn t_span(b: &RecordBatch) -> String {
-    let t = b
-        .column_by_name("t_s")
-        .and_then(|c| c.as_any().downcast_ref::<arrow_array::Float64Array>());
-    match t {
-        Some(t) if !t.is_empty() => format!(", t_s {}-{} s", t.value(0), t.value(t.len() - 1)),
-        _ => String::new(),
-    }
-}
-
-/// Reads a capture file. With `salvage`, reading stops at the first torn or damaged batch
-/// (kept in `damage`) instead of failing.
-pub fn read_capture(path: &Path, salvage: bool) -> Result<ReadCapture> {
-    let mut reader = CaptureReader::open(path)?;
-    let mut batches = vec![];
-    let mut damage = None;
-    for b in reader.by_ref() {
-        match b {
-            Ok(b) => batches.push(b),
-            Err(e) if salvage => {
-                damage = Some(e.to_string());
-                break;
-            }
-            Err(e) => return Err(e),
-        }
-    }
-    let torn = damage.is_some() || !reader.is_finished();
-    Ok(ReadCapture {
-        schema: reader.schema.clone(),
-        batches,
-        meta_json: reader.meta_json.clone(),
-        torn,
-        damage,
-    })
 }

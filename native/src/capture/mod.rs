@@ -1,11 +1,13 @@
 //! The capture format: one row per interval, recorded from completions, written as an Arrow
-//! IPC stream flushed every interval.
+//! IPC stream in checksummed batches (at least one a second of wall time) ended by a trailer.
 
 pub mod check;
 pub mod columns;
 pub mod ipc;
+pub mod read;
 mod recorder;
 mod row;
+pub mod stream;
 
 pub use recorder::Recorder;
 pub use row::{DriveSample, IntervalRow, LatStats, SimTruth};
