@@ -46,7 +46,8 @@ def intervals(n: int = 2000, *, seed: int = 0, steps=("fresh",), sim: bool = Fal
         cols["wa"] = wa
         cols["nand_written_bytes"] = np.cumsum(wbytes * wa).astype(np.uint64)
         cols["free_blocks"] = np.maximum(5000 - (t * 8).astype(np.int64), 40).astype(np.uint64)
-        cols["gc_copied_bytes"] = (wbytes * (wa - 1)).astype(np.uint64)
+        # cumulative, like the simulator writes it (the column table says so)
+        cols["gc_copied_bytes"] = np.cumsum(wbytes * (wa - 1)).astype(np.uint64)
     return pl.DataFrame(cols)
 
 

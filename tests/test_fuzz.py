@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -211,6 +212,54 @@ def test_capture_files(scratch, capture_bytes, cut, flips, junk):
     _capture(scratch, capture_bytes, cut, flips, junk)
 
 
+@pytest.fixture(scope="module")
+def batched(tmp_path_factory) -> tuple[bytes, pl.DataFrame, list[int]]:
+    """A saved capture of three batches (1024, 1024, 52 intervals), its frame, and the
+    offsets of its IPC messages (every batch boundary) and of its end-of-stream marker."""
+    w = fb.Workload(rw="randwrite", bs="4k", size="4m", time="2100ms", interval="1ms", seed=2)
+    cap = fb.run("sim:generic?scale=1/256", w)
+    data = cap.save(tmp_path_factory.mktemp("batched") / "b.arrow").read_bytes()
+    starts, at = [], 0
+    while (at := data.find(b"\xff\xff\xff\xff", at)) >= 0:
+        starts.append(at)
+        at += 4
+    return data, cap.intervals, starts
+
+
+def _bit_flips(scratch: Path, base: bytes, frame: pl.DataFrame, bits: list[int]) -> None:
+    """Flipped bits: loading gives the original intervals exactly, or a FlashbackError (never
+    other intervals, never another exception); recovering gives a prefix of them."""
+    data = bytearray(base)
+    for bit in bits:
+        data[(bit // 8) % len(data)] ^= 1 << (bit % 8)
+    p = scratch / "flipped.arrow"
+    p.write_bytes(bytes(data))
+    cap = allowed(fb.load, p)
+    if cap is not None:
+        assert cap.intervals.equals(frame)
+    rec = allowed(fb.recover, p)
+    if rec is not None and rec.intervals.width == frame.width:
+        assert rec.intervals.equals(frame.head(rec.intervals.height))
+
+
+@FAST
+@given(st.lists(st.integers(0, 2**40), min_size=1, max_size=3))
+def test_capture_bit_flips(scratch, batched, bits):
+    data, frame, _ = batched
+    _bit_flips(scratch, data, frame, bits)
+
+
+def test_capture_cut_at_every_batch_boundary(scratch, batched):
+    data, frame, starts = batched
+    p = scratch / "cut.arrow"
+    for at in [*starts[1:], starts[-1] + 8, len(data) - 1]:
+        p.write_bytes(data[:at])
+        with pytest.raises(fb.CaptureFileError):
+            fb.load(p)
+        rec = fb.recover(p)
+        assert rec.intervals.equals(frame.head(rec.intervals.height))
+
+
 # ---- block traces -----------------------------------------------------------------------
 iolog_line = st.one_of(
     st.builds(
@@ -282,6 +331,14 @@ def test_fio_json_10k(scratch, doc, raw):
 @given(st.floats(0, 1), mutation, st.binary(max_size=16))
 def test_capture_files_10k(scratch, capture_bytes, cut, flips, junk):
     _capture(scratch, capture_bytes, cut, flips, junk)
+
+
+@pytest.mark.slow
+@SLOW
+@given(st.lists(st.integers(0, 2**40), min_size=1, max_size=3))
+def test_capture_bit_flips_10k(scratch, batched, bits):
+    data, frame, _ = batched
+    _bit_flips(scratch, data, frame, bits)
 
 
 @pytest.mark.slow

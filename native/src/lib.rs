@@ -13,6 +13,7 @@ pub mod rng;
 pub mod run;
 pub mod sim;
 pub mod target;
+pub mod telemetry;
 pub mod trace;
 pub mod units;
 pub mod workload;

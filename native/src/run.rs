@@ -27,7 +27,8 @@ impl Observer for Quiet {}
 pub struct RunOptions {
     /// Protocol step label written in the `step` column.
     pub step: String,
-    /// Stream the capture to this Arrow IPC file, flushed every interval.
+    /// Stream the capture to this Arrow IPC file, in batches written at least every second of
+    /// wall time (see `capture::ipc::IpcSink`).
     pub capture_path: Option<PathBuf>,
     /// Keep per-interval recording off (for measuring its cost in benchmarks): only totals.
     pub no_recording: bool,
@@ -79,6 +80,10 @@ pub struct Session<'o> {
     recording: bool,
     /// rows are dropped once streamed (see [`RunOptions::stream_only`])
     stream_only: bool,
+    /// the drive's telemetry: the sampler's latest sample is copied into each closed row
+    telemetry: Option<crate::telemetry::slot::Reader>,
+    /// the simulated drive's counters at the start and end (its `smart_start`/`smart_end`)
+    sim_counters: [Option<crate::telemetry::DriveSample>; 2],
     /// totals kept even when recording is off
     pub total_ios: [u64; 3],
     pub total_bytes: [u64; 3],
@@ -101,8 +106,8 @@ impl<'o> Session<'o> {
         };
         let meta = json!({
             "flashback_version": env!("CARGO_PKG_VERSION"),
-            "format": "flashback-capture/1",
-            "run_id": new_run_id(),
+            "format": crate::capture::stream::FORMAT,
+            "run_id": crate::capture::stream::new_run_id(),
             "start_time": now_rfc3339(),
             "status": "running",
             "step": opts.step,
@@ -115,6 +120,10 @@ impl<'o> Session<'o> {
             "data_compress_ratio": ratio,
             "host_written_start_bytes": host_written_start,
         });
+        let mut meta = meta;
+        if with_sim {
+            meta["telemetry"] = crate::telemetry::plan::Plan::sim_meta();
+        }
         let sink = match &opts.capture_path {
             Some(p) => Some(IpcSink::create(
                 p,
@@ -134,6 +143,8 @@ impl<'o> Session<'o> {
             with_sim,
             recording: !opts.no_recording,
             stream_only: opts.stream_only && opts.capture_path.is_some(),
+            telemetry: None,
+            sim_counters: [None, None],
             total_ios: [0; 3],
             total_bytes: [0; 3],
         })
@@ -150,9 +161,25 @@ impl<'o> Session<'o> {
         }
     }
 
-    /// Sets the simulator's ground truth carried by the rows closed next.
+    /// Sets the simulator's ground truth carried by the rows closed next, and the simulated
+    /// drive's own counters as a drive reports them (`drive_*` columns, sampled on the device
+    /// clock at the interval's end: age 0).
     pub fn set_truth(&mut self, t: SimTruth) {
         self.rec.set_truth(t);
+        let s = crate::telemetry::sim::sample(self.rec.host_written_bytes(), t.nand_written_bytes);
+        self.rec.set_drive(s.to_row(Some(0.0)));
+        self.sim_counters[0].get_or_insert(s);
+        self.sim_counters[1] = Some(s);
+    }
+
+    /// Copies the sampler's latest sample into the rows closed from now on (real drives).
+    pub fn attach_telemetry(&mut self, reader: crate::telemetry::slot::Reader) {
+        self.telemetry = Some(reader);
+    }
+
+    /// Merges `extra` keys into the metadata now (telemetry plan, SMART snapshot at start).
+    pub fn add_meta(&mut self, key: &str, value: Value) {
+        self.meta[key] = value;
     }
 
     /// Advances the clock to `now_ns`: closes finished intervals, streams them to the file and
@@ -160,6 +187,12 @@ impl<'o> Session<'o> {
     #[inline]
     pub fn tick(&mut self, now_ns: u64) -> Result<()> {
         if self.recording && now_ns >= self.rec.next_boundary_ns() {
+            if let Some(r) = self.telemetry.as_mut() {
+                let now = std::time::Instant::now();
+                if let Some(p) = r.latest() {
+                    self.rec.set_drive(p.sample.to_row(Some(p.age_s(now))));
+                }
+            }
             self.rec.roll(now_ns, &mut self.rows);
             self.push()?;
         }
@@ -194,6 +227,12 @@ impl<'o> Session<'o> {
 
     /// Ends the run at `now_ns` with `status`; `extra` keys are merged into the metadata.
     pub fn finish(mut self, now_ns: u64, status: Status, extra: Value) -> Result<RunOutput> {
+        if let Some(r) = self.telemetry.as_mut() {
+            if let Some(p) = r.latest() {
+                self.rec
+                    .set_drive(p.sample.to_row(Some(p.age_s(std::time::Instant::now()))));
+            }
+        }
         if self.recording {
             self.rec.finish(now_ns, &mut self.rows);
             self.push()?;
@@ -209,6 +248,19 @@ impl<'o> Session<'o> {
                 "read_bytes": self.total_bytes[0], "write_bytes": self.total_bytes[1], "trim_bytes": self.total_bytes[2],
             }),
         );
+        for (key, c) in ["smart_start", "smart_end"].iter().zip(self.sim_counters) {
+            if let Some(c) = c {
+                m.insert(
+                    (*key).into(),
+                    json!({"source": "sim", "host_written_bytes": c.host_written_bytes,
+                           "nand_written_bytes": c.nand_written_bytes,
+                           "host_written_error_bytes": c.host_unit_bytes,
+                           "nand_written_error_bytes": c.nand_unit_bytes}),
+                );
+            }
+        }
+        // Where each cumulative column starts, so the first interval's increase is known.
+        m.insert("cumulative_start".into(), self.rec.cumulative_start());
         if self.recording {
             let [read, write] = self.rec.run_latency();
             // The whole run's latency (submission to completion, fio's `lat`) per direction.
@@ -220,7 +272,7 @@ impl<'o> Session<'o> {
             }
         }
         if let Some(s) = self.sink.take() {
-            s.finalize(&self.meta.to_string())?;
+            s.finalize(&self.meta)?;
         }
         Ok(RunOutput {
             rows: self.rows,
@@ -231,12 +283,6 @@ impl<'o> Session<'o> {
 }
 
 /// UTC time as RFC 3339 without pulling in a date crate.
-/// A unique id for one run (128 random bits, hex), written in its metadata so that a file
-/// mixing two runs' metadata and intervals can be told apart.
-pub fn new_run_id() -> String {
-    format!("{:032x}", rand::random::<u128>())
-}
-
 pub fn now_rfc3339() -> String {
     let d = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

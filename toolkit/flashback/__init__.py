@@ -17,6 +17,7 @@ from flashback.errors import (
     ImportFormatError,
     InternalError,
     ParameterError,
+    TelemetryFormatError,
     ReplayError,
     SafetyError,
     SweepError,
@@ -52,6 +53,7 @@ _LAZY = {
     ),
     "purge": "flashback.purge",
     "read_fio": "flashback.fio",
+    "write_amplification": "flashback.telemetry.wa",
     "scan_captures": "flashback.dataset",
     **dict.fromkeys(("Job", "SweepResult", "sweep"), "flashback.sweep"),
     "Workload": "flashback.workload",
@@ -69,7 +71,7 @@ def __getattr__(name: str):
         from flashback import _native
 
         return _native.__version__
-    if name in ("figures", "notebook", "report", "sim", "cli"):
+    if name in ("figures", "notebook", "report", "sim", "cli", "telemetry"):
         return importlib.import_module(f"flashback.{name}")
     raise AttributeError(f"module 'flashback' has no attribute {name!r}")
 
@@ -110,6 +112,7 @@ __all__ = [
     "SafetyError",
     "CaptureFileError",
     "ImportFormatError",
+    "TelemetryFormatError",
     "FioFormatError",
     "InternalError",
     "DeviceError",
@@ -128,6 +131,7 @@ __all__ = [
     "segmented_fit",
     "read_fio",
     "purge",
+    "write_amplification",
     "scan_captures",
     "sweep",
     "Job",

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 from pathlib import Path
 from typing import Any
@@ -101,7 +102,7 @@ class Capture:
             DeviceError: the disk is full (the message names the file and what was kept).
         """
         path = check_save_path(path, overwrite=overwrite)
-        meta_json = json.dumps(self.meta)
+        meta_json = meta_to_json(self.meta)
         if path.suffix == ".parquet":
             with atomic_output(path, overwrite=overwrite) as f:
                 self.intervals.write_parquet(f, metadata={META_KEY: meta_json})
@@ -146,6 +147,24 @@ class Capture:
             f"Capture({len(self.intervals)} intervals, status={self.status!r}, "
             f"rw={w.get('rw')!r}, target={(self.meta.get('target') or {}).get('spec')!r})"
         )
+
+
+def _json_safe(v: Any) -> Any:
+    """``v`` with every non-finite float (NaN, ±inf) as None: strict JSON, which the
+    metadata check of every reader requires."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    if isinstance(v, dict):
+        return {k: _json_safe(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_json_safe(x) for x in v]
+    return v
+
+
+def meta_to_json(meta: dict[str, Any]) -> str:
+    """A capture's metadata as strict JSON (non-finite floats as null), as every file
+    flashback writes stores it and every reader checks it."""
+    return json.dumps(_json_safe(meta), allow_nan=False)
 
 
 def summarize(intervals: pl.DataFrame) -> pl.DataFrame:
@@ -206,40 +225,59 @@ def summarize_totals(meta: dict[str, Any]) -> pl.DataFrame:
     ).pipe(with_run_latency, meta)
 
 
-def from_native(
-    table: Any, meta_json: str | dict[str, Any], *, path: Path | None = None
-) -> Capture:
-    """Builds a Capture from a native Arrow table (zero copy) and its metadata: the JSON text
-    of a capture file, or the dict a native run returns.
+def from_native(table: Any, meta: dict[str, Any], *, path: Path | None = None) -> Capture:
+    """Builds a Capture from a native Arrow table (zero copy) and its metadata dict (checked
+    by the native reader, or the dict a native run returns).
 
     Raises:
-        CaptureFileError: the metadata is not a JSON object (a damaged file at ``path``).
+        CaptureFileError: polars cannot import the table's columns (a damaged file at
+            ``path``).
     """
     try:
-        meta = json.loads(meta_json) if isinstance(meta_json, str) else meta_json
-    except ValueError as e:
-        meta = e
-    if not isinstance(meta, dict):
-        raise CaptureFileError(
-            f"{path or 'the capture'} has unreadable metadata ({meta}); pass a file written by flashback"
-        )
-    try:
         frame = pl.DataFrame(table)
-    except Exception as e:  # polars refuses columns a damaged header describes
+    except (Exception, pl.exceptions.PanicException) as e:  # a damaged header's columns
         raise CaptureFileError(
             f"{path or 'the capture'} has columns polars cannot read ({e}); pass a file written by flashback"
         ) from None
     return Capture(intervals=frame, meta=meta)
 
 
+def _load_parquet(path: Path) -> Capture:
+    """Reads a ``.parquet`` capture through one open file, so the metadata and the intervals
+    come from the same file even if ``path`` is replaced meanwhile.
+
+    Raises:
+        CaptureFileError: not a readable Parquet file, no flashback metadata, or damaged
+            metadata.
+    """
+    try:
+        with open(path, "rb") as f:
+            md = pl.read_parquet_metadata(f)
+            f.seek(0)
+            df = pl.read_parquet(f)
+    except (Exception, pl.exceptions.PanicException) as e:  # polars raises several types
+        raise CaptureFileError(f"{path} is not a readable Parquet file ({e})") from None
+    if META_KEY not in md:
+        raise CaptureFileError(
+            f"{path} has no flashback metadata; pass a capture written by flashback"
+        )
+    return Capture(intervals=df, meta=_native.parse_capture_meta(str(path), md[META_KEY]))
+
+
 def load(path: str | os.PathLike[str]) -> Capture:
     """Reads a capture saved as ``.arrow`` (IPC stream) or ``.parquet``.
 
+    Only a whole capture loads: a stream that does not end as a finished capture ends (cut
+    short at any point, its run killed before finishing, its trailer's interval count, run id
+    or checksum not matching what precedes it) is an error. :func:`recover` is the one way to
+    get the salvageable part of such a file.
+
     Raises:
         CaptureFileError: the file is missing, a directory (a saved replay: the message
-            names :meth:`flashback.Replay.load`), not a flashback capture, torn, or altered
-            after writing (a batch fails its checksum: the message names its intervals); then
-            :func:`recover` salvages what comes before.
+            names :meth:`flashback.Replay.load`), not a flashback capture, torn, unfinished,
+            written by two runs, with damaged metadata, or altered after writing (a batch
+            fails its checksum: the message names its intervals); the message says how many
+            intervals :func:`recover` keeps.
     """
     path = Path(path)
     if not path.exists():
@@ -251,44 +289,29 @@ def load(path: str | os.PathLike[str]) -> Capture:
             )
         raise CaptureFileError(f"{path} is a directory; give the path of a saved capture file")
     if path.suffix == ".parquet":
-        try:  # one open file: metadata and rows from the same file, even if replaced meanwhile
-            with path.open("rb") as f:
-                md = pl.read_parquet_metadata(f)
-                f.seek(0)
-                df = pl.read_parquet(f)
-        except Exception as e:  # polars raises several types for a bad file
-            raise CaptureFileError(f"{path} is not a readable Parquet file ({e})") from None
-        if META_KEY not in md:
-            raise CaptureFileError(
-                f"{path} has no flashback metadata; pass a capture written by flashback"
-            )
-        return Capture(intervals=df, meta=json.loads(md[META_KEY]))
-    table, meta_json, torn, _ = _native.read_capture(str(path), salvage=False)
-    cap = from_native(table, meta_json, path=path)
-    if cap.status == "running":
-        # The writer never finished (killed): the stream is whole up to its last flush.
-        cap.meta["status"] = "interrupted"
-        cap.meta["note"] = "the run ended without finalising this file (killed or crashed)"
-    return cap
+        return _load_parquet(path)
+    table, meta, _, _ = _native.read_capture(str(path), salvage=False)
+    return from_native(table, meta, path=path)
 
 
 def recover(path: str | os.PathLike[str], *, out: str | os.PathLike[str] | None = None) -> Capture:
-    """Salvages a capture whose tail was torn by a crash or ``kill -9``.
+    """Salvages a capture whose stream did not finish: torn by a crash or ``kill -9`` (a
+    streaming run loses at most its last second of wall time), cut short, or damaged.
 
-    Every whole interval before the tear (or before the first batch that fails its
-    checksum) is kept; the status becomes ``interrupted``, and ``meta["recovered"]["damage"]``
-    says what stopped the reading.
-    With ``out`` the salvaged capture is also written there (never over ``path`` itself
-    unless ``out == path``).
+    Every whole, checksummed batch of intervals before the tear (or before the first batch
+    that fails its checksum) is kept; the status becomes ``interrupted`` unless the file
+    turned out whole, and ``meta["recovered"]["damage"]`` says what stopped the reading.
+    Memory is the salvaged intervals plus one batch. With ``out`` the salvaged capture is also
+    written there (never over ``path`` itself unless ``out == path``).
 
     Raises:
-        CaptureFileError: the file has no readable header at all.
+        CaptureFileError: the file has no readable header or its metadata is damaged.
     """
     path = Path(path)
     if not path.exists():
         raise CaptureFileError(f"{path} does not exist; give the path of a capture to recover")
-    table, meta_json, torn, damage = _native.read_capture(str(path), salvage=True)
-    cap = from_native(table, meta_json, path=path)
+    table, meta, torn, damage = _native.read_capture(str(path), salvage=True)
+    cap = from_native(table, meta, path=path)
     if cap.status == "running" or (torn and cap.status == "complete"):
         cap.meta["status"] = "interrupted"
     cap.meta["recovered"] = {

@@ -38,6 +38,11 @@ class FioFormatError(ImportFormatError):
     fio printed."""
 
 
+class TelemetryFormatError(ImportFormatError):
+    """A drive-telemetry output (``smartctl``, ``nvme smart-log``, ``sensors -j``) that
+    cannot be decoded: not the layout it claims, or a field of the wrong type."""
+
+
 class DeviceError(FlashbackError, OSError):
     """The operating system reported an I/O error while flashback was using a target."""
 

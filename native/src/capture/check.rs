@@ -3,12 +3,13 @@
 //! carries one too.
 //!
 //! The checksum is computed over the batch's Arrow IPC body (the buffers as written, without
-//! the checksum column) and stored in a `UInt32` column [`CRC_COL`] repeated on every row of
+//! the checksum column; a writer takes them from the body it already encoded, see
+//! [`super::stream::BatchWriter`]) and stored in a `UInt32` column [`CRC_COL`] repeated on every row of
 //! the batch; readers drop that column. Files written before checksums existed have no such
 //! column and load unchecked.
 
 use crate::error::Result;
-use arrow_array::{Array, ArrayRef, RecordBatch, UInt32Array};
+use arrow_array::{Array, RecordBatch, UInt32Array};
 use arrow_ipc::writer::{DictionaryTracker, IpcDataGenerator, IpcWriteOptions};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use std::sync::Arc;
@@ -95,20 +96,12 @@ pub fn file_schema(schema: &SchemaRef) -> SchemaRef {
     Arc::new(Schema::new_with_metadata(fields, md))
 }
 
-/// `batch` with its checksum column appended, as a batch of `file_schema`.
-pub fn with_crc(batch: &RecordBatch, file_schema: &SchemaRef) -> Result<RecordBatch> {
-    let crc = batch_crc(batch)?;
-    let mut cols: Vec<ArrayRef> = batch.columns().to_vec();
-    cols.push(Arc::new(UInt32Array::from(vec![crc; batch.num_rows()])));
-    Ok(RecordBatch::try_new(file_schema.clone(), cols)?)
-}
-
-/// Drops the checksum column of a file batch read back; `Err(())` when the contents do not
-/// match it. `plain` is the schema without the column.
+/// Drops the checksum column of a file batch read back, returning the batch and its checksum;
+/// `Err(())` when the contents do not match it. `plain` is the schema without the column.
 pub fn verify(
     batch: &RecordBatch,
     plain: &SchemaRef,
-) -> Result<std::result::Result<RecordBatch, ()>> {
+) -> Result<std::result::Result<(RecordBatch, u32), ()>> {
     let idx = batch.num_columns() - 1;
     let stored = batch
         .column(idx)
@@ -123,7 +116,7 @@ pub fn verify(
     let ok = stored.len() == data.num_rows()
         && stored.iter().all(|&c| c == crc)
         && batch.column(idx).null_count() == 0;
-    Ok(if ok { Ok(data) } else { Err(()) })
+    Ok(if ok { Ok((data, crc)) } else { Err(()) })
 }
 
 /// The schema of a file without its checksum column, and whether it had one.

@@ -4,7 +4,7 @@
 //! [`Recorder::roll`] to the completion time, so every completion lands in the interval in
 //! which it completed. Intervals without completions are emitted as zeros.
 
-use super::row::{IntervalRow, LatStats, SimTruth};
+use super::row::{DriveSample, IntervalRow, LatStats, SimTruth};
 use crate::workload::OpKind;
 use hdrhistogram::Histogram;
 
@@ -28,6 +28,10 @@ pub struct Recorder {
     host_written: u64,
     step: String,
     last_truth: Option<SimTruth>,
+    /// The drive telemetry the next rows carry (all null until a source sets it).
+    drive: DriveSample,
+    /// The state at the start: host bytes written, the first truth and drive sample set.
+    start: IntervalRow,
     /// host / nand cumulative bytes at the end of the previous interval (for `wa`).
     prev_host: u64,
     prev_nand: u64,
@@ -59,6 +63,11 @@ impl Recorder {
             host_written: host_written_start,
             step: step.to_string(),
             last_truth: None,
+            drive: DriveSample::default(),
+            start: IntervalRow {
+                host_written_bytes: host_written_start,
+                ..Default::default()
+            },
             prev_host: host_written_start,
             prev_nand: 0,
         }
@@ -68,8 +77,39 @@ impl Recorder {
     pub fn set_truth(&mut self, truth: SimTruth) {
         if self.last_truth.is_none() {
             self.prev_nand = truth.nand_written_bytes;
+            self.start.sim = Some(truth);
         }
         self.last_truth = Some(truth);
+    }
+
+    /// Sets the drive telemetry the next rows carry (call before [`Recorder::roll`]); it stays
+    /// until set again.
+    pub fn set_drive(&mut self, sample: DriveSample) {
+        if self.start.drive == DriveSample::default() {
+            self.start.drive = sample;
+        }
+        self.drive = sample;
+    }
+
+    /// Every cumulative column's value at the start of the capture (before its first
+    /// interval), for differencing: `{name: value}`, without the columns it is unknown for
+    /// (the simulator's truth and drive counters are those first set).
+    pub fn cumulative_start(&self) -> serde_json::Value {
+        let mut m = serde_json::Map::new();
+        for c in super::columns::COLUMNS {
+            if c.kind != super::columns::Kind::Cumulative {
+                continue;
+            }
+            let v = match c.get {
+                super::columns::Get::F64(g) => g(&self.start).map(|v| serde_json::json!(v)),
+                super::columns::Get::U64(g) => g(&self.start).map(|v| serde_json::json!(v)),
+                _ => None,
+            };
+            if let Some(v) = v {
+                m.insert(c.name.into(), v);
+            }
+        }
+        serde_json::Value::Object(m)
     }
 
     pub fn host_written_bytes(&self) -> u64 {
@@ -167,6 +207,7 @@ impl Recorder {
             step: self.step.clone(),
             sim: self.last_truth,
             wa,
+            drive: self.drive,
         };
         self.start_ns = end_ns;
         self.ios = [0; 3];

@@ -21,6 +21,23 @@ pub struct SimTruth {
     pub free_blocks: u64,
 }
 
+/// The drive's own telemetry at the end of an interval (the `drive_*` columns of
+/// [`super::columns::COLUMNS`]); every field is `None` (a null column value) unless a telemetry
+/// source fills it. Byte counters are cumulative, from the drive's own counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct DriveSample {
+    /// Composite temperature, °C.
+    pub temp_c: Option<f64>,
+    /// Thermal throttle state (0 = not throttling; higher = a deeper throttle level).
+    pub throttle: Option<u64>,
+    /// The power state the drive reports.
+    pub power_state: Option<u64>,
+    pub host_written_bytes: Option<u64>,
+    pub nand_written_bytes: Option<u64>,
+    /// Age of the sample at the interval's end, seconds.
+    pub sample_age_s: Option<f64>,
+}
+
 /// One interval of a capture.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct IntervalRow {
@@ -39,4 +56,6 @@ pub struct IntervalRow {
     pub sim: Option<SimTruth>,
     /// NAND bytes / host bytes written in this interval (sim only; `None` if no host writes).
     pub wa: Option<f64>,
+    /// The drive's telemetry; all null by default.
+    pub drive: DriveSample,
 }

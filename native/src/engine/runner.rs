@@ -320,6 +320,16 @@ pub fn run(
     let ctl = Control::new(deadline, Budget::of(w));
     let slices = job_slices(offset, len, w.bs, w.jobs);
     let mut session = Session::start(w, o, target_meta, false, host_written_start, obs)?;
+    // the drive's telemetry, sampled off the I/O path (none for files and loop devices)
+    let telemetry = crate::telemetry::plan::Plan::for_target(
+        t.kind == Kind::Block,
+        &t.path,
+        std::path::Path::new("/sys"),
+    );
+    session.add_meta("smart_start", telemetry.snapshot());
+    if let Some(r) = telemetry.reader() {
+        session.attach_telemetry(r);
+    }
 
     let mut rec_error: Option<Error> = None;
     let stats = if w.jobs == 1 {
@@ -397,6 +407,9 @@ pub fn run(
         "span": { "offset": offset, "size": len },
         "laid_out_bytes": laid_out_bytes,
     });
+    let smart_end = telemetry.snapshot();
+    session.add_meta("smart_end", smart_end);
+    session.add_meta("telemetry", telemetry.finish());
     let output = session.finish(end_ns, status, extra)?;
     Ok(Done {
         output,

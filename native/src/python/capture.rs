@@ -1,9 +1,10 @@
 //! Capture tables cross into Python through the Arrow C stream interface (zero copy, no
 //! pyarrow): `pl.DataFrame(ArrowTable)` imports them.
 
-use super::util::detached;
-use crate::capture::ipc;
+use super::errors::IntoPy;
+use super::util::{detached, json_to_py};
 use crate::capture::IntervalRow;
+use crate::capture::{ipc, read};
 use crate::error::Error;
 use arrow_array::ffi_stream::{FFI_ArrowArrayStream, RecordBatchStreamReader};
 use arrow_array::{RecordBatch, RecordBatchIterator, RecordBatchReader};
@@ -53,25 +54,39 @@ impl ArrowTable {
     }
 }
 
-/// Reads a capture file: `(table, meta_json, torn, damage)`. With `salvage`, reading stops at
-/// the first torn or damaged batch and `damage` says what was found there.
+/// Reads a capture file: `(table, meta, torn, damage)`, `meta` a dict (checked). With
+/// `salvage`, reading stops at the first torn or damaged batch or wrong ending and `damage`
+/// says what was found there; without it, those are errors.
 #[pyfunction]
 #[pyo3(signature = (path, salvage=false))]
-fn read_capture(
-    py: Python<'_>,
+fn read_capture<'py>(
+    py: Python<'py>,
     path: PathBuf,
     salvage: bool,
-) -> PyResult<(ArrowTable, String, bool, Option<String>)> {
-    let rc = detached(py, || ipc::read_capture(&path, salvage))?;
+) -> PyResult<(ArrowTable, Bound<'py, PyAny>, bool, Option<String>)> {
+    let rc = detached(py, || read::read_capture(&path, salvage))?;
+    let meta = json_to_py(py, &rc.meta)?;
     Ok((
         ArrowTable {
             schema: rc.schema,
             batches: rc.batches,
         },
-        rc.meta_json,
+        meta,
         rc.torn,
         rc.damage,
     ))
+}
+
+/// Parses and checks a capture's metadata JSON (of the file `path`, named in the error):
+/// the dict, or `CaptureFileError`.
+#[pyfunction]
+fn parse_capture_meta<'py>(
+    py: Python<'py>,
+    path: PathBuf,
+    meta_json: &str,
+) -> PyResult<Bound<'py, PyAny>> {
+    let v = read::parse_meta(&path, meta_json).py_err()?;
+    json_to_py(py, &v)
 }
 
 /// Imports any object with `__arrow_c_stream__` (a polars DataFrame) into record batches.
@@ -106,9 +121,30 @@ fn write_capture(
     detached(py, || ipc::write_table(&path, &schema, batches, meta_json))
 }
 
+/// The capture's column table (`capture::columns::COLUMNS`), one dict per column in file
+/// order: `name`, `dtype` (`f64`/`u64`/`str`), `unit`, `nullable`, `kind`
+/// (`counter`/`cumulative`/`gauge`/`label`) and `group` (`base`/`sim`/`drive`/`import`).
+#[pyfunction]
+fn capture_columns(py: Python<'_>) -> PyResult<Bound<'_, pyo3::types::PyList>> {
+    let out = pyo3::types::PyList::empty(py);
+    for c in crate::capture::columns::COLUMNS {
+        let d = pyo3::types::PyDict::new(py);
+        d.set_item("name", c.name)?;
+        d.set_item("dtype", c.dtype_name())?;
+        d.set_item("unit", c.unit)?;
+        d.set_item("nullable", c.nullable)?;
+        d.set_item("kind", c.kind.as_str())?;
+        d.set_item("group", c.group.as_str())?;
+        out.append(d)?;
+    }
+    Ok(out)
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ArrowTable>()?;
+    m.add_function(wrap_pyfunction!(capture_columns, m)?)?;
     m.add_function(wrap_pyfunction!(read_capture, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_capture_meta, m)?)?;
     m.add_function(wrap_pyfunction!(write_capture, m)?)?;
     Ok(())
 }

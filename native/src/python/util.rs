@@ -2,12 +2,15 @@
 //! progress rows to a Python callback, convert the error.
 
 use super::errors::IntoPy;
+use crate::capture::columns::{self, Get};
 use crate::capture::IntervalRow;
 use crate::run::Observer;
 use pyo3::prelude::*;
 use std::time::{Duration, Instant};
 
-/// Observer that checks Python signals (Ctrl-C) and calls `progress(dict)` with each row.
+/// Observer that checks Python signals (Ctrl-C) and calls `progress(dict)` with each row: one
+/// key per column of the capture table (`capture::columns`) the row's capture carries, `None`
+/// for a null value.
 pub struct PyObserver {
     progress: Option<Py<PyAny>>,
     pub interrupted: bool,
@@ -51,16 +54,14 @@ impl Observer for PyObserver {
             for r in rows {
                 let d = pyo3::types::PyDict::new(py);
                 let res = (|| -> PyResult<()> {
-                    d.set_item("t_s", r.t_s)?;
-                    d.set_item("interval_s", r.interval_s)?;
-                    d.set_item("read_bytes", r.bytes[0])?;
-                    d.set_item("write_bytes", r.bytes[1])?;
-                    d.set_item("trim_bytes", r.bytes[2])?;
-                    d.set_item("read_ios", r.ios[0])?;
-                    d.set_item("write_ios", r.ios[1])?;
-                    d.set_item("trim_ios", r.ios[2])?;
-                    d.set_item("host_written_bytes", r.host_written_bytes)?;
-                    d.set_item("step", &r.step)?;
+                    for c in columns::written(r.sim.is_some()) {
+                        match c.get {
+                            Get::F64(g) => d.set_item(c.name, g(r))?,
+                            Get::U64(g) => d.set_item(c.name, g(r))?,
+                            Get::Str(g) => d.set_item(c.name, g(r))?,
+                            Get::ImportedF64 => {}
+                        }
+                    }
                     cb.call1(py, (d,))?;
                     Ok(())
                 })();

@@ -11,10 +11,11 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from flashback import columns
 from flashback.errors import AnalysisError
 
-#: columns that are cumulative (must never decrease)
-CUMULATIVE = ("host_written_bytes", "nand_written_bytes")
+#: columns that are cumulative (must never decrease), from the column table's kinds
+CUMULATIVE = columns.named("cumulative")
 
 
 def as_frame(data: Any) -> tuple[pl.DataFrame, dict[str, Any]]:

@@ -9,12 +9,12 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from flashback import columns
 from flashback.analysis import frames
 from flashback.errors import AnalysisError, ParameterError
 
-#: columns that are summed per round (everything else numeric is averaged)
-_SUMMED = re.compile(r"^(read|write|trim)_(ios|bytes)$|^interval_s$|^gc_copied_bytes$")
-_SKIP = {"t_s", "host_written_bytes", "nand_written_bytes", "step", "free_blocks"}
+#: cumulative columns a round reports as its extents (``t_*_s``, ``bytes_*``), not as increases
+_EXTENTS = ("t_s", "host_written_bytes")
 
 
 def parse_round(spec: str | float, capacity: float | None) -> tuple[str, float]:
@@ -56,9 +56,11 @@ def to_rounds(
 
     Returns one row per round: ``round`` (1-based), ``t_start_s``, ``t_end_s``, ``seconds``,
     ``bytes_start``, ``bytes_end`` (host bytes written), ``gb_end``, ``fills_end`` (null when
-    the capacity is unknown), ``complete`` (every round but a short last one), the summed counters
-    (``write_bytes``...) and the interval-weighted mean of every other numeric column
-    (``write_mbps``, ``write_iops``, latency columns...).
+    the capacity is unknown), ``complete`` (every round but a short last one), and every other
+    numeric column by its kind in the column table (:mod:`flashback.columns`): counters summed
+    (``write_bytes``...), cumulative columns as their increase over the round
+    (``gc_copied_bytes``, ``nand_written_bytes``: bytes in that round), gauges as their
+    interval-weighted mean (``write_mbps``, ``write_iops``, latency columns...).
 
     Raises:
         AnalysisError: bad input (see :func:`flashback.changepoints`), a bad ``round``, or a
@@ -100,7 +102,7 @@ def to_rounds(
             f"intervals (up to {float(np.max(per)):,.6g} {unit}); use larger rounds or capture "
             "with a shorter interval"
         )
-    out = _aggregate(df, idx + 1, t_start, dt, hb_start, hb)
+    out = _aggregate(_increments(df, meta), idx + 1, t_start, dt, hb_start, hb)
     extent = out["seconds"] if kind == "time" else out["bytes_end"] - out["bytes_start"]
     complete = (pl.col("round") < pl.col("round").max()) | (extent >= 0.999 * size)
     return _finish(out, cap, complete)
@@ -135,7 +137,7 @@ def _one_round_each(captures: list | tuple, capacity_bytes: float | None) -> pl.
         )
         ends = t0 + np.cumsum(dt)
         hb = b0 + np.cumsum(wb)
-        part = df.drop([c for c in ("t_s", "host_written_bytes") if c in df.columns])
+        part = _increments(df, meta).drop([c for c in _EXTENTS if c in df.columns])
         parts.append(
             part.with_columns(
                 pl.Series("t_s", ends), pl.Series("host_written_bytes", hb), pl.lit(i).alias("__r")
@@ -153,6 +155,26 @@ def _one_round_each(captures: list | tuple, capacity_bytes: float | None) -> pl.
     return _finish(out, cap, pl.lit(True))
 
 
+def _increments(df: pl.DataFrame, meta: dict[str, Any]) -> pl.DataFrame:
+    """``df`` with each cumulative column (by the column table's kind; but the extents
+    ``t_s`` and ``host_written_bytes``) replaced by its increase over each interval: the value
+    minus the previous interval's (nulls carry the last value forward). The first interval's
+    increase starts from ``meta["cumulative_start"]`` (written by every run since captures
+    carry it) and is null when that is unknown, so a round then misses its first interval's
+    increase rather than counting the whole running total."""
+    start = meta.get("cumulative_start") or {}
+    out = []
+    for c, dtype in df.schema.items():
+        if c in _EXTENTS or columns.kind(c) != "cumulative" or not dtype.is_numeric():
+            continue
+        cast = pl.Int64 if dtype.is_integer() else pl.Float64
+        v = pl.col(c).cast(cast).forward_fill()
+        s0 = start.get(c)
+        prev = v.shift(1) if s0 is None else v.shift(1, fill_value=pl.lit(s0, dtype=cast))
+        out.append((v - prev).alias(c))
+    return df.with_columns(out) if out else df
+
+
 def _aggregate(
     df: pl.DataFrame,
     labels: np.ndarray,
@@ -161,8 +183,9 @@ def _aggregate(
     hb_start: np.ndarray,
     hb: np.ndarray,
 ) -> pl.DataFrame:
-    """One row per round label: time and byte extents, counters summed, the rest averaged
-    (interval-weighted)."""
+    """One row per round label: time and byte extents, and each column by its kind in the
+    column table: counters and the increases of cumulative columns (see :func:`_increments`)
+    summed, gauges averaged (interval-weighted); labels and the extents are left out."""
     w = df.with_columns(
         pl.Series("round", labels),
         pl.Series("__t0", t_start),
@@ -178,10 +201,12 @@ def _aggregate(
         pl.col("__b1").max().alias("bytes_end"),
     ]
     for c, dtype in df.schema.items():
-        if c in _SKIP or not dtype.is_numeric():
+        kind = columns.kind(c)
+        if c in _EXTENTS or kind == "label" or not dtype.is_numeric():
             continue
-        if _SUMMED.match(c):
-            aggs.append(pl.col(c).sum().alias(c))
+        if kind in ("counter", "cumulative"):
+            some = pl.col(c).is_not_null().any()
+            aggs.append(pl.when(some).then(pl.col(c).sum()).alias(c))
         else:
             valid = pl.col(c).is_not_null() & pl.col(c).is_not_nan()
             aggs.append(

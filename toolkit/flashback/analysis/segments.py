@@ -114,6 +114,30 @@ class Segments:
         hi = self.penalty * 10 if pen_max is None else pen_max
         return self._path[key](lo, hi)
 
+    def explain(
+        self,
+        cap: Any,
+        *,
+        slc_cache_bytes: float | None = None,
+        capacity_bytes: float | None = None,
+        temp_limit_c: float | None = None,
+    ) -> pl.DataFrame:
+        """What coincides with each breakpoint in ``cap`` (the capture segmented): see
+        :func:`flashback.analysis.explain.explain` (sizes in bytes, temperature in °C).
+
+        Raises:
+            AnalysisError: segments with ``by=`` groups, or ``x`` not in ``cap``.
+        """
+        from flashback.analysis.explain import explain
+
+        return explain(
+            cap,
+            self,
+            slc_cache_bytes=slc_cache_bytes,
+            capacity_bytes=capacity_bytes,
+            temp_limit_c=temp_limit_c,
+        )
+
     def describe(self) -> str:
         """Plain-text summary, one line per segment.
 

@@ -113,6 +113,7 @@ def _analyse(frame: Any, meta: dict, args: argparse.Namespace, by: str | None) -
         by=by,
     )
     out: dict[str, Any] = {"segments": seg, "steady_state": None, "not_assessed": None}
+    out["explain"] = None if by is not None or not seg.breakpoints else seg.explain(cap)
     try:
         out["steady_state"] = steady_state(
             cap, y=args.ss_y or args.y, rule=args.rule, round=args.round
@@ -158,6 +159,9 @@ def main(args: argparse.Namespace) -> int:
                             "onset": r["steady_state"].onset,
                         },
                         "steady_state_not_assessed": r["not_assessed"],
+                        "explanations": None
+                        if r["explain"] is None
+                        else r["explain"].select("x", "causes", "evidence"),
                     }
                     for name, r in results
                 ],
@@ -174,6 +178,12 @@ def main(args: argparse.Namespace) -> int:
             print(f"\n== {name} ==")
         seg = r["segments"]
         print(seg.describe())
+        if r["explain"] is not None:
+            print("what coincides with each change:")
+            for e in r["explain"].iter_rows(named=True):
+                hb = e["host_written_bytes"]
+                where = f"{hb / 1e9:.3g} GB, " if hb is not None else ""
+                print(f"  at {where}{e['t_s']:.4g} s: {e['evidence']}")
         frame = seg.to_frame()
         cols = [c for c in ("group", *SEGMENT_COLS) if c in frame.columns]
         print_tables([("", frame.select(cols).to_dicts() if frame.height else [])])

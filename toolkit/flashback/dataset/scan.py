@@ -11,6 +11,7 @@ from typing import Any, Iterable, Sequence
 
 import polars as pl
 
+from flashback import _native
 from flashback.capture import META_KEY, Capture, load
 from flashback.dataset.identity import IDENTITY_SCHEMA, identity_columns
 from flashback.errors import CaptureFileError
@@ -76,7 +77,7 @@ def _parquet_meta(path: Path) -> dict[str, Any]:
             f"{path} is not a readable Parquet file ({_first_line(e)})"
         ) from None
     if META_KEY in md:
-        return json.loads(md[META_KEY])
+        return _native.parse_capture_meta(str(path), md[META_KEY])
     saved = path.with_name("replay.json")
     if path.name == "intervals.parquet" and saved.exists():  # a Replay.save directory
         return json.loads(saved.read_text())["meta"]

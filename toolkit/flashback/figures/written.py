@@ -49,7 +49,9 @@ def performance_vs_written(
             panels. Drawn as level rules with CI bands.
         breakpoints: frame with ``x``, ``x_lo``, ``x_hi`` (units of ``x``, as
             ``Segments.breakpoint_frame()``), optional ``test``/``group``: vertical rules at
-            the change point with a shaded CI; without a test column, in every panel.
+            the change point with a shaded CI; without a test column, in every panel. With
+            an ``evidence`` column (``Segments.explain(cap)``), each rule is annotated with
+            what coincides with it (label at the top, full text in the tooltip).
         max_points: row budget of the curves; above it points are binned (mean) in polars.
 
     Returns:
@@ -83,7 +85,8 @@ def performance_vs_written(
         require(breakpoints, ["x", "x_lo", "x_hi"], what="breakpoints")
         breakpoints = _name_group(breakpoints, curves, keys)
         bp_keys = [c for c in keys if c in breakpoints.columns]
-        bp = breakpoints.select(["x", "x_lo", "x_hi", *bp_keys])
+        has_ev = "evidence" in breakpoints.columns
+        bp = breakpoints.select(["x", "x_lo", "x_hi", *bp_keys, *(["evidence"] if has_ev else [])])
         scale = 1e9 if in_bytes else 1.0
         bp = bp.with_columns(
             (pl.col("x") / scale).alias("x_gb"),
@@ -177,7 +180,28 @@ def performance_vs_written(
                 ],
             )
         )
+    if "breakpoint" in df["layer"].unique().to_list() and "evidence" in df.columns:
+        layers.append(_evidence_labels(base))
     chart = alt.layer(*layers)
     if test_col:
         chart = chart.facet(row=alt.Row(f"{test_col}:N", title=None)).resolve_scale(y="independent")
     return chart
+
+
+def _evidence_labels(base: alt.Chart) -> alt.Chart:
+    """A short label (the first item of the evidence) at the top of each breakpoint rule,
+    the whole evidence in its tooltip."""
+    return (
+        base.transform_filter(alt.datum.layer == "breakpoint")
+        .transform_calculate(label="split(datum.evidence, '; ')[0]")
+        .mark_text(align="left", baseline="top", dx=3, dy=2, angle=0, fontSize=9, color="#333333")
+        .encode(
+            x="x_gb:Q",
+            y=alt.value(0),
+            text="label:N",
+            tooltip=[
+                alt.Tooltip("x_gb:Q", title="breakpoint (GB written)", format=".2f"),
+                alt.Tooltip("evidence:N", title="coincides with"),
+            ],
+        )
+    )
