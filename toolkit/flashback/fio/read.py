@@ -108,6 +108,12 @@ def _is_fio_output(p: Path) -> bool:
     return '"fio version"' in head or terse.is_terse(head) or normal.is_normal(head)
 
 
+#: ``meta["column_notes"]`` for a latency mean from window-averaged logs with no I/O counts
+_UNWEIGHTED = (
+    "plain mean of fio's log_avg_msec window means: no iops log of the same job gives the "
+    "windows' I/O counts, so each window counts once (fio's own mean weights by I/O)"
+)
+
 #: Most rows an import makes (10 years of 1 s rows would be 3.2e8): beyond it the log's time
 #: column is corrupt rather than a real run.
 _MAX_ROWS = 1e8
@@ -132,7 +138,11 @@ def read_fio(
 
     Logs are binned into ``interval_s``-second rows (default 1.0; ``interval=`` is the
     deprecated spelling and warns); the last row keeps its true length.
-    Per-job logs (``.1`` … ``.N``) are summed. ``fio_version`` (e.g. ``"2.2.10"``) is only
+    Per-job logs (``.1`` … ``.N``) are summed. Latency means from window-averaged logs
+    (``log_avg_msec``) weight each window by its I/O count, read from the same job's iops
+    log, as fio's own mean does; given latency logs without their iops logs, each window
+    counts once (a plain mean of window means, biased toward slow windows) and
+    ``meta["column_notes"]`` says so for each such column. ``fio_version`` (e.g. ``"2.2.10"``) is only
     needed when no JSON/normal output of the run is given and the layout cannot tell
     (fio 2.x latency logs are in µs, 3.x in ns). ``window_value``: ``"both"`` or ``"max"``
     for logs written with ``log_window_value``/``log_max_value`` when the layout cannot tell;
@@ -398,6 +408,7 @@ def _read_logs(
     by = {k: [lg for lg in parsed if lg.kind == k] for k in logs.KINDS}
     cols: dict[str, Any] = {"t_s": edges[1:] / 1000.0, "interval_s": dt_s}
     slack: dict[str, float] = {}  # the totals the logs measure, with their tolerance
+    notes: dict[str, str] = {}  # what a column is, where it is not what its name says
     # an empty log (fio writes no slat samples for sync engines) counts nothing
     per_io_kind = next(
         (
@@ -441,8 +452,15 @@ def _read_logs(
         if name == "trim":
             continue
         cols[f"{name}_mbps"] = nbytes / dt_s / 1e6
-        lat = series.latency(by["lat"], d, edges, ns_per_unit=ns_per_unit or 1.0)
-        clat = series.latency(by["clat"], d, edges, ns_per_unit=ns_per_unit or 1.0)
+        lat = series.latency(
+            by["lat"], d, edges, ns_per_unit=ns_per_unit or 1.0, iops_logs=by["iops"]
+        )
+        clat = series.latency(
+            by["clat"], d, edges, ns_per_unit=ns_per_unit or 1.0, iops_logs=by["iops"]
+        )
+        for key, st in (("lat", lat), ("clat", clat)):
+            if st is not None and st.get("weighted_by") == "windows":
+                notes[f"{name}_{key}_mean_us"] = _UNWEIGHTED
         if clat is None and h is not None:
             clat = h[0]
         for s in series.LAT_STATS:
@@ -454,6 +472,8 @@ def _read_logs(
     _check_against_printed(df, others, v, prefixes, slack)
     meta = _meta(log_files + others, v, capacity_bytes, "logs")
     meta["log_modes"] = {lg.path.name: lg.mode for lg in parsed}
+    if notes:
+        meta["column_notes"] = notes
     if origin_ms:
         meta["log_epoch_origin_ms"] = origin_ms
     if doc is not None:

@@ -36,6 +36,16 @@ def window_integral(
     after a gap longer than 1.5 windows, where windows without I/O went unlogged and the
     sample covers one window (``avg_ms = inf`` for fio < 2.10 default logs: always since the
     previous one). Returns rate·ms per interval."""
+    xs, ys = cumulative(t_ms, rate, avg_ms=avg_ms)
+    return np.diff(np.interp(edges, xs, ys, left=0.0, right=ys[-1]))
+
+
+def cumulative(
+    t_ms: np.ndarray, rate: np.ndarray, *, avg_ms: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """The running integral of window-averaged rates (rate·ms) as a piecewise-linear curve
+    ``(xs, ys)`` for :func:`numpy.interp`, each sample spread over the window it covers (see
+    :func:`window_integral`)."""
     order = np.argsort(t_ms, kind="stable")
     t, r = t_ms[order], rate[order]
     prev = np.concatenate([[0.0 if np.isinf(avg_ms) else max(t[0] - avg_ms, 0.0)], t[:-1]])
@@ -45,8 +55,7 @@ def window_integral(
     ys = np.empty(2 * t.size)
     xs[0::2], xs[1::2] = start, t
     ys[0::2], ys[1::2] = cum[:-1], cum[1:]
-    xs = np.maximum.accumulate(xs)
-    return np.diff(np.interp(edges, xs, ys, left=0.0, right=cum[-1]))
+    return np.maximum.accumulate(xs), ys
 
 
 def rate_total(logs: list[Log], d: int, edges: np.ndarray) -> np.ndarray | None:
@@ -86,17 +95,28 @@ def per_io_counts(
     return ios, nbytes
 
 
-def latency(logs: list[Log], d: int, edges: np.ndarray, *, ns_per_unit: float) -> dict | None:
+def latency(
+    logs: list[Log],
+    d: int,
+    edges: np.ndarray,
+    *,
+    ns_per_unit: float,
+    iops_logs: list[Log] | None = None,
+) -> dict | None:
     """Per-interval latency stats in µs from latency logs of one kind (jobs pooled).
 
     Per-I/O logs give exact sample statistics. Window-averaged logs (``log_avg_msec``) give
-    the mean of the window means only; their percentiles are null, and their max is null
-    unless the log carries maxima (``log_window_value=both``/``max``)."""
+    the mean of the window means, each window weighted by its I/O count taken from the same
+    job's iops log (``iops_logs``, matched by run prefix and job number), which is fio's own
+    mean; without an iops log for every latency log the windows count equally
+    (``out["weighted_by"]`` says which: ``"ios"`` or ``"windows"``). Their percentiles are
+    null, and their max is null unless the log carries maxima (``log_window_value=both``/
+    ``max``)."""
     fs = [lg for lg in logs if (lg.ddir == d).any()]
     if not fs:
         return None
     n = edges.size - 1
-    out = {k: np.full(n, np.nan) for k in LAT_STATS}
+    out: dict = {k: np.full(n, np.nan) for k in LAT_STATS}
     scale = ns_per_unit / 1000.0
     per_io = [lg for lg in fs if lg.mode == "per_io"]
     if per_io:
@@ -121,8 +141,17 @@ def latency(logs: list[Log], d: int, edges: np.ndarray, *, ns_per_unit: float) -
         v = np.concatenate([lg.value[lg.ddir == d] for lg in means]) * scale
         b = bin_of(t, edges)
         cnt = np.bincount(b, minlength=n)
+        w = _window_ios(means, d, iops_logs or [])
         with np.errstate(invalid="ignore", divide="ignore"):
-            out["mean"] = np.where(cnt > 0, np.bincount(b, weights=v, minlength=n) / cnt, np.nan)
+            plain = np.where(cnt > 0, np.bincount(b, weights=v, minlength=n) / cnt, np.nan)
+            if w is None:
+                out["mean"] = plain
+            else:
+                den = np.bincount(b, weights=w, minlength=n)
+                num = np.bincount(b, weights=w * v, minlength=n)
+                # an interval whose windows the iops logs saw no I/O in keeps the plain mean
+                out["mean"] = np.where(den > 0, num / den, plain)
+        out["weighted_by"] = "windows" if w is None else "ios"
     maxes = [lg for lg in fs if lg.value_max is not None]
     if maxes:
         t = np.concatenate([lg.t_ms[lg.ddir == d] for lg in maxes])
@@ -132,6 +161,55 @@ def latency(logs: list[Log], d: int, edges: np.ndarray, *, ns_per_unit: float) -
         np.maximum.at(m, b, v)
         out["max"] = np.where(np.isfinite(m), m, np.nan)
     return out
+
+
+def _window_ios(lat_logs: list[Log], d: int, iops_logs: list[Log]) -> np.ndarray | None:
+    """The I/O count of each window of window-averaged latency logs (direction ``d``, rows
+    in the order :func:`latency` concatenates them), from each job's iops log: the I/Os the
+    iops log counts between the window's start (the previous sample, or one window earlier
+    after a gap, as in :func:`cumulative`) and its end. fio closes the two logs' windows on
+    separate clocks a few ms apart and its iops log may lack the first window, so before
+    the iops log's first sample and after its last one its first and last rates hold.
+    Per-I/O iops logs are counted. ``None`` when some latency log has no iops log of its
+    run and job with samples in ``d``."""
+    by_job = {(_prefix(lg), lg.job): lg for lg in iops_logs if lg.value is not None}
+    parts = []
+    for lg in lat_logs:
+        io = by_job.get((_prefix(lg), lg.job))
+        if io is None or not (io.ddir == d).any():
+            return None
+        isel = io.ddir == d
+        t = lg.t_ms[lg.ddir == d]
+        avg_ms = lg.avg_ms or 1.0
+        prev = np.concatenate([[t[0] - avg_ms], t[:-1]])
+        start = np.where((t - prev > 1.5 * avg_ms) | (prev > t), t - avg_ms, prev)
+        if io.mode == "per_io":
+            xs = np.sort(io.t_ms[isel])
+            ys = np.arange(1, xs.size + 1, dtype=np.float64)
+            w = np.interp(t, xs, ys, left=0.0) - np.interp(start, xs, ys, left=0.0)
+        else:
+            order = np.argsort(io.t_ms[isel], kind="stable")
+            it, iv = io.t_ms[isel][order], io.value[isel][order]
+            avg = np.inf if io.mode == "default_window" else io.avg_ms
+            xs, ys = cumulative(it, iv, avg_ms=avg)
+            w = _extended(t, xs, ys, iv[0], iv[-1]) - _extended(start, xs, ys, iv[0], iv[-1])
+            w = w / 1000.0
+        parts.append(np.maximum(w, 0.0))
+    return np.concatenate(parts) if parts else None
+
+
+def _extended(x: np.ndarray, xs: np.ndarray, ys: np.ndarray, first: float, last: float):
+    """``np.interp(x, xs, ys)`` continued linearly with slope ``first`` before ``xs[0]`` and
+    ``last`` after ``xs[-1]``."""
+    y = np.interp(x, xs, ys)
+    y = np.where(x < xs[0], ys[0] - first * (xs[0] - x), y)
+    return np.where(x > xs[-1], ys[-1] + last * (x - xs[-1]), y)
+
+
+def _prefix(lg: Log) -> str:
+    """The run prefix of a log's file name (``x`` for ``x_clat.2.log``)."""
+    name = lg.path.name
+    return name[: name.rfind(f"_{lg.kind}")]
 
 
 def hist_latency(
