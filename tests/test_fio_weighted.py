@@ -87,8 +87,9 @@ def test_real_p420i_four_jobs_reproduce_fios_group_means():
 @pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")
 def test_real_fio_fast_and_slow_job_reproduce_fios_mean(tmp_path):
     """The fio installed here: a 4 KiB job at 2000 IOPS and a 2 MiB job at 50 IOPS, one group,
-    200 ms windows. fio's group mean is I/O-weighted; so is the capture's (the plain mean of
-    windows was 6× fio's on this run)."""
+    200 ms windows. fio's group mean is I/O-weighted; so is the capture's, within 5 % (the
+    two logs close their windows on separate clocks and a loaded machine makes windows late;
+    the plain mean of windows was 6× fio's on this run)."""
     subprocess.run(
         [
             "fio", "--time_based", "--runtime=3s", "--log_avg_msec=200", "--write_lat_log=lg",
