@@ -29,7 +29,8 @@ _PCT = {"p50": "50.000000", "p99": "99.000000", "p999": "99.900000"}
 
 def load_documents(path: Path) -> list[dict]:
     """The JSON documents in a file (one, or a ``--status-interval`` stream); text before the
-    first ``{`` (fio's warnings) and between documents is skipped.
+    first ``{`` (fio's warnings) and between documents is skipped, and a document identical
+    to the one before it is dropped (one run's output kept twice is one document).
 
     Raises:
         ImportFormatError: invalid JSON (names file and line), or no document with ``jobs``.
@@ -47,7 +48,8 @@ def load_documents(path: Path) -> list[dict]:
             ) from None
         if isinstance(doc, dict) and "jobs" not in doc and "client_stats" in doc:
             doc = _client_jobs(doc, path)
-        if isinstance(doc, dict) and "jobs" in doc:
+        # a document printed twice (a terminal capture of `fio | tee`) is one document
+        if isinstance(doc, dict) and "jobs" in doc and not (docs and doc == docs[-1]):
             docs.append(doc)
         pos = text.find("{", end)
     if not docs or not any(d.get("jobs") for d in docs):

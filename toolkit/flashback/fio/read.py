@@ -40,17 +40,16 @@ def _inputs(source: Any) -> tuple[list[Path], list[Path]]:
         for x in ps:
             if x.name.endswith(".log.fz"):
                 _refuse_compressed(x)
-        return [p for p in ps if p.name.endswith(".log")], [
-            p for p in ps if not p.name.endswith(".log")
-        ]
+        lg = [p for p in ps if _is_sample_log(p)]
+        return lg, [p for p in ps if p not in lg]
     p = Path(source)
     if p.is_dir():
         files = sorted(x for x in p.iterdir() if x.is_file())
-        lg = [x for x in files if logs.is_log_name(x.name)]
+        lg = [x for x in files if logs.is_log_name(x.name) and not _is_fio_output(x)]
         others = [x for x in files if x not in lg and _is_fio_output(x)]
         found: tuple[list[Path], list[Path]] = (lg, others)
     elif p.exists():
-        found = ([p], []) if p.name.endswith(".log") else ([], [p])
+        found = ([p], []) if _is_sample_log(p) else ([], [p])
     else:
         lg = sorted(Path(f) for f in glob.glob(glob.escape(os.fspath(p)) + "_*.log"))
         d = p.parent if str(p.parent) else Path(".")
@@ -104,8 +103,15 @@ def _head(p: Path) -> str:
 
 
 def _is_fio_output(p: Path) -> bool:
+    """Whether a file holds fio's JSON, terse or normal output, by its content."""
     head = _head(p)
     return '"fio version"' in head or terse.is_terse(head) or normal.is_normal(head)
+
+
+def _is_sample_log(p: Path) -> bool:
+    """Whether a file given by name is read as a fio sample log: named ``*.log`` and not
+    holding fio's JSON, terse or normal output (``fio … > run.log`` is normal output)."""
+    return p.name.endswith(".log") and not _is_fio_output(p)
 
 
 #: ``meta["column_notes"]`` for a latency mean from window-averaged logs with no I/O counts
