@@ -138,7 +138,9 @@ def read_fio(
     """Reads fio output into a capture, knowing each fio version's formats.
 
     ``source``: fio's JSON/json+ output (one document, or a ``--status-interval`` stream →
-    one row per status report), terse output (one row per group), one log, a list of files
+    one row per status report), terse output (one row per group), normal output (one row
+    per group, read as its JSON is: I/Os from each job's ``issued`` line, checked against
+    the group's "Run status" line; percentiles p50/p99/p99.9 as printed), one log, a list of files
     (logs of one run plus, optionally, its JSON or normal output), a directory holding one
     run, or the log prefix given to ``write_*_log`` (``PREFIX_bw.1.log`` ...).
 
@@ -235,6 +237,9 @@ def _read_result_unchecked(
     if terse.is_terse(head) and not head.lstrip().startswith("{"):
         rows, v = terse.read_terse(path, declared)
         kind = "terse"
+    elif normal.is_normal(head) and '"fio version"' not in head:
+        rows, v, ndoc = normal.read_normal(path, declared)
+        docs, kind = [ndoc], "normal"
     elif "{" in head:
         docs = jsonout.load_documents(path)
         v = jsonout.doc_version(docs[-1], path, declared)
@@ -244,17 +249,17 @@ def _read_result_unchecked(
             rows, kind = jsonout.whole_run_rows(docs[0], path, v), "json"
     else:
         raise ImportFormatError(
-            f"{path}: neither fio JSON nor terse output; fio's normal output holds only "
-            "summaries, pass --output-format=json (or the logs)"
+            f"{path}: not fio output (JSON, terse or normal); pass fio's own output file "
+            "or its logs"
         )
     df = pl.DataFrame(rows, infer_schema_length=None)
     df = _finish(df, path)
     meta = _meta([path], v, capacity_bytes, kind)
-    if kind.startswith("json"):
+    if kind.startswith("json") or kind == "normal":
         meta["jobs"] = [
             {"jobname": j.get("jobname"), "options": j.get("job options")} for j in docs[-1]["jobs"]
         ]
-    _mark_failed(meta, docs[-1] if kind.startswith("json") else {"jobs": terse.job_errors(path)})
+    _mark_failed(meta, {"jobs": terse.job_errors(path)} if kind == "terse" else docs[-1])
     return Capture(intervals=df, meta=meta)
 
 
