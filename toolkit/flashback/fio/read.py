@@ -18,6 +18,7 @@ import polars as pl
 
 from flashback.capture import Capture
 from flashback.errors import FioFormatError, ImportFormatError
+from flashback.fio import combine as fcombine
 from flashback.fio import hist as fhist
 from flashback.fio import jsonout, logs, normal, series, terse
 from flashback.fio import version as fv
@@ -134,6 +135,7 @@ def read_fio(
     log_offset: bool | None = None,
     fio_version: str | None = None,
     capacity_bytes: int | None = None,
+    combine: str | None = None,
 ) -> Capture:
     """Reads fio output into a capture, knowing each fio version's formats.
 
@@ -160,6 +162,13 @@ def read_fio(
     only logs whose first sample is an hour or more in are recognised). A JSON job that
     fio stopped with an error gives ``meta["status"] = "failed: fio job …"``.
 
+    ``combine="sum"`` (never the default) reads several runs that ran at the same time —
+    CBT's one fio process per volume, several JSON/normal outputs or several runs' logs
+    (prefixes) — as one test point, as fio's ``--client`` "All clients" sums its hosts:
+    group k of every run together, I/Os and bytes added, I/O-weighted latency means; runs
+    whose JSON shows them one after another are refused. Each run's logs count from its own
+    start, so summed logs line up only for runs started together.
+
     Raises:
         ImportFormatError: a malformed line (names file and line), unknown file names, no data.
         FioFormatError: the layout contradicts the fio version, units cannot be told apart,
@@ -168,9 +177,10 @@ def read_fio(
             ``log_compression`` with ``log_avg_msec`` logs (fio#1746), and I/Os fio counted
             in a runtime of 0 ms.
         ParameterError: ``interval_s`` is not a positive number of seconds, or both
-            ``interval_s`` and ``interval`` are given.
+            ``interval_s`` and ``interval`` are given, or ``combine`` is not None/"sum".
     """
     del log_offset
+    combine = fcombine.check_combine(combine)
     interval_s = interval_seconds(interval_s, interval=interval, where="read_fio")
     declared = fv.parse_version(fio_version) if fio_version else None
     if fio_version and declared is None:
@@ -181,21 +191,26 @@ def read_fio(
         if len(others) > 1 and len(jsons) == 1:
             fv.printed_in(others)  # the other files (normal/terse output) must name its version
             others = jsons
+        if len(others) > 1 and combine == "sum":
+            return _read_results_summed(others, declared, capacity_bytes)
         if len(others) > 1:
             raise FioFormatError(
                 f"{source}: holds {len(others)} fio outputs ({', '.join(p.name for p in others[:4])}); "
-                "pass one file, they are not summed"
+                "pass one file, or combine='sum' for runs that ran at the same time (they are "
+                "not summed by default)"
             )
         return _read_result(others[0], declared, capacity_bytes)
     seen: dict[tuple[str, int], Path] = {}
     for p in log_files:
-        kind, job, _ = logs.kind_of(p)
-        if (kind, job) in seen:
+        kind, job, prefix = logs.kind_of(p)
+        key = (kind, job, prefix if combine == "sum" else "")
+        if key in seen:
             raise FioFormatError(
-                f"{source}: {seen[kind, job].name} and {p.name} are both job {job}'s {kind} log, "
-                "so the files hold more than one run; pass one run, runs are not summed"
+                f"{source}: {seen[key].name} and {p.name} are both job {job}'s {kind} log, "
+                "so the files hold more than one run; pass one run, or combine='sum' for runs "
+                "that ran at the same time (runs are not summed by default)"
             )
-        seen[kind, job] = p
+        seen[key] = p
     prefixes = {logs.kind_of(p)[2] for p in log_files}
     printed, printed_at = fv.printed_in(others)
     if declared and printed and declared != printed:
@@ -203,7 +218,9 @@ def read_fio(
             f"{printed_at}: says {fv.show(printed)} but fio_version={fv.show(declared)} was given"
         )
     v = declared or printed
-    return _read_logs(log_files, others, v, prefixes, interval_s, window_value, capacity_bytes)
+    return _read_logs(
+        log_files, others, v, prefixes, interval_s, window_value, capacity_bytes, combine
+    )
 
 
 def _read_result(path: Path, declared: fv.Version | None, capacity_bytes: int | None) -> Capture:
@@ -228,6 +245,53 @@ def _read_result(path: Path, declared: fv.Version | None, capacity_bytes: int | 
             f"{path}: fio's output has fields polars cannot tabulate ({type(e).__name__}); "
             "pass fio's unedited --output-format=json or terse output"
         ) from None
+
+
+def _read_results_summed(
+    paths: list[Path], declared: fv.Version | None, capacity_bytes: int | None
+) -> Capture:
+    """Several JSON/normal outputs of runs that ran at the same time → one capture, each
+    group's jobs of every run summed (see :mod:`flashback.fio.combine`).
+
+    Raises:
+        ImportFormatError: a file is not JSON or normal output, or a field has the wrong kind.
+        FioFormatError: the runs ran one after another, or their layouts disagree.
+    """
+    docs, spans = [], []
+    for p in paths:
+        head = _head(p)
+        try:
+            if normal.is_normal(head) and '"fio version"' not in head:
+                _, v, doc = normal.read_normal(p, declared)
+                layout = max(v, fv.NANOSECONDS_FROM)
+            elif "{" in head:
+                doc = jsonout.load_documents(p)[-1]
+                layout = v = jsonout.doc_version(doc, p, declared)
+            else:
+                raise ImportFormatError(
+                    f"{p}: combine='sum' reads fio's JSON or normal output; pass those files"
+                )
+        except (TypeError, ValueError, AttributeError, KeyError, IndexError) as e:
+            if isinstance(e, ImportFormatError):
+                raise
+            raise ImportFormatError(
+                f"{p}: a field of fio's output has the wrong kind ({type(e).__name__}: {e})"
+            ) from None
+        docs.append((p, doc, layout))
+        spans.append((p, fcombine.span_s(doc)))
+    fcombine.check_overlap(spans)
+    rows, _ = fcombine.summed_rows(docs)
+    df = _finish(pl.DataFrame(rows, infer_schema_length=None), paths[0])
+    meta = _meta(paths, docs[0][2], capacity_bytes, "summed")
+    meta["fio_version"] = ", ".join(sorted({str(d.get("fio version")) for _, d, _ in docs}))
+    meta["combine"] = "sum"
+    meta["jobs"] = [
+        {"jobname": j.get("jobname"), "options": j.get("job options"), "file": str(p)}
+        for p, d, _ in docs
+        for j in d["jobs"]
+    ]
+    _mark_failed(meta, {"jobs": [j for _, d, _ in docs for j in d["jobs"]]})
+    return Capture(intervals=df, meta=meta)
 
 
 def _read_result_unchecked(
@@ -377,6 +441,7 @@ def _read_logs(
     interval: float,
     window_value: str | None,
     capacity_bytes: int | None,
+    combine: str | None = None,
 ) -> Capture:
     parsed, hists = [], []
     for f in log_files:
@@ -480,7 +545,7 @@ def _read_logs(
             for s in series.LAT_STATS:
                 cols[f"{name}_clat_{s}_us"] = np.full(n, np.nan) if clat is None else clat[s]
     df = _finish(pl.DataFrame(cols).with_columns(pl.lit("fio").alias("step")), log_files[0])
-    _check_against_printed(df, others, v, prefixes, slack)
+    _check_against_printed(df, others, v, prefixes, slack, summed=combine == "sum")
     meta = _meta(log_files + others, v, capacity_bytes, "logs")
     meta["log_modes"] = {lg.path.name: lg.mode for lg in parsed}
     if notes:
@@ -527,14 +592,21 @@ def _slack(lgs: list[logs.Log], d: int) -> float:
 
 
 def _check_against_printed(
-    df: pl.DataFrame, others: list[Path], v: fv.Version | None, prefixes: set[str], slack: dict
+    df: pl.DataFrame,
+    others: list[Path],
+    v: fv.Version | None,
+    prefixes: set[str],
+    slack: dict,
+    *,
+    summed: bool = False,
 ) -> None:
     """Compares the import's totals with the totals fio printed in the run's JSON or normal
-    output, when given.
+    output, when given (``summed``: the outputs of runs combined, added up first).
 
     Raises:
         FioFormatError: a total differs beyond rounding.
     """
+    checks = []
     for p in others:
         head = _head(p)
         rounding: dict[str, float] = {}
@@ -547,6 +619,17 @@ def _check_against_printed(
             printed = {**normal.printed_ios(p)[1], **nbytes}
         else:
             continue
+        checks.append((p, printed, rounding))
+    if summed and len(checks) > 1:
+        total: dict[str, float] = {}
+        rounding_total: dict[str, float] = {}
+        for _, printed, rounding in checks:
+            for k, x in printed.items():
+                total[k] = total.get(k, 0) + x
+            for k, x in rounding.items():
+                rounding_total[k] = rounding_total.get(k, 0.0) + x
+        checks = [(Path(", ".join(p.name for p, _, _ in checks)), total, rounding_total)]
+    for p, printed, rounding in checks:
         for key, want in printed.items():
             if key not in slack:
                 continue  # the logs do not measure it (e.g. bw logs alone give no I/O count)
