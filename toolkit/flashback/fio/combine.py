@@ -6,6 +6,7 @@ Never the default: runs one after another are refused."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +36,7 @@ def span_s(doc: dict) -> tuple[float, float] | None:
     end_s = float(end) / 1000.0 if isinstance(end, (int, float)) else None
     if end_s is None and isinstance(doc.get("timestamp"), (int, float)):
         end_s = float(doc["timestamp"])
-    if end_s is None:
+    if end_s is None or not math.isfinite(end_s):
         return None
     runtime_ms = 0.0
     for j in doc["jobs"]:
@@ -43,7 +44,8 @@ def span_s(doc: dict) -> tuple[float, float] | None:
             x = j.get(d) if isinstance(j, dict) else None
             if isinstance(x, dict) and isinstance(x.get("runtime"), (int, float)):
                 runtime_ms = max(runtime_ms, float(x["runtime"]))
-    return end_s - runtime_ms / 1000.0, end_s
+    start_s = end_s - runtime_ms / 1000.0
+    return (start_s, end_s) if math.isfinite(start_s) else None
 
 
 def check_overlap(spans: list[tuple[Path, tuple[float, float] | None]]) -> None:

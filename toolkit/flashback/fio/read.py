@@ -260,7 +260,7 @@ def _read_results_summed(
     docs, spans = [], []
     for p in paths:
         head = _head(p)
-        try:
+        with jsonout.fields_of(p):
             if normal.is_normal(head) and '"fio version"' not in head:
                 _, v, doc = normal.read_normal(p, declared)
                 layout = max(v, fv.NANOSECONDS_FROM)
@@ -271,16 +271,11 @@ def _read_results_summed(
                 raise ImportFormatError(
                     f"{p}: combine='sum' reads fio's JSON or normal output; pass those files"
                 )
-        except (TypeError, ValueError, AttributeError, KeyError, IndexError) as e:
-            if isinstance(e, ImportFormatError):
-                raise
-            raise ImportFormatError(
-                f"{p}: a field of fio's output has the wrong kind ({type(e).__name__}: {e})"
-            ) from None
         docs.append((p, doc, layout))
         spans.append((p, fcombine.span_s(doc)))
     fcombine.check_overlap(spans)
-    rows, _ = fcombine.summed_rows(docs)
+    with jsonout.fields_of(", ".join(str(p) for p in paths)):
+        rows, _ = fcombine.summed_rows(docs)
     df = _finish(pl.DataFrame(rows, infer_schema_length=None), paths[0])
     meta = _meta(paths, docs[0][2], capacity_bytes, "summed")
     meta["fio_version"] = ", ".join(sorted({str(d.get("fio version")) for _, d, _ in docs}))
@@ -453,10 +448,11 @@ def _read_logs(
     v, ns_per_unit = _decide_modes(parsed, [(p, h) for p, h in hists], v)
     for lg in parsed:
         logs.check_one_row_per_window(lg)
-    doc = _json_of(others)
-    origin_ms = logs.epoch_origin_ms(
-        parsed, [h[0] for _, h in hists], epoch=None if doc is None else jsonout.epoch_logs(doc)
-    )
+    outputs = ", ".join(str(p) for p in others)
+    with jsonout.fields_of(outputs):
+        doc = _json_of(others)
+        epoch = None if doc is None else jsonout.epoch_logs(doc)
+    origin_ms = logs.epoch_origin_ms(parsed, [h[0] for _, h in hists], epoch=epoch)
     if origin_ms:
         for lg in parsed:
             lg.t_ms = np.maximum(lg.t_ms - origin_ms, 0.0)
@@ -545,7 +541,8 @@ def _read_logs(
             for s in series.LAT_STATS:
                 cols[f"{name}_clat_{s}_us"] = np.full(n, np.nan) if clat is None else clat[s]
     df = _finish(pl.DataFrame(cols).with_columns(pl.lit("fio").alias("step")), log_files[0])
-    _check_against_printed(df, others, v, prefixes, slack, summed=combine == "sum")
+    with jsonout.fields_of(outputs):
+        _check_against_printed(df, others, v, prefixes, slack, summed=combine == "sum")
     meta = _meta(log_files + others, v, capacity_bytes, "logs")
     meta["log_modes"] = {lg.path.name: lg.mode for lg in parsed}
     if notes:
@@ -553,7 +550,8 @@ def _read_logs(
     if origin_ms:
         meta["log_epoch_origin_ms"] = origin_ms
     if doc is not None:
-        _mark_failed(meta, doc)
+        with jsonout.fields_of(outputs):
+            _mark_failed(meta, doc)
     return Capture(intervals=df, meta=meta)
 
 
