@@ -58,14 +58,18 @@ def kind_of(path: Path) -> tuple[str, int, str]:
 def read_table(path: Path) -> np.ndarray:
     """All rows of a fio log as an int64 array (rows × fields), parsed by polars.
 
-    Raises: as :func:`read_table_hex`.
+    Raises: as :func:`read_columns`.
     """
-    return read_table_hex(path)[0]
+    cols, _ = read_columns(path)
+    if not cols:
+        return np.zeros((0, 0), dtype=np.int64)
+    return np.column_stack(cols)
 
 
-def read_table_hex(path: Path) -> tuple[np.ndarray, set[int]]:
-    """All rows of a fio log as an int64 array (rows × fields), parsed by polars, and the
-    fields written in hex (``0x…`` on line 1: ``log_prio=1``'s priority), read as integers.
+def read_columns(path: Path) -> tuple[list[np.ndarray], set[int]]:
+    """The fields of a fio log as int64 columns (one array per field, each row a line),
+    parsed by polars and handed over without copying, and the fields written in hex
+    (``0x…`` on line 1: ``log_prio=1``'s priority), read as integers.
 
     Raises:
         ImportFormatError: a line that is not comma-separated integers, or has a different
@@ -76,7 +80,7 @@ def read_table_hex(path: Path) -> tuple[np.ndarray, set[int]]:
     with path.open("rb") as f:
         first = f.readline()
     if not first.strip():
-        return np.zeros((0, 0), dtype=np.int64), set()
+        return [], set()
     fields = first.rstrip(b"\r\n ,").split(b",")
     width = len(fields)
     # log_prio=1 (fio 3.3x) writes the priority column as hex, "0x2004"
@@ -106,22 +110,28 @@ def read_table_hex(path: Path) -> tuple[np.ndarray, set[int]]:
         ok = False
     if not ok:
         _raise_bad_line(path, width, hexcols)
-    a = df.to_numpy()
-    if (a < 0).any():
-        row, col = np.argwhere(a < 0)[0]
-        raise FioFormatError(
-            f"{path} line {row + 1}: field {col + 1} is negative ({a[row, col]}); fio never logs "
-            "negative values, so the file is corrupt"
+    cols = [df.to_series(i).to_numpy() for i in range(width)]
+    del df
+    if any(c.size and c.min() < 0 for c in cols):
+        row, col = min(
+            (int(np.argmax(c < 0)), k) for k, c in enumerate(cols) if c.size and c.min() < 0
         )
-    back = np.flatnonzero(np.diff(a[:, 0]) < -_TIME_BACK_MS)
-    if back.size:
-        k = int(back[0]) + 1
         raise FioFormatError(
-            f"{path} line {k + 1}: the time goes back from {a[k - 1, 0]} to {a[k, 0]} ms, so the "
-            f"file holds {back.size + 1} logs one after another (per_job_logs=0 appends every "
-            "job's log to one file); pass one job's log (per_job_logs=1) or the JSON output"
+            f"{path} line {row + 1}: field {col + 1} is negative ({cols[col][row]}); fio never "
+            "logs negative values, so the file is corrupt"
         )
-    return a, hexcols
+    t = cols[0]
+    if t.size > 1:
+        back = np.flatnonzero(np.diff(t) < -_TIME_BACK_MS)
+        if back.size:
+            k = int(back[0]) + 1
+            raise FioFormatError(
+                f"{path} line {k + 1}: the time goes back from {t[k - 1]} to {t[k]} ms, so the "
+                f"file holds {back.size + 1} logs one after another (per_job_logs=0 appends "
+                "every job's log to one file); pass one job's log (per_job_logs=1) or the JSON "
+                "output"
+            )
+    return cols, hexcols
 
 
 #: How far a log's time may step back (ms) before the file counts as several logs appended:
@@ -181,6 +191,16 @@ class Log:
     avg_ms: float = 0.0
     extra: np.ndarray | None = None  # fields after bs: [offset], [prio], [issue_time]
     hex_prio: bool = False  # the priority is written in hex (log_prio=1, fio 3.3x)
+    # (edges, interval of each row) of the last binning (series.bins_of)
+    binned: tuple | None = dataclasses.field(default=None, repr=False)
+    _dir_rows: np.ndarray | None = dataclasses.field(default=None, repr=False)
+
+    def rows_in(self, d: int) -> int:
+        """How many rows the log holds for direction ``d`` (counted once per log)."""
+        if self._dir_rows is None or self._dir_rows.size != 3:
+            dd = np.asarray(self.ddir, dtype=np.int64)
+            self._dir_rows = np.bincount(dd, minlength=3)[:3] if dd.size else np.zeros(3, int)
+        return int(self._dir_rows[d])
 
 
 def parse_log(path: Path, *, window_value: str | None = None) -> Log:
@@ -196,46 +216,48 @@ def parse_log(path: Path, *, window_value: str | None = None) -> Log:
         FioFormatError: a negative value.
     """
     kind, job, _ = kind_of(path)
-    a, hexcols = read_table_hex(path)
-    if a.shape[0] == 0:
+    cols, hexcols = read_columns(path)
+    if not cols or cols[0].size == 0:
         z = np.zeros(0)
         return Log(
             path=path, kind=kind, job=job, t_ms=z, ddir=z, bs=z, value=z, value_max=None, both=False
         )
-    w = a.shape[1]
+    w = len(cols)
     if w < 3:
         raise ImportFormatError(f"{path}: {w} fields per line is not a fio log layout")
     both = window_value == "both"
     if window_value is None and w >= 6:
-        col2 = np.isin(a[:, 2], _DDIRS).all()
-        col3 = np.isin(a[:, 3], _DDIRS).all()
+        # values are non-negative (read_columns): a direction column is one of 0, 1, 2
+        col2 = cols[2].max() <= 2
+        col3 = cols[3].max() <= 2
         both = bool(col3 and not col2)
     i = 2 if both else 1
     if w < i + 2:
         raise ImportFormatError(f"{path}: {w} fields per line is not a fio log layout")
-    ddir = a[:, i + 1]
-    bad = ~np.isin(ddir, _DDIRS)
-    if bad.any():
-        k = int(np.argmax(bad))
+    ddir = cols[i + 1]
+    if ddir.max() > 2:
+        k = int(np.argmax(ddir > 2))
         raise ImportFormatError(
             f"{path} line {k + 1}: data direction {int(ddir[k])} is not 0, 1 or 2; pass "
             "window_value='both' if the log was written with log_window_value=both"
         )
-    bs = a[:, i + 2] if w > i + 2 else np.zeros(len(a), dtype=np.int64)
-    v = a[:, 1].astype(np.float64)
+    n = ddir.size
+    bs = cols[i + 2] if w > i + 2 else np.zeros(n, dtype=np.int64)
+    v = cols[1].astype(np.float64)
     if both:
-        value, vmax = v, a[:, 2].astype(np.float64)
+        value, vmax = v, cols[2].astype(np.float64)
     elif window_value == "max":
         value, vmax = None, v
     else:
         value, vmax = v, None
-    extra = a[:, i + 3 :] if w > i + 3 else None
+    rest = cols[i + 3 :]
+    extra = None if not rest else rest[0][:, None] if len(rest) == 1 else np.column_stack(rest)
     return Log(
         hex_prio=bool(hexcols),
         path=path,
         kind=kind,
         job=job,
-        t_ms=a[:, 0].astype(np.float64),
+        t_ms=cols[0].astype(np.float64),
         ddir=ddir,
         bs=bs,
         value=value,
