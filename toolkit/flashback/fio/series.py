@@ -119,8 +119,14 @@ def per_io_counts(
             continue
         sel = _rows(lg, d)
         b = bins_of(lg, edges)[sel]
-        ios += np.bincount(b, minlength=n)
-        nbytes += np.bincount(b, weights=lg.bs[sel].astype(np.float64), minlength=n)
+        counted = np.bincount(b, minlength=n)
+        ios += counted
+        bs = lg.bs[sel]
+        if bs.size and bs.min() == bs.max() and float(bs[0]) * bs.size < 2.0**53:
+            # one block size: the same sums, exactly (integers below 2^53)
+            nbytes += counted * float(bs[0])
+        else:
+            nbytes += np.bincount(b, weights=bs.astype(np.float64), minlength=n)
     return ios, nbytes
 
 
@@ -151,7 +157,10 @@ def latency(
     if per_io:
         sels = [_rows(lg, d) for lg in per_io]
         b = _joined([bins_of(lg, edges)[sel] for lg, sel in zip(per_io, sels)])
-        raw = _joined([lg.value[sel] for lg, sel in zip(per_io, sels)])
+        if all(lg.ivalue is not None for lg in per_io):
+            raw = _joined([lg.ivalue[sel] for lg, sel in zip(per_io, sels)])
+        else:
+            raw = _joined([lg.value[sel] for lg, sel in zip(per_io, sels)])
         for i, vv in _by_interval(b, raw, n):
             vv = vv * scale
             out["mean"][i] = vv.mean()
@@ -201,7 +210,7 @@ def _by_interval(b: np.ndarray, raw: np.ndarray, n: int):
     shift = max(int(n).bit_length(), 1)  # n itself is packed as the last bound
     bits = 63 - shift
     if raw.size and float(raw.max()) < 2.0 ** min(53, bits):
-        key = raw.astype(np.int64)
+        key = raw.astype(np.int64, copy=True)
         key |= b << bits
         key.sort()
         bounds = np.searchsorted(key, np.arange(n + 1, dtype=np.int64) << bits)
@@ -210,7 +219,7 @@ def _by_interval(b: np.ndarray, raw: np.ndarray, n: int):
             yield int(i), (key[bounds[i] : bounds[i + 1]] & mask).astype(np.float64)
         return
     order = np.lexsort((raw, b))
-    b, v = b[order], raw[order]
+    b, v = b[order], raw[order].astype(np.float64)
     starts = np.flatnonzero(np.r_[True, np.diff(b) != 0])
     ends = np.r_[starts[1:], b.size]
     for s, e in zip(starts, ends):
