@@ -56,10 +56,11 @@ def _fio(log: Path) -> None:
 READERS = {"read_csv": _csv, "read_fio": _fio}
 
 
-def _timed(fn, log: Path) -> float:
-    t0 = time.perf_counter()
+def _timed(fn, log: Path) -> tuple[float, float]:
+    """(wall s, CPU s of every thread of this process)."""
+    t0, c0 = time.perf_counter(), time.process_time()
     fn(log)
-    return time.perf_counter() - t0
+    return time.perf_counter() - t0, time.process_time() - c0
 
 
 def _peak_mb(reader: str, log: Path) -> float:
@@ -103,22 +104,28 @@ def main(argv: list[str] | None = None) -> dict:
             n = sum(1 for _ in log.open("rb"))
             _fio(log)  # warm both paths
             _csv(log)
-            ratios, tc, tf = [], [], []
+            ratios, cpu_ratios, tc, tf = [], [], [], []
             for k in range(a.pairs):
                 order = ("read_csv", "read_fio") if k % 2 == 0 else ("read_fio", "read_csv")
                 got = {r: _timed(READERS[r], log) for r in order}
-                tc.append(got["read_csv"])
-                tf.append(got["read_fio"])
-                ratios.append(got["read_fio"] / got["read_csv"])
+                tc.append(got["read_csv"][0])
+                tf.append(got["read_fio"][0])
+                ratios.append(got["read_fio"][0] / got["read_csv"][0])
+                cpu_ratios.append(got["read_fio"][1] / got["read_csv"][1])
             mem_csv = _peak_mb("read_csv", log)
             mem_fio = _peak_mb("read_fio", log)
         load = os.getloadavg()[0]
         ratio = statistics.median(ratios)
-        print(f"\n== fio import: {n} lines of a per-I/O clat log ({a.pairs} interleaved pairs, load {load:.1f})")
-        print(f"  pl.read_csv        {statistics.median(tc) * 1e3:8.1f} ms   peak +{mem_csv:7.1f} MB")
+        print(
+            f"\n== fio import: {n} lines of a per-I/O clat log ({a.pairs} interleaved pairs, load {load:.1f})"
+        )
+        print(
+            f"  pl.read_csv        {statistics.median(tc) * 1e3:8.1f} ms   peak +{mem_csv:7.1f} MB"
+        )
         print(
             f"  fb.read_fio        {statistics.median(tf) * 1e3:8.1f} ms   peak +{mem_fio:7.1f} MB"
-            f"   ({ratio:.2f}x time, {mem_fio / mem_csv:.2f}x memory of pl.read_csv; target 1.2x)"
+            f"   ({ratio:.2f}x time, {statistics.median(cpu_ratios):.2f}x CPU, "
+            f"{mem_fio / mem_csv:.2f}x memory of pl.read_csv; target 1.2x)"
         )
         results[str(lines)] = {
             "lines": n,
@@ -126,6 +133,7 @@ def main(argv: list[str] | None = None) -> dict:
             "read_fio_s": statistics.median(tf),
             "ratio": ratio,
             "ratios": ratios,
+            "cpu_ratio": statistics.median(cpu_ratios),
             "peak_mb_read_csv": mem_csv,
             "peak_mb_read_fio": mem_fio,
             "memory_ratio": mem_fio / mem_csv,

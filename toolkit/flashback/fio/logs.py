@@ -60,16 +60,29 @@ def read_table(path: Path) -> np.ndarray:
 
     Raises: as :func:`read_columns`.
     """
-    cols, _ = read_columns(path)
+    cols = read_columns(path).cols
     if not cols:
         return np.zeros((0, 0), dtype=np.int64)
     return np.column_stack(cols)
 
 
-def read_columns(path: Path) -> tuple[list[np.ndarray], set[int]]:
-    """The fields of a fio log as int64 columns (one array per field, each row a line),
-    parsed by polars and handed over without copying, and the fields written in hex
-    (``0x…`` on line 1: ``log_prio=1``'s priority), read as integers.
+@dataclasses.dataclass
+class Table:
+    """A fio log's fields: ``cols`` (one int64 array per field, each row a line), the fields
+    written in hex (``hexcols``), each field's smallest and largest value (``lows``,
+    ``highs``), and whether the time column never steps back (``t_sorted``)."""
+
+    cols: list[np.ndarray]
+    hexcols: set[int]
+    lows: tuple = ()
+    highs: tuple = ()
+    t_sorted: bool = True
+
+
+def read_columns(path: Path) -> Table:
+    """The fields of a fio log as int64 columns parsed by polars, the fields written in hex
+    (``0x…`` on line 1: ``log_prio=1``'s priority) read as integers, with each field's
+    range and whether the times are in order (see :class:`Table`).
 
     Raises:
         ImportFormatError: a line that is not comma-separated integers, or has a different
@@ -80,7 +93,7 @@ def read_columns(path: Path) -> tuple[list[np.ndarray], set[int]]:
     with path.open("rb") as f:
         first = f.readline()
     if not first.strip():
-        return [], set()
+        return Table([], set())
     fields = first.rstrip(b"\r\n ,").split(b",")
     width = len(fields)
     # log_prio=1 (fio 3.3x) writes the priority column as hex, "0x2004"
@@ -110,8 +123,16 @@ def read_columns(path: Path) -> tuple[list[np.ndarray], set[int]]:
         ok = False
     if not ok:
         _raise_bad_line(path, width, hexcols)
-    lows = df.min().row(0)
-    cols = [_numpy(df.to_series(i)) for i in range(width)]
+    lows, highs = df.min().row(0), df.max().row(0)
+    n = df.height
+    # fields after time and value holding one value throughout (the direction of a
+    # one-direction job, a fixed bs, an unused priority) are read-only views of that value
+    cols = [
+        np.broadcast_to(np.int64(lows[i]), (n,))
+        if i >= 2 and lows[i] is not None and lows[i] == highs[i]
+        else _numpy(df.to_series(i))
+        for i in range(width)
+    ]
     del df
     if any(lo is not None and lo < 0 for lo in lows):
         row, col = min(
@@ -122,8 +143,10 @@ def read_columns(path: Path) -> tuple[list[np.ndarray], set[int]]:
             "logs negative values, so the file is corrupt"
         )
     t = cols[0]
-    if t.size > 1:
-        back = np.flatnonzero(np.diff(t) < -_TIME_BACK_MS)
+    steps = np.diff(t) if t.size > 1 else np.zeros(1, dtype=np.int64)
+    first_step = int(steps.min())
+    if first_step < -_TIME_BACK_MS:
+        back = np.flatnonzero(steps < -_TIME_BACK_MS)
         if back.size:
             k = int(back[0]) + 1
             raise FioFormatError(
@@ -132,7 +155,7 @@ def read_columns(path: Path) -> tuple[list[np.ndarray], set[int]]:
                 "every job's log to one file); pass one job's log (per_job_logs=1) or the JSON "
                 "output"
             )
-    return cols, hexcols
+    return Table(cols, hexcols, lows, highs, t_sorted=first_step >= 0)
 
 
 def _numpy(s: pl.Series) -> np.ndarray:
@@ -207,6 +230,11 @@ class Log:
     _dir_rows: np.ndarray | None = dataclasses.field(default=None, repr=False)
     #: ``value`` as the integers fio wrote (int64), when read from a file
     ivalue: np.ndarray | None = dataclasses.field(default=None, repr=False)
+    #: whether the times never step back (as read)
+    t_sorted: bool = False
+    #: (smallest, largest) bs, and of each extra field, as read; None when not known
+    bs_range: tuple | None = None
+    extra_ranges: list | None = None
 
     def rows_in(self, d: int) -> int:
         """How many rows the log holds for direction ``d`` (counted once per log)."""
@@ -229,7 +257,8 @@ def parse_log(path: Path, *, window_value: str | None = None) -> Log:
         FioFormatError: a negative value.
     """
     kind, job, _ = kind_of(path)
-    cols, hexcols = read_columns(path)
+    table = read_columns(path)
+    cols, hexcols = table.cols, table.hexcols
     if not cols or cols[0].size == 0:
         z = np.zeros(0)
         return Log(
@@ -241,20 +270,24 @@ def parse_log(path: Path, *, window_value: str | None = None) -> Log:
     both = window_value == "both"
     if window_value is None and w >= 6:
         # values are non-negative (read_columns): a direction column is one of 0, 1, 2
-        col2 = cols[2].max() <= 2
-        col3 = cols[3].max() <= 2
+        col2 = table.highs[2] <= 2
+        col3 = table.highs[3] <= 2
         both = bool(col3 and not col2)
     i = 2 if both else 1
     if w < i + 2:
         raise ImportFormatError(f"{path}: {w} fields per line is not a fio log layout")
     ddir = cols[i + 1]
-    if ddir.max() > 2:
+    if table.highs[i + 1] > 2:
         k = int(np.argmax(ddir > 2))
         raise ImportFormatError(
             f"{path} line {k + 1}: data direction {int(ddir[k])} is not 0, 1 or 2; pass "
             "window_value='both' if the log was written with log_window_value=both"
         )
     n = ddir.size
+    dir_rows = None
+    if table.lows[i + 1] == table.highs[i + 1]:  # one direction throughout
+        dir_rows = np.zeros(3, dtype=np.int64)
+        dir_rows[int(table.lows[i + 1])] = n
     bs = cols[i + 2] if w > i + 2 else np.zeros(n, dtype=np.int64)
     v = cols[1].astype(np.float64)
     if both:
@@ -278,7 +311,22 @@ def parse_log(path: Path, *, window_value: str | None = None) -> Log:
         both=both,
         extra=extra,
         ivalue=cols[1] if value is not None and not both else None,
+        t_sorted=table.t_sorted,
+        _dir_rows=dir_rows,
+        bs_range=(table.lows[i + 2], table.highs[i + 2]) if w > i + 2 else (0, 0),
+        extra_ranges=list(zip(table.lows[i + 3 :], table.highs[i + 3 :])),
     )
+
+
+def share_with_bs(log: Log) -> float:
+    """The share of a log's rows with ``bs > 0`` (1.0 or 0.0 from the range read, when it
+    tells)."""
+    if log.bs_range is not None and log.bs.size:
+        if log.bs_range[0] > 0:
+            return 1.0
+        if log.bs_range[1] == 0:
+            return 0.0
+    return float((log.bs > 0).mean())
 
 
 def fio3_columns(log: Log) -> bool:
@@ -290,6 +338,8 @@ def fio3_columns(log: Log) -> bool:
         return False
     if log.hex_prio or log.extra.shape[1] >= 2:
         return True
+    if log.extra_ranges and log.extra_ranges[0] == (0, 0):
+        return True  # all zero
     last = log.extra[:, 0]
     return bool((last == 0).all() or (last % 512 != 0).any())
 

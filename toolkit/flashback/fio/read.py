@@ -368,7 +368,7 @@ def _decide_modes(
     for lg in parsed:
         if lg.t_ms.size == 0:
             continue
-        if lg.kind in ("bw", "iops") and (lg.bs > 0).mean() > 0.5:
+        if lg.kind in ("bw", "iops") and logs.share_with_bs(lg) > 0.5:
             if v is not None:
                 # the version decides; an iops log can still contradict it (per-I/O rows are 1)
                 windowed = v < fv.WINDOWED_DEFAULT_LOGS_BEFORE
@@ -389,7 +389,7 @@ def _decide_modes(
             else:
                 lo = max(lo, fv.WINDOWED_DEFAULT_LOGS_BEFORE)
                 why.append(f"{lg.path.name}: one row per I/O (fio >= 2.10)")
-        elif (lg.bs == 0).mean() > 0.5 or lg.kind in ("bw", "iops"):
+        elif 1.0 - logs.share_with_bs(lg) > 0.5 or lg.kind in ("bw", "iops"):
             lg.mode, lg.avg_ms = "avg", logs.window_ms(lg)
         if lg.both or logs.fio3_columns(lg):
             layout = "mean and max columns" if lg.both else "priority/issue-time columns"

@@ -36,7 +36,7 @@ def bins_of(lg: Log, edges: np.ndarray) -> np.ndarray:
     if lg.binned is not None and lg.binned[0] is edges:
         return lg.binned[1]
     t = lg.t_ms
-    if t.size > 1 and bool((t[1:] >= t[:-1]).all()):
+    if t.size > 1 and (lg.t_sorted or bool((t[1:] >= t[:-1]).all())):
         idx = np.searchsorted(t, edges, side="right")  # times <= each edge
         counts = np.diff(idx)
         counts[0] += idx[0]  # at or before the first edge: the first interval
@@ -122,7 +122,8 @@ def per_io_counts(
         counted = np.bincount(b, minlength=n)
         ios += counted
         bs = lg.bs[sel]
-        if bs.size and bs.min() == bs.max() and float(bs[0]) * bs.size < 2.0**53:
+        lo, hi = lg.bs_range if lg.bs_range is not None else (bs.min(), bs.max())
+        if bs.size and lo == hi and float(bs[0]) * bs.size < 2.0**53:
             # one block size: the same sums, exactly (integers below 2^53)
             nbytes += counted * float(bs[0])
         else:
