@@ -114,7 +114,12 @@ def read_columns(path: Path) -> Table:
                 .str.to_integer(base=16, strict=False)
                 for i in hexcols
             )
-        ok = df.null_count().sum_horizontal().item() == 0
+        # nulls, smallest and largest value of every field in one pass of polars
+        stats = df.select(
+            [pl.all().null_count().name.suffix("_nulls")]
+            + [pl.all().min().name.suffix("_min"), pl.all().max().name.suffix("_max")]
+        ).row(0)
+        ok = sum(stats[:width]) == 0
     except (pl.exceptions.PolarsError, OSError):
         ok = False
     except BaseException as e:  # polars' CSV reader panics on some malformed lines
@@ -123,7 +128,7 @@ def read_columns(path: Path) -> Table:
         ok = False
     if not ok:
         _raise_bad_line(path, width, hexcols)
-    lows, highs = df.min().row(0), df.max().row(0)
+    lows, highs = stats[width : 2 * width], stats[2 * width :]
     n = df.height
     # fields after time and value holding one value throughout (the direction of a
     # one-direction job, a fixed bs, an unused priority) are read-only views of that value

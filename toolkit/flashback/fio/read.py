@@ -328,19 +328,22 @@ def _finish(df: pl.DataFrame, source: Path) -> pl.DataFrame:
     Raises:
         FioFormatError: a count adds up beyond 2⁶⁴ (a corrupt file).
     """
-    for c in df.columns:
-        if c.endswith("_ios") or c.endswith("_bytes"):
-            if df[c].dtype.is_float():
-                df = df.with_columns(pl.col(c).fill_nan(None))
-                top = df[c].max()
-                if top is not None and top >= 2.0**64:
-                    raise FioFormatError(
-                        f"{source}: {c} adds up to {top:.3g} in one interval, beyond any run; "
-                        "the file is corrupt"
-                    )
-            df = df.with_columns(pl.col(c).cast(pl.UInt64))
-        elif c.endswith("_us") or c.endswith("_iops") or c.endswith("_mbps"):
-            df = df.with_columns(pl.col(c).cast(pl.Float64).fill_nan(None))
+    counts = [c for c in df.columns if c.endswith("_ios") or c.endswith("_bytes")]
+    floats = [c for c in counts if df[c].dtype.is_float()]
+    if floats:
+        df = df.with_columns(pl.col(c).fill_nan(None) for c in floats)
+        tops = df.select(pl.col(c).max() for c in floats).row(0)
+        for c, top in zip(floats, tops):
+            if top is not None and top >= 2.0**64:
+                raise FioFormatError(
+                    f"{source}: {c} adds up to {top:.3g} in one interval, beyond any run; "
+                    "the file is corrupt"
+                )
+    rates = [c for c in df.columns if c.endswith(("_us", "_iops", "_mbps")) and c not in counts]
+    df = df.with_columns(
+        [pl.col(c).cast(pl.UInt64) for c in counts]
+        + [pl.col(c).cast(pl.Float64).fill_nan(None) for c in rates]
+    )
     return df.with_columns(pl.col("write_bytes").cum_sum().alias("host_written_bytes"))
 
 
