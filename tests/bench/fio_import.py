@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import shutil
 import statistics
 import subprocess
@@ -77,15 +76,18 @@ def _peak_mb(reader: str, log: Path) -> float:
 def _child(reader: str, log: Path) -> None:
     import flashback.fio.read  # noqa: F401  (import cost is not the reader's)
 
-    before = _rss_mb()
+    # reset the kernel's RSS high-water mark, so VmHWM is this reader's peak alone
+    Path("/proc/self/clear_refs").write_text("5")
+    before = _status_mb("VmRSS")
     READERS[reader](log)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-    print(peak - before)
+    print(_status_mb("VmHWM") - before)
 
 
-def _rss_mb() -> float:
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+def _status_mb(field: str) -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 1024.0
+    raise SystemExit(f"no {field} in /proc/self/status")
 
 
 def main(argv: list[str] | None = None) -> dict:
