@@ -11,6 +11,7 @@ Latency blocks before fio 3.18 carry no ``N``: the count is the direction's ``to
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from pathlib import Path
@@ -18,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from flashback.errors import FioFormatError, ImportFormatError
+from flashback.errors import FioFormatError, FlashbackError, ImportFormatError
 from flashback.fio import hist as fhist
 from flashback.fio import version as fv
 
@@ -29,7 +30,8 @@ _PCT = {"p50": "50.000000", "p99": "99.000000", "p999": "99.900000"}
 
 def load_documents(path: Path) -> list[dict]:
     """The JSON documents in a file (one, or a ``--status-interval`` stream); text before the
-    first ``{`` (fio's warnings) and between documents is skipped.
+    first ``{`` (fio's warnings) and between documents is skipped, and a document identical
+    to the one before it is dropped (one run's output kept twice is one document).
 
     Raises:
         ImportFormatError: invalid JSON (names file and line), or no document with ``jobs``.
@@ -45,9 +47,15 @@ def load_documents(path: Path) -> list[dict]:
                 f"{path} line {e.lineno}: invalid JSON ({e.msg}); is this fio's "
                 "--output-format=json?"
             ) from None
+        except RecursionError:
+            raise ImportFormatError(
+                f"{path}: the JSON is nested deeper than Python's parser goes, which fio never "
+                "writes; pass fio's unedited --output-format=json output"
+            ) from None
         if isinstance(doc, dict) and "jobs" not in doc and "client_stats" in doc:
             doc = _client_jobs(doc, path)
-        if isinstance(doc, dict) and "jobs" in doc:
+        # a document printed twice (a terminal capture of `fio | tee`) is one document
+        if isinstance(doc, dict) and "jobs" in doc and not (docs and doc == docs[-1]):
             docs.append(doc)
         pos = text.find("{", end)
     if not docs or not any(d.get("jobs") for d in docs):
@@ -55,8 +63,56 @@ def load_documents(path: Path) -> list[dict]:
             f"{path}: the JSON has no 'jobs'; pass fio's --output-format=json output"
         )
     for doc in docs:
+        _check_shape(doc, path)
         _check_directions(doc, path)
     return docs
+
+
+def _check_shape(doc: dict, path: Path) -> None:
+    """Refuses a document whose containers are not what fio writes: ``jobs`` a list of
+    objects, each job's ``read``/``write``/``trim``/``job options`` and the document's
+    ``global options`` objects when present.
+
+    Raises:
+        ImportFormatError: names the field.
+    """
+    jobs = doc["jobs"]
+    if not isinstance(jobs, list) or not all(isinstance(j, dict) for j in jobs):
+        raise ImportFormatError(
+            f"{path}: 'jobs' is not a list of job objects; pass fio's unedited "
+            "--output-format=json output"
+        )
+    if not isinstance(doc.get("global options", {}), dict):
+        raise ImportFormatError(
+            f"{path}: 'global options' is not an object; pass fio's unedited output"
+        )
+    for j in jobs:
+        for key in (*DIRS, "job options"):
+            if not isinstance(j.get(key, {}), dict):
+                raise ImportFormatError(
+                    f"{path}: job {str(j.get('jobname'))[:40]!r}'s {key!r} is not an object; "
+                    "pass fio's unedited --output-format=json output"
+                )
+
+
+@contextlib.contextmanager
+def fields_of(path: Path | str):
+    """Turns a field of the wrong kind met while reading fio's output (a string where fio
+    writes a number, a list where it writes an object, an infinite count) into one
+    :class:`ImportFormatError` naming the file; flashback's own errors pass through.
+
+    Raises:
+        ImportFormatError: a field had the wrong kind.
+    """
+    try:
+        yield
+    except FlashbackError:
+        raise
+    except (TypeError, ValueError, AttributeError, KeyError, IndexError, OverflowError) as e:
+        raise ImportFormatError(
+            f"{path}: a field of fio's output has the wrong kind ({type(e).__name__}: "
+            f"{str(e)[:80]}); pass fio's unedited output"
+        ) from None
 
 
 def _check_directions(doc: dict, path: Path) -> None:

@@ -58,14 +58,31 @@ def kind_of(path: Path) -> tuple[str, int, str]:
 def read_table(path: Path) -> np.ndarray:
     """All rows of a fio log as an int64 array (rows × fields), parsed by polars.
 
-    Raises: as :func:`read_table_hex`.
+    Raises: as :func:`read_columns`.
     """
-    return read_table_hex(path)[0]
+    cols = read_columns(path).cols
+    if not cols:
+        return np.zeros((0, 0), dtype=np.int64)
+    return np.column_stack(cols)
 
 
-def read_table_hex(path: Path) -> tuple[np.ndarray, set[int]]:
-    """All rows of a fio log as an int64 array (rows × fields), parsed by polars, and the
-    fields written in hex (``0x…`` on line 1: ``log_prio=1``'s priority), read as integers.
+@dataclasses.dataclass
+class Table:
+    """A fio log's fields: ``cols`` (one int64 array per field, each row a line), the fields
+    written in hex (``hexcols``), each field's smallest and largest value (``lows``,
+    ``highs``), and whether the time column never steps back (``t_sorted``)."""
+
+    cols: list[np.ndarray]
+    hexcols: set[int]
+    lows: tuple = ()
+    highs: tuple = ()
+    t_sorted: bool = True
+
+
+def read_columns(path: Path) -> Table:
+    """The fields of a fio log as int64 columns parsed by polars, the fields written in hex
+    (``0x…`` on line 1: ``log_prio=1``'s priority) read as integers, with each field's
+    range and whether the times are in order (see :class:`Table`).
 
     Raises:
         ImportFormatError: a line that is not comma-separated integers, or has a different
@@ -76,7 +93,7 @@ def read_table_hex(path: Path) -> tuple[np.ndarray, set[int]]:
     with path.open("rb") as f:
         first = f.readline()
     if not first.strip():
-        return np.zeros((0, 0), dtype=np.int64), set()
+        return Table([], set())
     fields = first.rstrip(b"\r\n ,").split(b",")
     width = len(fields)
     # log_prio=1 (fio 3.3x) writes the priority column as hex, "0x2004"
@@ -97,7 +114,12 @@ def read_table_hex(path: Path) -> tuple[np.ndarray, set[int]]:
                 .str.to_integer(base=16, strict=False)
                 for i in hexcols
             )
-        ok = df.null_count().sum_horizontal().item() == 0
+        # nulls, smallest and largest value of every field in one pass of polars
+        stats = df.select(
+            [pl.all().null_count().name.suffix("_nulls")]
+            + [pl.all().min().name.suffix("_min"), pl.all().max().name.suffix("_max")]
+        ).row(0)
+        ok = sum(stats[:width]) == 0
     except (pl.exceptions.PolarsError, OSError):
         ok = False
     except BaseException as e:  # polars' CSV reader panics on some malformed lines
@@ -106,22 +128,49 @@ def read_table_hex(path: Path) -> tuple[np.ndarray, set[int]]:
         ok = False
     if not ok:
         _raise_bad_line(path, width, hexcols)
-    a = df.to_numpy()
-    if (a < 0).any():
-        row, col = np.argwhere(a < 0)[0]
-        raise FioFormatError(
-            f"{path} line {row + 1}: field {col + 1} is negative ({a[row, col]}); fio never logs "
-            "negative values, so the file is corrupt"
+    lows, highs = stats[width : 2 * width], stats[2 * width :]
+    n = df.height
+    # fields after time and value holding one value throughout (the direction of a
+    # one-direction job, a fixed bs, an unused priority) are read-only views of that value
+    cols = [
+        np.broadcast_to(np.int64(lows[i]), (n,))
+        if i >= 2 and lows[i] is not None and lows[i] == highs[i]
+        else _numpy(df.to_series(i))
+        for i in range(width)
+    ]
+    del df
+    if any(lo is not None and lo < 0 for lo in lows):
+        row, col = min(
+            (int(np.argmax(c < 0)), k) for k, c in enumerate(cols) if c.size and c.min() < 0
         )
-    back = np.flatnonzero(np.diff(a[:, 0]) < -_TIME_BACK_MS)
-    if back.size:
-        k = int(back[0]) + 1
         raise FioFormatError(
-            f"{path} line {k + 1}: the time goes back from {a[k - 1, 0]} to {a[k, 0]} ms, so the "
-            f"file holds {back.size + 1} logs one after another (per_job_logs=0 appends every "
-            "job's log to one file); pass one job's log (per_job_logs=1) or the JSON output"
+            f"{path} line {row + 1}: field {col + 1} is negative ({cols[col][row]}); fio never "
+            "logs negative values, so the file is corrupt"
         )
-    return a, hexcols
+    t = cols[0]
+    steps = np.diff(t) if t.size > 1 else np.zeros(1, dtype=np.int64)
+    first_step = int(steps.min())
+    if first_step < -_TIME_BACK_MS:
+        back = np.flatnonzero(steps < -_TIME_BACK_MS)
+        if back.size:
+            k = int(back[0]) + 1
+            raise FioFormatError(
+                f"{path} line {k + 1}: the time goes back from {t[k - 1]} to {t[k]} ms, so the "
+                f"file holds {back.size + 1} logs one after another (per_job_logs=0 appends "
+                "every job's log to one file); pass one job's log (per_job_logs=1) or the JSON "
+                "output"
+            )
+    return Table(cols, hexcols, lows, highs, t_sorted=first_step >= 0)
+
+
+def _numpy(s: pl.Series) -> np.ndarray:
+    """A polars integer column as one contiguous numpy array: its chunks (as the CSV reader's
+    threads left them) joined by numpy, about twice as fast as ``Series.to_numpy``'s own
+    joining."""
+    chunks = s.get_chunks()
+    if len(chunks) == 1:
+        return chunks[0].to_numpy()
+    return np.concatenate([c.to_numpy() for c in chunks])
 
 
 #: How far a log's time may step back (ms) before the file counts as several logs appended:
@@ -181,6 +230,23 @@ class Log:
     avg_ms: float = 0.0
     extra: np.ndarray | None = None  # fields after bs: [offset], [prio], [issue_time]
     hex_prio: bool = False  # the priority is written in hex (log_prio=1, fio 3.3x)
+    # (edges, interval of each row) of the last binning (series.bins_of)
+    binned: tuple | None = dataclasses.field(default=None, repr=False)
+    _dir_rows: np.ndarray | None = dataclasses.field(default=None, repr=False)
+    #: ``value`` as the integers fio wrote (int64), when read from a file
+    ivalue: np.ndarray | None = dataclasses.field(default=None, repr=False)
+    #: whether the times never step back (as read)
+    t_sorted: bool = False
+    #: (smallest, largest) bs, and of each extra field, as read; None when not known
+    bs_range: tuple | None = None
+    extra_ranges: list | None = None
+
+    def rows_in(self, d: int) -> int:
+        """How many rows the log holds for direction ``d`` (counted once per log)."""
+        if self._dir_rows is None or self._dir_rows.size != 3:
+            dd = np.asarray(self.ddir, dtype=np.int64)
+            self._dir_rows = np.bincount(dd, minlength=3)[:3] if dd.size else np.zeros(3, int)
+        return int(self._dir_rows[d])
 
 
 def parse_log(path: Path, *, window_value: str | None = None) -> Log:
@@ -196,53 +262,76 @@ def parse_log(path: Path, *, window_value: str | None = None) -> Log:
         FioFormatError: a negative value.
     """
     kind, job, _ = kind_of(path)
-    a, hexcols = read_table_hex(path)
-    if a.shape[0] == 0:
+    table = read_columns(path)
+    cols, hexcols = table.cols, table.hexcols
+    if not cols or cols[0].size == 0:
         z = np.zeros(0)
         return Log(
             path=path, kind=kind, job=job, t_ms=z, ddir=z, bs=z, value=z, value_max=None, both=False
         )
-    w = a.shape[1]
+    w = len(cols)
     if w < 3:
         raise ImportFormatError(f"{path}: {w} fields per line is not a fio log layout")
     both = window_value == "both"
     if window_value is None and w >= 6:
-        col2 = np.isin(a[:, 2], _DDIRS).all()
-        col3 = np.isin(a[:, 3], _DDIRS).all()
+        # values are non-negative (read_columns): a direction column is one of 0, 1, 2
+        col2 = table.highs[2] <= 2
+        col3 = table.highs[3] <= 2
         both = bool(col3 and not col2)
     i = 2 if both else 1
     if w < i + 2:
         raise ImportFormatError(f"{path}: {w} fields per line is not a fio log layout")
-    ddir = a[:, i + 1]
-    bad = ~np.isin(ddir, _DDIRS)
-    if bad.any():
-        k = int(np.argmax(bad))
+    ddir = cols[i + 1]
+    if table.highs[i + 1] > 2:
+        k = int(np.argmax(ddir > 2))
         raise ImportFormatError(
             f"{path} line {k + 1}: data direction {int(ddir[k])} is not 0, 1 or 2; pass "
             "window_value='both' if the log was written with log_window_value=both"
         )
-    bs = a[:, i + 2] if w > i + 2 else np.zeros(len(a), dtype=np.int64)
-    v = a[:, 1].astype(np.float64)
+    n = ddir.size
+    dir_rows = None
+    if table.lows[i + 1] == table.highs[i + 1]:  # one direction throughout
+        dir_rows = np.zeros(3, dtype=np.int64)
+        dir_rows[int(table.lows[i + 1])] = n
+    bs = cols[i + 2] if w > i + 2 else np.zeros(n, dtype=np.int64)
+    v = cols[1].astype(np.float64)
     if both:
-        value, vmax = v, a[:, 2].astype(np.float64)
+        value, vmax = v, cols[2].astype(np.float64)
     elif window_value == "max":
         value, vmax = None, v
     else:
         value, vmax = v, None
-    extra = a[:, i + 3 :] if w > i + 3 else None
+    rest = cols[i + 3 :]
+    extra = None if not rest else rest[0][:, None] if len(rest) == 1 else np.column_stack(rest)
     return Log(
         hex_prio=bool(hexcols),
         path=path,
         kind=kind,
         job=job,
-        t_ms=a[:, 0].astype(np.float64),
+        t_ms=cols[0].astype(np.float64),
         ddir=ddir,
         bs=bs,
         value=value,
         value_max=vmax,
         both=both,
         extra=extra,
+        ivalue=cols[1] if value is not None and not both else None,
+        t_sorted=table.t_sorted,
+        _dir_rows=dir_rows,
+        bs_range=(table.lows[i + 2], table.highs[i + 2]) if w > i + 2 else (0, 0),
+        extra_ranges=list(zip(table.lows[i + 3 :], table.highs[i + 3 :])),
     )
+
+
+def share_with_bs(log: Log) -> float:
+    """The share of a log's rows with ``bs > 0`` (1.0 or 0.0 from the range read, when it
+    tells)."""
+    if log.bs_range is not None and log.bs.size:
+        if log.bs_range[0] > 0:
+            return 1.0
+        if log.bs_range[1] == 0:
+            return 0.0
+    return float((log.bs > 0).mean())
 
 
 def fio3_columns(log: Log) -> bool:
@@ -254,6 +343,8 @@ def fio3_columns(log: Log) -> bool:
         return False
     if log.hex_prio or log.extra.shape[1] >= 2:
         return True
+    if log.extra_ranges and log.extra_ranges[0] == (0, 0):
+        return True  # all zero
     last = log.extra[:, 0]
     return bool((last == 0).all() or (last % 512 != 0).any())
 

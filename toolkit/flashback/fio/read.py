@@ -18,6 +18,7 @@ import polars as pl
 
 from flashback.capture import Capture
 from flashback.errors import FioFormatError, ImportFormatError
+from flashback.fio import combine as fcombine
 from flashback.fio import hist as fhist
 from flashback.fio import jsonout, logs, normal, series, terse
 from flashback.fio import version as fv
@@ -40,17 +41,16 @@ def _inputs(source: Any) -> tuple[list[Path], list[Path]]:
         for x in ps:
             if x.name.endswith(".log.fz"):
                 _refuse_compressed(x)
-        return [p for p in ps if p.name.endswith(".log")], [
-            p for p in ps if not p.name.endswith(".log")
-        ]
+        lg = [p for p in ps if _is_sample_log(p)]
+        return lg, [p for p in ps if p not in lg]
     p = Path(source)
     if p.is_dir():
         files = sorted(x for x in p.iterdir() if x.is_file())
-        lg = [x for x in files if logs.is_log_name(x.name)]
+        lg = [x for x in files if logs.is_log_name(x.name) and not _is_fio_output(x)]
         others = [x for x in files if x not in lg and _is_fio_output(x)]
         found: tuple[list[Path], list[Path]] = (lg, others)
     elif p.exists():
-        found = ([p], []) if p.name.endswith(".log") else ([], [p])
+        found = ([p], []) if _is_sample_log(p) else ([], [p])
     else:
         lg = sorted(Path(f) for f in glob.glob(glob.escape(os.fspath(p)) + "_*.log"))
         d = p.parent if str(p.parent) else Path(".")
@@ -104,9 +104,22 @@ def _head(p: Path) -> str:
 
 
 def _is_fio_output(p: Path) -> bool:
+    """Whether a file holds fio's JSON, terse or normal output, by its content."""
     head = _head(p)
     return '"fio version"' in head or terse.is_terse(head) or normal.is_normal(head)
 
+
+def _is_sample_log(p: Path) -> bool:
+    """Whether a file given by name is read as a fio sample log: named ``*.log`` and not
+    holding fio's JSON, terse or normal output (``fio … > run.log`` is normal output)."""
+    return p.name.endswith(".log") and not _is_fio_output(p)
+
+
+#: ``meta["column_notes"]`` for a latency mean from window-averaged logs with no I/O counts
+_UNWEIGHTED = (
+    "plain mean of fio's log_avg_msec window means: no iops log of the same job gives the "
+    "windows' I/O counts, so each window counts once (fio's own mean weights by I/O)"
+)
 
 #: Most rows an import makes (10 years of 1 s rows would be 3.2e8): beyond it the log's time
 #: column is corrupt rather than a real run.
@@ -122,17 +135,24 @@ def read_fio(
     log_offset: bool | None = None,
     fio_version: str | None = None,
     capacity_bytes: int | None = None,
+    combine: str | None = None,
 ) -> Capture:
     """Reads fio output into a capture, knowing each fio version's formats.
 
     ``source``: fio's JSON/json+ output (one document, or a ``--status-interval`` stream →
-    one row per status report), terse output (one row per group), one log, a list of files
+    one row per status report), terse output (one row per group), normal output (one row
+    per group, read as its JSON is: I/Os from each job's ``issued`` line, checked against
+    the group's "Run status" line; percentiles p50/p99/p99.9 as printed), one log, a list of files
     (logs of one run plus, optionally, its JSON or normal output), a directory holding one
     run, or the log prefix given to ``write_*_log`` (``PREFIX_bw.1.log`` ...).
 
     Logs are binned into ``interval_s``-second rows (default 1.0; ``interval=`` is the
     deprecated spelling and warns); the last row keeps its true length.
-    Per-job logs (``.1`` … ``.N``) are summed. ``fio_version`` (e.g. ``"2.2.10"``) is only
+    Per-job logs (``.1`` … ``.N``) are summed. Latency means from window-averaged logs
+    (``log_avg_msec``) weight each window by its I/O count, read from the same job's iops
+    log, as fio's own mean does; given latency logs without their iops logs, each window
+    counts once (a plain mean of window means, biased toward slow windows) and
+    ``meta["column_notes"]`` says so for each such column. ``fio_version`` (e.g. ``"2.2.10"``) is only
     needed when no JSON/normal output of the run is given and the layout cannot tell
     (fio 2.x latency logs are in µs, 3.x in ns). ``window_value``: ``"both"`` or ``"max"``
     for logs written with ``log_window_value``/``log_max_value`` when the layout cannot tell;
@@ -142,6 +162,13 @@ def read_fio(
     only logs whose first sample is an hour or more in are recognised). A JSON job that
     fio stopped with an error gives ``meta["status"] = "failed: fio job …"``.
 
+    ``combine="sum"`` (never the default) reads several runs that ran at the same time —
+    CBT's one fio process per volume, several JSON/normal outputs or several runs' logs
+    (prefixes) — as one test point, as fio's ``--client`` "All clients" sums its hosts:
+    group k of every run together, I/Os and bytes added, I/O-weighted latency means; runs
+    whose JSON shows them one after another are refused. Each run's logs count from its own
+    start, so summed logs line up only for runs started together.
+
     Raises:
         ImportFormatError: a malformed line (names file and line), unknown file names, no data.
         FioFormatError: the layout contradicts the fio version, units cannot be told apart,
@@ -150,9 +177,10 @@ def read_fio(
             ``log_compression`` with ``log_avg_msec`` logs (fio#1746), and I/Os fio counted
             in a runtime of 0 ms.
         ParameterError: ``interval_s`` is not a positive number of seconds, or both
-            ``interval_s`` and ``interval`` are given.
+            ``interval_s`` and ``interval`` are given, or ``combine`` is not None/"sum".
     """
     del log_offset
+    combine = fcombine.check_combine(combine)
     interval_s = interval_seconds(interval_s, interval=interval, where="read_fio")
     declared = fv.parse_version(fio_version) if fio_version else None
     if fio_version and declared is None:
@@ -163,21 +191,26 @@ def read_fio(
         if len(others) > 1 and len(jsons) == 1:
             fv.printed_in(others)  # the other files (normal/terse output) must name its version
             others = jsons
+        if len(others) > 1 and combine == "sum":
+            return _read_results_summed(others, declared, capacity_bytes)
         if len(others) > 1:
             raise FioFormatError(
                 f"{source}: holds {len(others)} fio outputs ({', '.join(p.name for p in others[:4])}); "
-                "pass one file, they are not summed"
+                "pass one file, or combine='sum' for runs that ran at the same time (they are "
+                "not summed by default)"
             )
         return _read_result(others[0], declared, capacity_bytes)
     seen: dict[tuple[str, int], Path] = {}
     for p in log_files:
-        kind, job, _ = logs.kind_of(p)
-        if (kind, job) in seen:
+        kind, job, prefix = logs.kind_of(p)
+        key = (kind, job, prefix if combine == "sum" else "")
+        if key in seen:
             raise FioFormatError(
-                f"{source}: {seen[kind, job].name} and {p.name} are both job {job}'s {kind} log, "
-                "so the files hold more than one run; pass one run, runs are not summed"
+                f"{source}: {seen[key].name} and {p.name} are both job {job}'s {kind} log, "
+                "so the files hold more than one run; pass one run, or combine='sum' for runs "
+                "that ran at the same time (runs are not summed by default)"
             )
-        seen[kind, job] = p
+        seen[key] = p
     prefixes = {logs.kind_of(p)[2] for p in log_files}
     printed, printed_at = fv.printed_in(others)
     if declared and printed and declared != printed:
@@ -185,7 +218,9 @@ def read_fio(
             f"{printed_at}: says {fv.show(printed)} but fio_version={fv.show(declared)} was given"
         )
     v = declared or printed
-    return _read_logs(log_files, others, v, prefixes, interval_s, window_value, capacity_bytes)
+    return _read_logs(
+        log_files, others, v, prefixes, interval_s, window_value, capacity_bytes, combine
+    )
 
 
 def _read_result(path: Path, declared: fv.Version | None, capacity_bytes: int | None) -> Capture:
@@ -212,6 +247,48 @@ def _read_result(path: Path, declared: fv.Version | None, capacity_bytes: int | 
         ) from None
 
 
+def _read_results_summed(
+    paths: list[Path], declared: fv.Version | None, capacity_bytes: int | None
+) -> Capture:
+    """Several JSON/normal outputs of runs that ran at the same time → one capture, each
+    group's jobs of every run summed (see :mod:`flashback.fio.combine`).
+
+    Raises:
+        ImportFormatError: a file is not JSON or normal output, or a field has the wrong kind.
+        FioFormatError: the runs ran one after another, or their layouts disagree.
+    """
+    docs, spans = [], []
+    for p in paths:
+        head = _head(p)
+        with jsonout.fields_of(p):
+            if normal.is_normal(head) and '"fio version"' not in head:
+                _, v, doc = normal.read_normal(p, declared)
+                layout = max(v, fv.NANOSECONDS_FROM)
+            elif "{" in head:
+                doc = jsonout.load_documents(p)[-1]
+                layout = v = jsonout.doc_version(doc, p, declared)
+            else:
+                raise ImportFormatError(
+                    f"{p}: combine='sum' reads fio's JSON or normal output; pass those files"
+                )
+        docs.append((p, doc, layout))
+        spans.append((p, fcombine.span_s(doc)))
+    fcombine.check_overlap(spans)
+    with jsonout.fields_of(", ".join(str(p) for p in paths)):
+        rows, _ = fcombine.summed_rows(docs)
+    df = _finish(pl.DataFrame(rows, infer_schema_length=None), paths[0])
+    meta = _meta(paths, docs[0][2], capacity_bytes, "summed")
+    meta["fio_version"] = ", ".join(sorted({str(d.get("fio version")) for _, d, _ in docs}))
+    meta["combine"] = "sum"
+    meta["jobs"] = [
+        {"jobname": j.get("jobname"), "options": j.get("job options"), "file": str(p)}
+        for p, d, _ in docs
+        for j in d["jobs"]
+    ]
+    _mark_failed(meta, {"jobs": [j for _, d, _ in docs for j in d["jobs"]]})
+    return Capture(intervals=df, meta=meta)
+
+
 def _read_result_unchecked(
     path: Path, declared: fv.Version | None, capacity_bytes: int | None
 ) -> Capture:
@@ -219,6 +296,9 @@ def _read_result_unchecked(
     if terse.is_terse(head) and not head.lstrip().startswith("{"):
         rows, v = terse.read_terse(path, declared)
         kind = "terse"
+    elif normal.is_normal(head) and '"fio version"' not in head:
+        rows, v, ndoc = normal.read_normal(path, declared)
+        docs, kind = [ndoc], "normal"
     elif "{" in head:
         docs = jsonout.load_documents(path)
         v = jsonout.doc_version(docs[-1], path, declared)
@@ -228,17 +308,17 @@ def _read_result_unchecked(
             rows, kind = jsonout.whole_run_rows(docs[0], path, v), "json"
     else:
         raise ImportFormatError(
-            f"{path}: neither fio JSON nor terse output; fio's normal output holds only "
-            "summaries, pass --output-format=json (or the logs)"
+            f"{path}: not fio output (JSON, terse or normal); pass fio's own output file "
+            "or its logs"
         )
     df = pl.DataFrame(rows, infer_schema_length=None)
     df = _finish(df, path)
     meta = _meta([path], v, capacity_bytes, kind)
-    if kind.startswith("json"):
+    if kind.startswith("json") or kind == "normal":
         meta["jobs"] = [
             {"jobname": j.get("jobname"), "options": j.get("job options")} for j in docs[-1]["jobs"]
         ]
-    _mark_failed(meta, docs[-1] if kind.startswith("json") else {"jobs": terse.job_errors(path)})
+    _mark_failed(meta, {"jobs": terse.job_errors(path)} if kind == "terse" else docs[-1])
     return Capture(intervals=df, meta=meta)
 
 
@@ -248,19 +328,22 @@ def _finish(df: pl.DataFrame, source: Path) -> pl.DataFrame:
     Raises:
         FioFormatError: a count adds up beyond 2⁶⁴ (a corrupt file).
     """
-    for c in df.columns:
-        if c.endswith("_ios") or c.endswith("_bytes"):
-            if df[c].dtype.is_float():
-                df = df.with_columns(pl.col(c).fill_nan(None))
-                top = df[c].max()
-                if top is not None and top >= 2.0**64:
-                    raise FioFormatError(
-                        f"{source}: {c} adds up to {top:.3g} in one interval, beyond any run; "
-                        "the file is corrupt"
-                    )
-            df = df.with_columns(pl.col(c).cast(pl.UInt64))
-        elif c.endswith("_us") or c.endswith("_iops") or c.endswith("_mbps"):
-            df = df.with_columns(pl.col(c).cast(pl.Float64).fill_nan(None))
+    counts = [c for c in df.columns if c.endswith("_ios") or c.endswith("_bytes")]
+    floats = [c for c in counts if df[c].dtype.is_float()]
+    if floats:
+        df = df.with_columns(pl.col(c).fill_nan(None) for c in floats)
+        tops = df.select(pl.col(c).max() for c in floats).row(0)
+        for c, top in zip(floats, tops):
+            if top is not None and top >= 2.0**64:
+                raise FioFormatError(
+                    f"{source}: {c} adds up to {top:.3g} in one interval, beyond any run; "
+                    "the file is corrupt"
+                )
+    rates = [c for c in df.columns if c.endswith(("_us", "_iops", "_mbps")) and c not in counts]
+    df = df.with_columns(
+        [pl.col(c).cast(pl.UInt64) for c in counts]
+        + [pl.col(c).cast(pl.Float64).fill_nan(None) for c in rates]
+    )
     return df.with_columns(pl.col("write_bytes").cum_sum().alias("host_written_bytes"))
 
 
@@ -288,7 +371,7 @@ def _decide_modes(
     for lg in parsed:
         if lg.t_ms.size == 0:
             continue
-        if lg.kind in ("bw", "iops") and (lg.bs > 0).mean() > 0.5:
+        if lg.kind in ("bw", "iops") and logs.share_with_bs(lg) > 0.5:
             if v is not None:
                 # the version decides; an iops log can still contradict it (per-I/O rows are 1)
                 windowed = v < fv.WINDOWED_DEFAULT_LOGS_BEFORE
@@ -309,7 +392,7 @@ def _decide_modes(
             else:
                 lo = max(lo, fv.WINDOWED_DEFAULT_LOGS_BEFORE)
                 why.append(f"{lg.path.name}: one row per I/O (fio >= 2.10)")
-        elif (lg.bs == 0).mean() > 0.5 or lg.kind in ("bw", "iops"):
+        elif 1.0 - logs.share_with_bs(lg) > 0.5 or lg.kind in ("bw", "iops"):
             lg.mode, lg.avg_ms = "avg", logs.window_ms(lg)
         if lg.both or logs.fio3_columns(lg):
             layout = "mean and max columns" if lg.both else "priority/issue-time columns"
@@ -356,6 +439,7 @@ def _read_logs(
     interval: float,
     window_value: str | None,
     capacity_bytes: int | None,
+    combine: str | None = None,
 ) -> Capture:
     parsed, hists = [], []
     for f in log_files:
@@ -367,10 +451,11 @@ def _read_logs(
     v, ns_per_unit = _decide_modes(parsed, [(p, h) for p, h in hists], v)
     for lg in parsed:
         logs.check_one_row_per_window(lg)
-    doc = _json_of(others)
-    origin_ms = logs.epoch_origin_ms(
-        parsed, [h[0] for _, h in hists], epoch=None if doc is None else jsonout.epoch_logs(doc)
-    )
+    outputs = ", ".join(str(p) for p in others)
+    with jsonout.fields_of(outputs):
+        doc = _json_of(others)
+        epoch = None if doc is None else jsonout.epoch_logs(doc)
+    origin_ms = logs.epoch_origin_ms(parsed, [h[0] for _, h in hists], epoch=epoch)
     if origin_ms:
         for lg in parsed:
             lg.t_ms = np.maximum(lg.t_ms - origin_ms, 0.0)
@@ -398,6 +483,7 @@ def _read_logs(
     by = {k: [lg for lg in parsed if lg.kind == k] for k in logs.KINDS}
     cols: dict[str, Any] = {"t_s": edges[1:] / 1000.0, "interval_s": dt_s}
     slack: dict[str, float] = {}  # the totals the logs measure, with their tolerance
+    notes: dict[str, str] = {}  # what a column is, where it is not what its name says
     # an empty log (fio writes no slat samples for sync engines) counts nothing
     per_io_kind = next(
         (
@@ -441,8 +527,15 @@ def _read_logs(
         if name == "trim":
             continue
         cols[f"{name}_mbps"] = nbytes / dt_s / 1e6
-        lat = series.latency(by["lat"], d, edges, ns_per_unit=ns_per_unit or 1.0)
-        clat = series.latency(by["clat"], d, edges, ns_per_unit=ns_per_unit or 1.0)
+        lat = series.latency(
+            by["lat"], d, edges, ns_per_unit=ns_per_unit or 1.0, iops_logs=by["iops"]
+        )
+        clat = series.latency(
+            by["clat"], d, edges, ns_per_unit=ns_per_unit or 1.0, iops_logs=by["iops"]
+        )
+        for key, st in (("lat", lat), ("clat", clat)):
+            if st is not None and st.get("weighted_by") == "windows":
+                notes[f"{name}_{key}_mean_us"] = _UNWEIGHTED
         if clat is None and h is not None:
             clat = h[0]
         for s in series.LAT_STATS:
@@ -451,13 +544,17 @@ def _read_logs(
             for s in series.LAT_STATS:
                 cols[f"{name}_clat_{s}_us"] = np.full(n, np.nan) if clat is None else clat[s]
     df = _finish(pl.DataFrame(cols).with_columns(pl.lit("fio").alias("step")), log_files[0])
-    _check_against_printed(df, others, v, prefixes, slack)
+    with jsonout.fields_of(outputs):
+        _check_against_printed(df, others, v, prefixes, slack, summed=combine == "sum")
     meta = _meta(log_files + others, v, capacity_bytes, "logs")
     meta["log_modes"] = {lg.path.name: lg.mode for lg in parsed}
+    if notes:
+        meta["column_notes"] = notes
     if origin_ms:
         meta["log_epoch_origin_ms"] = origin_ms
     if doc is not None:
-        _mark_failed(meta, doc)
+        with jsonout.fields_of(outputs):
+            _mark_failed(meta, doc)
     return Capture(intervals=df, meta=meta)
 
 
@@ -496,14 +593,21 @@ def _slack(lgs: list[logs.Log], d: int) -> float:
 
 
 def _check_against_printed(
-    df: pl.DataFrame, others: list[Path], v: fv.Version | None, prefixes: set[str], slack: dict
+    df: pl.DataFrame,
+    others: list[Path],
+    v: fv.Version | None,
+    prefixes: set[str],
+    slack: dict,
+    *,
+    summed: bool = False,
 ) -> None:
     """Compares the import's totals with the totals fio printed in the run's JSON or normal
-    output, when given.
+    output, when given (``summed``: the outputs of runs combined, added up first).
 
     Raises:
         FioFormatError: a total differs beyond rounding.
     """
+    checks = []
     for p in others:
         head = _head(p)
         rounding: dict[str, float] = {}
@@ -516,6 +620,17 @@ def _check_against_printed(
             printed = {**normal.printed_ios(p)[1], **nbytes}
         else:
             continue
+        checks.append((p, printed, rounding))
+    if summed and len(checks) > 1:
+        total: dict[str, float] = {}
+        rounding_total: dict[str, float] = {}
+        for _, printed, rounding in checks:
+            for k, x in printed.items():
+                total[k] = total.get(k, 0) + x
+            for k, x in rounding.items():
+                rounding_total[k] = rounding_total.get(k, 0.0) + x
+        checks = [(Path(", ".join(p.name for p, _, _ in checks)), total, rounding_total)]
+    for p, printed, rounding in checks:
         for key, want in printed.items():
             if key not in slack:
                 continue  # the logs do not measure it (e.g. bw logs alone give no I/O count)

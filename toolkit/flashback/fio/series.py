@@ -28,6 +28,33 @@ def bin_of(t_ms: np.ndarray, edges: np.ndarray) -> np.ndarray:
     return np.clip(np.searchsorted(edges, t_ms, side="left") - 1, 0, edges.size - 2)
 
 
+def bins_of(lg: Log, edges: np.ndarray) -> np.ndarray:
+    """:func:`bin_of` of every row of a log, computed once per log and edges. A log whose
+    times never step back (fio's per-I/O logs) is binned by locating the edges among the
+    times (one search per edge) instead of each time among the edges; the result is the
+    same."""
+    if lg.binned is not None and lg.binned[0] is edges:
+        return lg.binned[1]
+    t = lg.t_ms
+    if t.size > 1 and (lg.t_sorted or bool((t[1:] >= t[:-1]).all())):
+        idx = np.searchsorted(t, edges, side="right")  # times <= each edge
+        counts = np.diff(idx)
+        counts[0] += idx[0]  # at or before the first edge: the first interval
+        counts[-1] += t.size - idx[-1]  # past the last edge: the last interval
+        b = np.repeat(np.arange(edges.size - 1), counts)
+    else:
+        b = bin_of(t, edges)
+    lg.binned = (edges, b)
+    return b
+
+
+def _rows(lg: Log, d: int) -> np.ndarray | slice:
+    """The rows of direction ``d``: a slice of all of them when the log holds no other."""
+    if lg.rows_in(d) == lg.ddir.size:
+        return slice(None)
+    return lg.ddir == d
+
+
 def window_integral(
     t_ms: np.ndarray, rate: np.ndarray, edges: np.ndarray, *, avg_ms: float
 ) -> np.ndarray:
@@ -36,6 +63,16 @@ def window_integral(
     after a gap longer than 1.5 windows, where windows without I/O went unlogged and the
     sample covers one window (``avg_ms = inf`` for fio < 2.10 default logs: always since the
     previous one). Returns rate·ms per interval."""
+    xs, ys = cumulative(t_ms, rate, avg_ms=avg_ms)
+    return np.diff(np.interp(edges, xs, ys, left=0.0, right=ys[-1]))
+
+
+def cumulative(
+    t_ms: np.ndarray, rate: np.ndarray, *, avg_ms: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """The running integral of window-averaged rates (rate·ms) as a piecewise-linear curve
+    ``(xs, ys)`` for :func:`numpy.interp`, each sample spread over the window it covers (see
+    :func:`window_integral`)."""
     order = np.argsort(t_ms, kind="stable")
     t, r = t_ms[order], rate[order]
     prev = np.concatenate([[0.0 if np.isinf(avg_ms) else max(t[0] - avg_ms, 0.0)], t[:-1]])
@@ -45,8 +82,7 @@ def window_integral(
     ys = np.empty(2 * t.size)
     xs[0::2], xs[1::2] = start, t
     ys[0::2], ys[1::2] = cum[:-1], cum[1:]
-    xs = np.maximum.accumulate(xs)
-    return np.diff(np.interp(edges, xs, ys, left=0.0, right=cum[-1]))
+    return np.maximum.accumulate(xs), ys
 
 
 def rate_total(logs: list[Log], d: int, edges: np.ndarray) -> np.ndarray | None:
@@ -56,13 +92,13 @@ def rate_total(logs: list[Log], d: int, edges: np.ndarray) -> np.ndarray | None:
         return None
     total = np.zeros(edges.size - 1)
     for lg in logs:
-        sel = lg.ddir == d
-        if not sel.any():
+        if not lg.rows_in(d):
             continue
+        sel = _rows(lg, d)
         t = lg.t_ms[sel]
         if lg.mode == "per_io":
             w = lg.bs[sel] / 1024.0 if lg.kind == "bw" else None
-            total += np.bincount(bin_of(t, edges), weights=w, minlength=edges.size - 1)
+            total += np.bincount(bins_of(lg, edges)[sel], weights=w, minlength=edges.size - 1)
         else:
             avg = np.inf if lg.mode == "default_window" else lg.avg_ms
             total += window_integral(t, lg.value[sel], edges, avg_ms=avg) / 1000.0
@@ -79,36 +115,55 @@ def per_io_counts(
     n = edges.size - 1
     ios, nbytes = np.zeros(n), np.zeros(n)
     for lg in fs:
-        sel = lg.ddir == d
-        b = bin_of(lg.t_ms[sel], edges)
-        ios += np.bincount(b, minlength=n)
-        nbytes += np.bincount(b, weights=lg.bs[sel].astype(np.float64), minlength=n)
+        if not lg.rows_in(d):
+            continue
+        sel = _rows(lg, d)
+        b = bins_of(lg, edges)[sel]
+        counted = np.bincount(b, minlength=n)
+        ios += counted
+        bs = lg.bs[sel]
+        lo, hi = lg.bs_range if lg.bs_range is not None else (bs.min(), bs.max())
+        if bs.size and lo == hi and float(bs[0]) * bs.size < 2.0**53:
+            # one block size: the same sums, exactly (integers below 2^53)
+            nbytes += counted * float(bs[0])
+        else:
+            nbytes += np.bincount(b, weights=bs.astype(np.float64), minlength=n)
     return ios, nbytes
 
 
-def latency(logs: list[Log], d: int, edges: np.ndarray, *, ns_per_unit: float) -> dict | None:
+def latency(
+    logs: list[Log],
+    d: int,
+    edges: np.ndarray,
+    *,
+    ns_per_unit: float,
+    iops_logs: list[Log] | None = None,
+) -> dict | None:
     """Per-interval latency stats in µs from latency logs of one kind (jobs pooled).
 
     Per-I/O logs give exact sample statistics. Window-averaged logs (``log_avg_msec``) give
-    the mean of the window means only; their percentiles are null, and their max is null
-    unless the log carries maxima (``log_window_value=both``/``max``)."""
-    fs = [lg for lg in logs if (lg.ddir == d).any()]
+    the mean of the window means, each window weighted by its I/O count taken from the same
+    job's iops log (``iops_logs``, matched by run prefix and job number), which is fio's own
+    mean; without an iops log for every latency log the windows count equally
+    (``out["weighted_by"]`` says which: ``"ios"`` or ``"windows"``). Their percentiles are
+    null, and their max is null unless the log carries maxima (``log_window_value=both``/
+    ``max``)."""
+    fs = [lg for lg in logs if lg.rows_in(d)]
     if not fs:
         return None
     n = edges.size - 1
-    out = {k: np.full(n, np.nan) for k in LAT_STATS}
+    out: dict = {k: np.full(n, np.nan) for k in LAT_STATS}
     scale = ns_per_unit / 1000.0
     per_io = [lg for lg in fs if lg.mode == "per_io"]
     if per_io:
-        t = np.concatenate([lg.t_ms[lg.ddir == d] for lg in per_io])
-        v = np.concatenate([lg.value[lg.ddir == d] for lg in per_io]) * scale
-        b = bin_of(t, edges)
-        order = np.lexsort((v, b))
-        b, v = b[order], v[order]
-        starts = np.flatnonzero(np.r_[True, np.diff(b) != 0])
-        ends = np.r_[starts[1:], b.size]
-        for s, e in zip(starts, ends):
-            i, vv = b[s], v[s:e]
+        sels = [_rows(lg, d) for lg in per_io]
+        b = _joined([bins_of(lg, edges)[sel] for lg, sel in zip(per_io, sels)])
+        if all(lg.ivalue is not None for lg in per_io):
+            raw = _joined([lg.ivalue[sel] for lg, sel in zip(per_io, sels)])
+        else:
+            raw = _joined([lg.value[sel] for lg, sel in zip(per_io, sels)])
+        for i, vv in _by_interval(b, raw, n):
+            vv = vv * scale
             out["mean"][i] = vv.mean()
             # fio's rule on exact samples: the smallest value with at least p·N samples <= it
             for k, p in (("p50", 0.5), ("p99", 0.99), ("p999", 0.999)):
@@ -121,8 +176,17 @@ def latency(logs: list[Log], d: int, edges: np.ndarray, *, ns_per_unit: float) -
         v = np.concatenate([lg.value[lg.ddir == d] for lg in means]) * scale
         b = bin_of(t, edges)
         cnt = np.bincount(b, minlength=n)
+        w = _window_ios(means, d, iops_logs or [])
         with np.errstate(invalid="ignore", divide="ignore"):
-            out["mean"] = np.where(cnt > 0, np.bincount(b, weights=v, minlength=n) / cnt, np.nan)
+            plain = np.where(cnt > 0, np.bincount(b, weights=v, minlength=n) / cnt, np.nan)
+            if w is None:
+                out["mean"] = plain
+            else:
+                den = np.bincount(b, weights=w, minlength=n)
+                num = np.bincount(b, weights=w * v, minlength=n)
+                # an interval whose windows the iops logs saw no I/O in keeps the plain mean
+                out["mean"] = np.where(den > 0, num / den, plain)
+        out["weighted_by"] = "windows" if w is None else "ios"
     maxes = [lg for lg in fs if lg.value_max is not None]
     if maxes:
         t = np.concatenate([lg.t_ms[lg.ddir == d] for lg in maxes])
@@ -132,6 +196,84 @@ def latency(logs: list[Log], d: int, edges: np.ndarray, *, ns_per_unit: float) -
         np.maximum.at(m, b, v)
         out["max"] = np.where(np.isfinite(m), m, np.nan)
     return out
+
+
+def _joined(parts: list[np.ndarray]) -> np.ndarray:
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
+def _by_interval(b: np.ndarray, raw: np.ndarray, n: int):
+    """Yields (interval, its values sorted ascending) for each interval holding values.
+    fio's latencies are integers (held as floats): interval and value packed into one int64
+    key make this one in-place integer sort (a few ms per million samples) and each
+    interval's values are unpacked from its run of keys; the values, and so every statistic,
+    are those a two-key lexsort of every sample gives, which values too large to pack take."""
+    shift = max(int(n).bit_length(), 1)  # n itself is packed as the last bound
+    bits = 63 - shift
+    if raw.size and float(raw.max()) < 2.0 ** min(53, bits):
+        key = raw.astype(np.int64, copy=True)
+        key |= b << bits
+        key.sort()
+        bounds = np.searchsorted(key, np.arange(n + 1, dtype=np.int64) << bits)
+        mask = (1 << bits) - 1
+        for i in np.flatnonzero(np.diff(bounds)):
+            yield int(i), (key[bounds[i] : bounds[i + 1]] & mask).astype(np.float64)
+        return
+    order = np.lexsort((raw, b))
+    b, v = b[order], raw[order].astype(np.float64)
+    starts = np.flatnonzero(np.r_[True, np.diff(b) != 0])
+    ends = np.r_[starts[1:], b.size]
+    for s, e in zip(starts, ends):
+        yield int(b[s]), v[s:e]
+
+
+def _window_ios(lat_logs: list[Log], d: int, iops_logs: list[Log]) -> np.ndarray | None:
+    """The I/O count of each window of window-averaged latency logs (direction ``d``, rows
+    in the order :func:`latency` concatenates them), from each job's iops log: the I/Os the
+    iops log counts between the window's start (the previous sample, or one window earlier
+    after a gap, as in :func:`cumulative`) and its end. fio closes the two logs' windows on
+    separate clocks a few ms apart and its iops log may lack the first window, so before
+    the iops log's first sample and after its last one its first and last rates hold.
+    Per-I/O iops logs are counted. ``None`` when some latency log has no iops log of its
+    run and job with samples in ``d``."""
+    by_job = {(_prefix(lg), lg.job): lg for lg in iops_logs if lg.value is not None}
+    parts = []
+    for lg in lat_logs:
+        io = by_job.get((_prefix(lg), lg.job))
+        if io is None or not (io.ddir == d).any():
+            return None
+        isel = io.ddir == d
+        t = lg.t_ms[lg.ddir == d]
+        avg_ms = lg.avg_ms or 1.0
+        prev = np.concatenate([[t[0] - avg_ms], t[:-1]])
+        start = np.where((t - prev > 1.5 * avg_ms) | (prev > t), t - avg_ms, prev)
+        if io.mode == "per_io":
+            xs = np.sort(io.t_ms[isel])
+            ys = np.arange(1, xs.size + 1, dtype=np.float64)
+            w = np.interp(t, xs, ys, left=0.0) - np.interp(start, xs, ys, left=0.0)
+        else:
+            order = np.argsort(io.t_ms[isel], kind="stable")
+            it, iv = io.t_ms[isel][order], io.value[isel][order]
+            avg = np.inf if io.mode == "default_window" else io.avg_ms
+            xs, ys = cumulative(it, iv, avg_ms=avg)
+            w = _extended(t, xs, ys, iv[0], iv[-1]) - _extended(start, xs, ys, iv[0], iv[-1])
+            w = w / 1000.0
+        parts.append(np.maximum(w, 0.0))
+    return np.concatenate(parts) if parts else None
+
+
+def _extended(x: np.ndarray, xs: np.ndarray, ys: np.ndarray, first: float, last: float):
+    """``np.interp(x, xs, ys)`` continued linearly with slope ``first`` before ``xs[0]`` and
+    ``last`` after ``xs[-1]``."""
+    y = np.interp(x, xs, ys)
+    y = np.where(x < xs[0], ys[0] - first * (xs[0] - x), y)
+    return np.where(x > xs[-1], ys[-1] + last * (x - xs[-1]), y)
+
+
+def _prefix(lg: Log) -> str:
+    """The run prefix of a log's file name (``x`` for ``x_clat.2.log``)."""
+    name = lg.path.name
+    return name[: name.rfind(f"_{lg.kind}")]
 
 
 def hist_latency(
