@@ -34,6 +34,8 @@ class Protocol:
         checks: ``checks(replay)`` → rows for :meth:`Replay.compare`.
         unstated: parameter → plausible values, for the parameters the review does not state
             (an idle gap, a measurement length); ``compare(sensitivity=True)`` replays each.
+        headline: the review's headline number as ``(test, condition, metric)`` of a compare
+            row, or a sentence saying why the replay cannot compare it.
     """
 
     name: str
@@ -49,6 +51,7 @@ class Protocol:
     estimate_written_bytes: Callable[[int, float, dict[str, Any]], float] | None = None
     pair_checks: Callable[["Replay", "Replay"], list[dict[str, Any]]] | None = None
     unstated: dict[str, tuple[float, ...]] = dataclasses.field(default_factory=dict)
+    headline: tuple[str, str, str] | str = ""
 
     def describe(self) -> str:
         """A multi-line description: review, default target, steps and parameters.
@@ -375,6 +378,7 @@ def check_row(
     reproducible: bool = True,
     unmodelled: str = "",
     setting: bool = False,
+    effect: tuple[str, tuple[str, str, str], tuple[str, str, str]] | None = None,
 ) -> dict[str, Any]:
     """One row for :meth:`Replay.compare`.
 
@@ -382,14 +386,25 @@ def check_row(
     its row (``drive=None``: a row about the procedure or every drive). ``seed_value`` is used
     only when no published row matches. ``bound``: ``value`` (within ``tolerance`` relative),
     ``min`` / ``max`` (the published number is a lower / upper bound, loosened by
-    ``tolerance``). ``unmodelled``: the reason the model does not reproduce this documented
-    number (its row is never within tolerance); ``reproducible=False`` is the same with the
-    reason in ``note``. ``setting=True``: the replayed value is a setting of the procedure
+    ``tolerance``). ``unmodelled``: the key of the documented mechanism
+    (:mod:`flashback.replay.mechanisms`) without which the model cannot reproduce this number;
+    the row is "documented, not modelled" only while the replayed drive lacks it, and compared
+    as usual otherwise. ``reproducible=False``: the row is never compared (the reason in
+    ``note``). ``effect=(kind, a, b)``: the row compares an effect (``kind`` ``drop_pct``:
+    100 × (1 − b/a); ``ratio_pct``: 100 × b/a) whose published value is derived from the
+    published rows ``a`` and ``b``, each ``(test, condition, metric)`` of the same drive.
+    ``setting=True``: the replayed value is a setting of the procedure
     echoed back (a block size, a duration, a span), which checks the replay but matches
     nothing the drive did.
     """
     if replayed is not None and replayed != replayed:  # NaN
         replayed = None
+    if unmodelled:
+        from flashback.replay.mechanisms import get
+
+        get(unmodelled)  # a row names a declared mechanism, or fails here
+    if effect is not None and effect[0] not in EFFECTS:
+        raise ReplayError(f"effect kind {effect[0]!r} is not one of {', '.join(EFFECTS)}")
     return {
         "test": test,
         "condition": condition,
@@ -401,10 +416,18 @@ def check_row(
         "seed_value": seed_value,
         "bound": bound,
         "note": note,
-        "reproducible": reproducible and not unmodelled,
+        "reproducible": reproducible,
         "unmodelled": unmodelled,
         "setting": setting,
+        "effect": effect,
     }
+
+
+#: How an effect's published value follows from the two published levels ``a`` and ``b``.
+EFFECTS: dict[str, Callable[[float, float], float]] = {
+    "drop_pct": lambda a, b: 100.0 * (1.0 - b / a),
+    "ratio_pct": lambda a, b: 100.0 * b / a,
+}
 
 
 def require(condition: bool, message: str) -> None:

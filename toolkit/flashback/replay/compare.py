@@ -64,10 +64,39 @@ def published_numbers() -> pl.DataFrame | None:
     return frame if frame.height else None
 
 
+def _published_row(
+    pub: pl.DataFrame | None, source: str, drive: str | None, key: tuple[str, str, str]
+) -> float | None:
+    """The published value of ``(test, condition, metric)`` for ``drive`` (first match)."""
+    if pub is None or not pub.height:
+        return None
+    test, condition, metric = key
+    sel = pub.filter(
+        (pl.col("source") == source)
+        & (pl.col("test") == test)
+        & (pl.col("condition") == condition)
+        & (pl.col("metric") == metric)
+    )
+    sel = sel.filter(pl.col("drive").is_null() if drive is None else pl.col("drive") == drive)
+    return float(sel["value"][0]) if sel.height else None
+
+
 def _lookup(pub: pl.DataFrame | None, source: str, row: dict[str, Any]) -> tuple[float | None, str]:
-    """The published value for ``row`` (matched on source, drive, test, condition, metric)
-    and a note on where it came from."""
-    if pub is not None and pub.height:
+    """The published value for ``row`` (matched on source, drive, test, condition, metric,
+    or derived from two published rows for an effect) and a note on where it came from."""
+    from flashback.replay.base import EFFECTS
+
+    effect = row.get("effect")
+    if effect is not None:
+        kind, a_key, b_key = effect
+        a = _published_row(pub, source, row["drive"], a_key)
+        b = _published_row(pub, source, row["drive"], b_key)
+        if a not in (None, 0) and b is not None:
+            return EFFECTS[kind](a, b), (
+                f"published effect derived from the review's {a_key[1]} {a:g} and "
+                f"{b_key[1]} {b:g} {a_key[2]}"
+            )
+    elif pub is not None and pub.height:
         sel = pub.filter(
             (pl.col("source") == source)
             & (pl.col("test") == row["test"])
@@ -88,10 +117,15 @@ def _lookup(pub: pl.DataFrame | None, source: str, row: dict[str, Any]) -> tuple
     return None, ""
 
 
-def _status(row: dict[str, Any], value: float | None) -> str:
+def _status(row: dict[str, Any], value: float | None, config: dict[str, Any] | None = None) -> str:
+    """A row's status, computed: ``documented, not modelled`` only while the replayed drive
+    (``config``, its ``sim:`` configuration; ``None`` for a real drive) lacks the mechanism
+    the row names."""
+    from flashback.replay.mechanisms import absent
+
     if row["setting"]:
         return SETTING
-    if not row["reproducible"]:
+    if not row["reproducible"] or (row["unmodelled"] and absent(row["unmodelled"], config)):
         return UNMODELLED
     if value is None:
         return "no published value"
@@ -132,8 +166,11 @@ def compare(
     """
     from flashback.errors import ReplayError
 
+    from flashback.replay.mechanisms import absent, get, sim_config
+
     proto = replay.protocol
     pub = published if published is not None else published_numbers()
+    config = sim_config(replay.meta)
     checks = proto.checks(replay)
     if sensitivity:
         checks += sensitivity_rows(replay, checks)
@@ -151,7 +188,7 @@ def compare(
         rel = None
         if value not in (None, 0) and r["replayed"] is not None:
             rel = (r["replayed"] - value) / abs(value)
-        status = SENSITIVITY if r.get("sensitivity") else _status(r, value)
+        status = SENSITIVITY if r.get("sensitivity") else _status(r, value, config)
         within = {"within tolerance": True, "outside tolerance": False}.get(status)
         if status == "not replayed" and r["tolerance"] is not None:
             within = False  # the review measured it; the replay found nothing
@@ -160,8 +197,14 @@ def compare(
             notes.insert(
                 0, f"the published number is a {'lower' if r['bound'] == 'min' else 'upper'} bound"
             )
-        if r["unmodelled"]:
-            notes.insert(0, f"{UNMODELLED}: {r['unmodelled']}")
+        if r["unmodelled"] and absent(r["unmodelled"], config):
+            notes.insert(0, f"{UNMODELLED}: {get(r['unmodelled']).reason}")
+        elif r["unmodelled"]:
+            notes.insert(
+                0,
+                f"the replayed drive has the mechanism the review's number reflects "
+                f"({get(r['unmodelled']).reason}), so the row is compared",
+            )
         elif not r["reproducible"]:
             notes.insert(0, UNMODELLED)
         if r["setting"]:
@@ -266,3 +309,42 @@ def tally(cmp: pl.DataFrame) -> dict[str, Any]:
         "median_abs_rel_error_pct": None if med is None else 100 * med,
         "documented_not_modelled": cmp.filter(pl.col("status") == UNMODELLED).height,
     }
+
+
+def headline(protocol: Any, cmp: pl.DataFrame) -> str:
+    """The review's headline number beside the replayed one with its status, or why the
+    replay cannot compare it (``Protocol.headline``).
+
+    Raises:
+        ReplayError: the protocol declares no headline, or its headline row is not in ``cmp``
+            (a protocol must compare its headline or say why not).
+    """
+    from flashback.errors import ReplayError
+
+    key = protocol.headline
+    if isinstance(key, str):
+        if not key:
+            raise ReplayError(f"{protocol.name} declares no headline number nor why it has none")
+        return f"not compared: {key}"
+    test, condition, metric = key
+    sel = cmp.filter(
+        (pl.col("test") == test) & (pl.col("condition") == condition) & (pl.col("metric") == metric)
+    )
+    if sel.is_empty() and protocol.pair_checks is not None:
+        return (
+            f"not compared here: {metric} needs a second replay (compare(other=...), see "
+            f"{protocol.name}'s pair checks)"
+        )
+    if sel.is_empty():
+        raise ReplayError(
+            f"{protocol.name}'s headline {test}/{condition}/{metric} is not among its compare rows"
+        )
+    r = sel.row(0, named=True)
+
+    def fmt(v: float | None) -> str:
+        return "—" if v is None else f"{v:.4g}"
+
+    return (
+        f"{metric} ({condition}): published {fmt(r['published'])}, replayed "
+        f"{fmt(r['replayed'])} {r['unit']} — {r['status']}"
+    )

@@ -20,17 +20,24 @@ class Review:
     build: Callable[..., tuple[Section, pl.DataFrame]]
     scale: str
     quick_scale: str
+    protocol: str
 
 
 # Demo scales: large enough that each phenomenon shows, small enough for ~3 minutes in all.
 REVIEWS = (
-    Review("puget", puget.build, "1/12", "1/256"),
-    Review("behardware", behardware.build, "1/16", "1/256"),
-    Review("xbit", xbit.build, "1/16", "1/512"),
-    Review("anandtech-consistency", anandtech.build_consistency, "1/16", "1/512"),
-    Review("anandtech-trim", anandtech.build_trim, "1/8", "1/512"),
-    Review("anand2009", anand2009.build, "1/8", "1/256"),
-    Review("snia-pts", snia.build, "1/64", "1/512"),
+    Review("puget", puget.build, "1/12", "1/256", "puget-cdm-loop"),
+    Review("behardware", behardware.build, "1/16", "1/256", "behardware-used-trim"),
+    Review("xbit", xbit.build, "1/16", "1/512", "xbit-pts-degradation"),
+    Review(
+        "anandtech-consistency",
+        anandtech.build_consistency,
+        "1/16",
+        "1/512",
+        "anandtech-consistency",
+    ),
+    Review("anandtech-trim", anandtech.build_trim, "1/8", "1/512", "anandtech-trim-validation"),
+    Review("anand2009", anand2009.build, "1/8", "1/256", "anand2009-new-vs-used"),
+    Review("snia-pts", snia.build, "1/64", "1/512", "snia-pts"),
 )
 
 
@@ -44,7 +51,10 @@ def build_demo(
     """Runs every review replay, writes ``out_dir/report.html`` (+ figures), returns the path
     and a summary frame (per review: numbers compared, within tolerance, median error,
     documented but not modelled)."""
-    sections, rows = [], []
+    from flashback.replay.base import get_protocol
+    from flashback.replay.compare import headline
+
+    sections, rows, cmps = [], [], []
     for r in REVIEWS:
         if only and r.key not in only:
             continue
@@ -52,12 +62,26 @@ def build_demo(
         scale = r.quick_scale if quick else r.scale
         section, cmp = r.build(scale=scale, progress=progress)
         sections.append(section)
+        cmps.append(cmp)
         rows.append(
             {
                 "review": r.key,
                 "scale": scale,
                 "seconds": round(time.monotonic() - t0, 1),
                 **tally(cmp),
+                "headline": headline(get_protocol(r.protocol), cmp),
+            }
+        )
+    if rows:
+        total = pl.concat(cmps, how="diagonal_relaxed")
+        rows.append(
+            {
+                "review": "total",
+                "scale": "",
+                "seconds": round(sum(r["seconds"] for r in rows), 1),
+                **tally(total),
+                "headline": f"{sum(1 for r in rows if not r['headline'].startswith('not compared'))}"
+                f" of {len(rows)} reviews compare their headline number",
             }
         )
     summary = pl.DataFrame(rows)

@@ -94,6 +94,34 @@ def checks(rep: Replay) -> list[dict[str, Any]]:
                 note=notes[cond],
             )
         )
+    clean = rows[1]["replayed"]
+    key = {c: ("as_ssd_seq_write", c, "avg_mbps") for c in ("clean", "torture", "after_trim")}
+    for cond, metric, kind, note in (
+        ("torture", "drop_pct", "drop_pct", "the effect itself: the loss after the torture"),
+        (
+            "after_trim",
+            "relative_to_clean_pct",
+            "ratio_pct",
+            "the effect itself: the share of the clean rate TRIM gives back",
+        ),
+    ):
+        v = mbps(rep.step("after_torture" if cond == "torture" else cond))
+        value = None
+        if clean and v is not None:
+            value = 100.0 * (1.0 - v / clean) if kind == "drop_pct" else 100.0 * v / clean
+        rows.append(
+            check_row(
+                "as_ssd_seq_write",
+                cond,
+                metric,
+                value,
+                "%",
+                drive=drive,
+                tolerance=0.15,
+                note=note,
+                effect=(kind, key["clean"], key[cond]),
+            )
+        )
     return rows
 
 
@@ -153,6 +181,7 @@ register(
         run=run,
         checks=checks,
         pair_checks=pair_checks,
+        headline=("as_ssd_seq_write", "torture", "avg_mbps"),
         estimate_written_bytes=lambda size, scale, p: 2.0 * size,
         unstated={"idle_before_s": (0.0, 30.0, 300.0)},
     )

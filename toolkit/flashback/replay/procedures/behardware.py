@@ -255,6 +255,7 @@ register(
         procedure=PROCEDURE,
         run=run,
         checks=checks,
+        headline=("iometer_rnd_write", "used", "dip_written_gb"),
         estimate_written_bytes=lambda size, scale, p: 2.0 * size,
     )
 )
