@@ -280,6 +280,7 @@ class Replay:
         *,
         other: "Replay | None" = None,
         sensitivity: bool = False,
+        seeds: int | None = None,
     ) -> pl.DataFrame:
         """Published vs replayed for every published number this replay can check.
 
@@ -304,13 +305,18 @@ class Replay:
         the note gives the move). Off by default because it replays the procedure again (one
         more replay per value, cheap at test scales); the HTML report turns it on.
 
+        ``seeds=N``: replays the procedure with N − 1 further seeds (``other`` alike) and gives
+        each row its spread (``replayed_lo``, ``replayed_hi``, ``seeds``); a row is within
+        tolerance only if its whole spread is, ``borderline`` if the spread straddles it.
+
         Raises:
-            ReplayError: ``other`` is a replay of another protocol, or ``sensitivity`` on a
-                replay whose target is not a ``sim:`` drive.
+            ReplayError: ``other`` is a replay of another protocol, or ``sensitivity`` or
+                ``seeds`` on a replay whose target is not a ``sim:`` drive.
+            ParameterError: ``seeds`` is not an integer of 2 or more.
         """
         from flashback.replay.compare import compare
 
-        return compare(self, published=published, other=other, sensitivity=sensitivity)
+        return compare(self, published=published, other=other, sensitivity=sensitivity, seeds=seeds)
 
     def save(self, directory: str | os.PathLike[str]) -> Path:
         """Writes ``intervals.parquet`` and ``replay.json`` (meta and steps) to ``directory``.

@@ -20,6 +20,9 @@ COLUMNS = {
     "within_tolerance": pl.Boolean,
     "status": pl.String,
     "note": pl.String,
+    "replayed_lo": pl.Float64,
+    "replayed_hi": pl.Float64,
+    "seeds": pl.Int64,
 }
 
 #: The columns a compare table shows (report, notebooks): the one list every view selects from.
@@ -30,6 +33,8 @@ TABLE_COLUMNS = (
     "drive",
     "published",
     "replayed",
+    "replayed_lo",
+    "replayed_hi",
     "unit",
     "rel_error",
     "within_tolerance",
@@ -39,8 +44,10 @@ TABLE_COLUMNS = (
 #: The few of them an 80-column terminal shows (``flashback replay``).
 BRIEF_COLUMNS = ("test", "metric", "condition", "published", "replayed", "unit", "status")
 
+#: A row whose replayed spread over seeds straddles the tolerance (never counted as within).
+BORDERLINE = "borderline"
 #: ``status`` values of rows that compare a published number with a replayed one.
-COMPARED = ("within tolerance", "outside tolerance", "no tolerance")
+COMPARED = ("within tolerance", "outside tolerance", BORDERLINE, "no tolerance")
 UNMODELLED = "documented, not modelled"
 SETTING = "setting"
 #: A row replayed with another value of a parameter the review does not state.
@@ -156,13 +163,21 @@ def compare(
     published: pl.DataFrame | None = None,
     other: Any = None,
     sensitivity: bool = False,
+    seeds: int | None = None,
 ) -> pl.DataFrame:
     """Rows from the protocol's checks, with published values and relative errors; with
     ``sensitivity`` also the rows of :func:`sensitivity_rows`.
 
+    With ``seeds=N`` (N ≥ 2) the procedure is replayed with N − 1 further seeds (this replay's
+    seed + 1, + 2, …; ``other`` alike) and each row gets the spread of its replayed value over
+    the N replays (``replayed_lo``, ``replayed_hi``, ``seeds``): a row is within tolerance only
+    if its whole spread is, ``borderline`` if the spread straddles the tolerance, outside if
+    none of it is within.
+
     Raises:
-        ReplayError: ``other`` is a replay of another protocol, or ``sensitivity`` on a replay
-            whose target is not simulated.
+        ReplayError: ``other`` is a replay of another protocol, or ``sensitivity`` or
+            ``seeds`` on a replay whose target is not simulated.
+        ParameterError: ``seeds`` is not an integer of 2 or more.
     """
     from flashback.errors import ReplayError
 
@@ -182,6 +197,7 @@ def compare(
             )
         if proto.pair_checks is not None:
             checks += proto.pair_checks(replay, other)
+    spread = _seed_values(replay, other, seeds) if seeds is not None else {}
     rows = []
     for r in checks:
         value, where = _lookup(pub, proto.source, r)
@@ -189,7 +205,15 @@ def compare(
         if value not in (None, 0) and r["replayed"] is not None:
             rel = (r["replayed"] - value) / abs(value)
         status = SENSITIVITY if r.get("sensitivity") else _status(r, value, config)
-        within = {"within tolerance": True, "outside tolerance": False}.get(status)
+        values = [] if r.get("sensitivity") else spread.get(_key(r), [])
+        if r["replayed"] is not None and values:
+            values = [r["replayed"], *values]
+        lo, hi = (min(values), max(values)) if values else (None, None)
+        if status in ("within tolerance", "outside tolerance") and lo is not None and hi > lo:
+            status = _spread_status(r, value, lo, hi)
+        within = {"within tolerance": True, "outside tolerance": False, BORDERLINE: False}.get(
+            status
+        )
         if status == "not replayed" and r["tolerance"] is not None:
             within = False  # the review measured it; the replay found nothing
         notes = [n for n in (r["note"], where) if n]
@@ -224,9 +248,64 @@ def compare(
                 "within_tolerance": within,
                 "status": status,
                 "note": "; ".join(notes) or None,
+                "replayed_lo": lo,
+                "replayed_hi": hi,
+                "seeds": len(values) if values else None,
             }
         )
     return pl.DataFrame(rows, schema=COLUMNS)
+
+
+def _key(row: dict[str, Any]) -> tuple[Any, ...]:
+    return (row["test"], row["condition"], row["metric"], row["drive"])
+
+
+def _spread_status(row: dict[str, Any], value: float, lo: float, hi: float) -> str:
+    """Within if the whole spread ``[lo, hi]`` is, outside if none of it, else borderline
+    (checked at 33 points across the spread: the tolerance band is one interval)."""
+    points = [lo + (hi - lo) * i / 32 for i in range(33)]
+    inside = [_within({**row, "replayed": v}, value) for v in points]
+    if all(inside):
+        return "within tolerance"
+    return BORDERLINE if any(inside) else "outside tolerance"
+
+
+def _seed_values(replay: Any, other: Any, seeds: int) -> dict[tuple[Any, ...], list[float]]:
+    """Each check's replayed values over ``seeds`` − 1 further replays with other seeds."""
+    from flashback.errors import ParameterError, ReplayError
+    from flashback.replay.api import replay as run_replay
+
+    if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 2:
+        raise ParameterError(f"seeds={seeds!r} is not an integer of 2 or more; pass e.g. seeds=3")
+    for rep in (replay, other):
+        if rep is not None and rep.meta.get("target_kind") != "sim":
+            raise ReplayError(
+                "seeds= replays the procedure again and is done on sim: targets only; replay a "
+                "real target again yourself"
+            )
+
+    def again(rep: Any, seed: int) -> Any:
+        return run_replay(
+            rep.meta["protocol"],
+            target=rep.meta["target_spec"],
+            scale=rep.scale,
+            progress=False,
+            seed=seed,
+            **rep.meta["params"],
+        )
+
+    proto = replay.protocol
+    base = replay.meta.get("seed") or 0
+    out: dict[tuple[Any, ...], list[float]] = {}
+    for k in range(1, seeds):
+        variant = again(replay, base + k)
+        rows = proto.checks(variant)
+        if other is not None and proto.pair_checks is not None:
+            rows += proto.pair_checks(variant, again(other, (other.meta.get("seed") or 0) + k))
+        for r in rows:
+            if r["replayed"] is not None and not r["setting"]:
+                out.setdefault(_key(r), []).append(r["replayed"])
+    return out
 
 
 def sensitivity_rows(replay: Any, checks: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -306,6 +385,7 @@ def tally(cmp: pl.DataFrame) -> dict[str, Any]:
     return {
         "compared": c.height,
         "within_tolerance": within,
+        "borderline": c.filter(pl.col("status") == BORDERLINE).height,
         "median_abs_rel_error_pct": None if med is None else 100 * med,
         "documented_not_modelled": cmp.filter(pl.col("status") == UNMODELLED).height,
     }
