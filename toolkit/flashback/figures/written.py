@@ -30,6 +30,7 @@ def performance_vs_written(
     data: str | None = "data",
     segments: pl.DataFrame | None = None,
     breakpoints: pl.DataFrame | None = None,
+    published: pl.DataFrame | None = None,
     max_points: int = 4000,
     width: int = 520,
     height: int = 160,
@@ -50,6 +51,10 @@ def performance_vs_written(
         breakpoints: frame with ``x``, ``x_lo``, ``x_hi`` (units of ``x``, as
             ``Segments.breakpoint_frame()``), optional ``test``/``group``: vertical rules at
             the change point with a shaded CI; without a test column, in every panel.
+        published: the review's own marks beside the replayed ones: one row per mark with
+            ``label`` and either ``x`` (a knee, units of ``x``: a vertical rule) or ``y`` (a
+            level, units of ``y``: a horizontal rule), optional ``test`` (its panel; without
+            it, every panel). Drawn in red, dotted, and named in the tooltip.
         max_points: row budget of the curves; above it points are binned (mean) in polars.
 
     Returns:
@@ -93,6 +98,8 @@ def performance_vs_written(
         if test_col:
             bp = spread_over(bp, pts.select(test_col))
         parts.append(bp.with_columns(pl.lit("breakpoint").alias("layer")))
+    if published is not None and not published.is_empty():
+        parts.append(_published_marks(published, pts, test_col, in_bytes=in_bytes))
     df = clean(pl.concat(parts, how="diagonal_relaxed"))
 
     x_enc = alt.X("x_gb:Q", title=title_for(x))
@@ -177,7 +184,49 @@ def performance_vs_written(
                 ],
             )
         )
+    if "published" in df["layer"].unique().to_list():
+        pub = base.transform_filter(alt.datum.layer == "published")
+        tip = [alt.Tooltip("label:N", title="published")]
+        red = {"color": "#d62728", "strokeDash": [2, 2], "strokeWidth": 2}
+        layers.append(
+            pub.transform_filter("isValid(datum.pub_x_gb)")
+            .mark_rule(**red)
+            .encode(x="pub_x_gb:Q", tooltip=tip)
+        )
+        layers.append(
+            pub.transform_filter("isValid(datum.pub_y)")
+            .mark_rule(**red)
+            .encode(y="pub_y:Q", tooltip=tip)
+        )
     chart = alt.layer(*layers)
     if test_col:
         chart = chart.facet(row=alt.Row(f"{test_col}:N", title=None)).resolve_scale(y="independent")
     return chart
+
+
+def _published_marks(
+    published: pl.DataFrame, pts: pl.DataFrame, test_col: str | None, *, in_bytes: bool
+) -> pl.DataFrame:
+    """The review's knees (``x``) and levels (``y``) as rows of the ``published`` layer."""
+    from flashback.errors import AnalysisError
+
+    require(published, ["label"], what="published")
+    if "x" not in published.columns and "y" not in published.columns:
+        raise AnalysisError("published marks need an x (a knee) or a y (a level) column")
+    scale = 1e9 if in_bytes else 1.0
+    cols = [pl.col("label").cast(pl.String)]
+    cols.append(
+        (pl.col("x").cast(pl.Float64) / scale).alias("pub_x_gb")
+        if "x" in published.columns
+        else pl.lit(None, pl.Float64).alias("pub_x_gb")
+    )
+    cols.append(
+        pl.col("y").cast(pl.Float64).alias("pub_y")
+        if "y" in published.columns
+        else pl.lit(None, pl.Float64).alias("pub_y")
+    )
+    keep = [test_col] if test_col and test_col in published.columns else []
+    marks = published.select(*cols, *keep)
+    if test_col:  # marks without a test go in every panel
+        marks = spread_over(marks, pts.select(test_col))
+    return marks.with_columns(pl.lit("published").alias("layer"))
