@@ -82,3 +82,26 @@ def test_seeds_need_a_simulated_target_and_two_or_more(tmp_path):
     )
     with pytest.raises(fb.ReplayError, match="sim: targets only"):
         real.compare(seeds=2)
+
+
+def test_a_saved_replay_stores_shared_capture_metadata_once(tmp_path):
+    """issue 29 item 5: the capture metadata every step repeats (the drive's configuration,
+    host, version) is written once; the replay loads back exactly as before, and a document
+    written before sharing (no ``capture_meta_shared``) still loads."""
+    import json
+
+    from flashback.replay.base import document_steps, replay_document
+
+    rep = fb.replay(NAME, scale=SCALE)
+    rep.save(tmp_path / "r")
+    doc = json.loads((tmp_path / "r" / "replay.json").read_text())
+    shared = doc["capture_meta_shared"]
+    assert "config" in shared["target"]["__shared_part__"]
+    metas = [s["capture_meta"] for s in doc["steps"] if s.get("capture_meta")]
+    assert metas and all("config" not in m.get("target", {}) for m in metas)
+    back = fb.Replay.load(tmp_path / "r")
+    assert back.step_records == json.loads(json.dumps(rep.step_records, default=str))
+    assert back.intervals.equals(rep.intervals)
+    old = {"meta": doc["meta"], "steps": document_steps(doc)}
+    assert document_steps(old) == back.step_records
+    assert document_steps(replay_document(rep.meta, rep.step_records)) == back.step_records

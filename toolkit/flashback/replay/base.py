@@ -327,7 +327,7 @@ class Replay:
             CaptureFileError: ``directory`` cannot be created or written (names the reason).
         """
         d = Path(directory)
-        doc = {"meta": _jsonable(self.meta), "steps": _jsonable(self.step_records)}
+        doc = replay_document(self.meta, self.step_records)
         tmps: list[Path] = []
         try:
             d.mkdir(parents=True, exist_ok=True)
@@ -360,13 +360,88 @@ class Replay:
                 f"{d} holds no saved replay; give a directory written by Replay.save"
             )
         doc = json.loads((d / "replay.json").read_text())
-        return cls(pl.read_parquet(d / "intervals.parquet"), doc["steps"], doc["meta"])
+        return cls(pl.read_parquet(d / "intervals.parquet"), document_steps(doc), doc["meta"])
 
     def __repr__(self) -> str:
         return (
             f"Replay({self.meta.get('protocol')!r}, target={self.meta.get('target_spec')!r}, "
             f"scale={self.scale:.6g}, steps={len(self.step_records)}, status={self.status!r})"
         )
+
+
+def replay_document(meta: dict[str, Any], steps: list[dict[str, Any]]) -> dict[str, Any]:
+    """What ``replay.json`` holds: the meta, and the steps with the capture metadata they share
+    stored once (``capture_meta_shared``: every key, at any depth of nested dicts, whose value
+    is the same in all steps' ``capture_meta``; each step keeps only what differs). Loads back
+    unchanged through :func:`document_steps`."""
+    steps = _jsonable(steps)
+    metas = [s["capture_meta"] for s in steps if isinstance(s.get("capture_meta"), dict)]
+    shared = _common(metas) if len(metas) > 1 else {}
+    out = []
+    for s in steps:
+        cm = s.get("capture_meta")
+        if shared and isinstance(cm, dict):
+            s = {**s, "capture_meta": _without(cm, shared)}
+        out.append(s)
+    doc: dict[str, Any] = {"meta": _jsonable(meta), "steps": out}
+    if shared:
+        doc["capture_meta_shared"] = shared
+    return doc
+
+
+def _common(dicts: list[dict[str, Any]]) -> dict[str, Any]:
+    """The part every dict of ``dicts`` shares: equal values, and nested dicts' shared parts."""
+    out: dict[str, Any] = {}
+    for k, v in dicts[0].items():
+        vals = [d.get(k, _MISSING) for d in dicts]
+        if all(x == v for x in vals):
+            out[k] = v
+        elif all(isinstance(x, dict) for x in vals):
+            sub = _common(vals)
+            if sub:
+                out[k] = {_NESTED: sub}
+    return out
+
+
+def _without(d: dict[str, Any], shared: dict[str, Any]) -> dict[str, Any]:
+    out = {}
+    for k, v in d.items():
+        s = shared.get(k, _MISSING)
+        if isinstance(s, dict) and _NESTED in s and isinstance(v, dict):
+            out[k] = _without(v, s[_NESTED])
+        elif s is _MISSING or s != v:
+            out[k] = v
+    return out
+
+
+def _merged(d: dict[str, Any], shared: dict[str, Any]) -> dict[str, Any]:
+    out = dict(d)
+    for k, s in shared.items():
+        if isinstance(s, dict) and _NESTED in s:
+            out[k] = _merged(d.get(k, {}), s[_NESTED])
+        else:
+            out[k] = s
+    return out
+
+
+_MISSING = object()
+#: Marks a shared entry that is the common part of a nested dict, not a value.
+_NESTED = "__shared_part__"
+
+
+def document_steps(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """The steps of a ``replay.json`` document with the shared capture metadata merged back
+    (documents written before it was shared load as they are)."""
+    shared = doc.get("capture_meta_shared") or {}
+    steps = doc["steps"]
+    if not shared:
+        return steps
+    return [
+        {**s, "capture_meta": _merged(s["capture_meta"], shared)}
+        if isinstance(s.get("capture_meta"), dict)
+        else s
+        for s in steps
+    ]
 
 
 def check_row(
