@@ -169,7 +169,8 @@ def compare(
     ``sensitivity`` also the rows of :func:`sensitivity_rows`.
 
     With ``seeds=N`` (N ≥ 2) the procedure is replayed with N − 1 further seeds (this replay's
-    seed + 1, + 2, …; ``other`` alike) and each row gets the spread of its replayed value over
+    seed + 1, + 2, …; ``other`` alike when a row of the pair compares a published number, else
+    the pair rows carry no spread) and each row gets the spread of its replayed value over
     the N replays (``replayed_lo``, ``replayed_hi``, ``seeds``): a row is within tolerance only
     if its whole spread is, ``borderline`` if the spread straddles the tolerance, outside if
     none of it is within.
@@ -195,8 +196,13 @@ def compare(
                 f"other= is a replay of {other.meta.get('protocol')!r}, not {proto.name!r}; "
                 "pass a replay of the same protocol"
             )
+        pair: list[dict[str, Any]] = []
         if proto.pair_checks is not None:
-            checks += proto.pair_checks(replay, other)
+            pair = proto.pair_checks(replay, other)
+            checks += pair
+        # the other replay is replayed again only when a pair row compares a published number
+        if not any(_status(r, _lookup(pub, proto.source, r)[0], config) in COMPARED for r in pair):
+            other = None
     spread = _seed_values(replay, other, seeds) if seeds is not None else {}
     rows = []
     for r in checks:

@@ -12,6 +12,7 @@ import polars as pl
 from flashback.replay.compare import tally
 from flashback.report.html import Section, write_report
 from flashback.report.reviews import anand2009, anandtech, behardware, puget, snia, xbit
+from flashback.report.reviews.common import SEEDS
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,7 +93,14 @@ def build_demo(
             "drive and shrunk by the given scale; the tables compare every published number the "
             "replay can check. 'compared' counts published numbers set against a replayed one "
             "(settings of a procedure echoed back are not counted); 'documented_not_modelled' "
-            "counts published numbers the model has no mechanism for — each row says why. "
+            "counts published numbers that need a documented mechanism the replayed drive "
+            "lacks — each row names it, and a row whose mechanism the drive has is compared. "
+            f"Every comparison is replayed with {SEEDS} seeds: 'replayed_lo'/'replayed_hi' give "
+            "each row's spread, a row is within tolerance only if its whole spread is, and "
+            "'borderline' if the spread straddles the tolerance. Effects (a drop, a recovery, "
+            "a knee) are compared as effects beside the levels. 'headline' sets each review's "
+            "headline number beside the replayed one, or says why it cannot; the last row "
+            "totals every review. "
             "Rows with status 'sensitivity' replay a parameter the review does not state (an "
             "idle gap, a measurement length) at other plausible values, to show how much the "
             "replayed number hangs on it; they are never counted as matches.",
