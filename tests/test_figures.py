@@ -149,7 +149,7 @@ def test_performance_vs_written_layers_and_breakpoints():
 
 
 def test_performance_vs_written_draws_the_reviews_marks_beside_the_replayed_ones():
-    """Puget's knees (40/380 GB) and 160 MB/s level, as the report passes them: red dotted
+    """Puget's knees (40/380 GB) and 160 MB/s level, as the report passes them: purple dotted
     rules in the test's panel (or every panel without a test), named in the tooltip."""
     pub = pl.DataFrame(
         {
@@ -164,7 +164,9 @@ def test_performance_vs_written_draws_the_reviews_marks_beside_the_replayed_ones
     knees = sorted(r["pub_x_gb"] for r in data if r["layer"] == "published")
     assert knees == [40.0, 380.0]
     rules = [m for m in walk(d) if isinstance(m.get("mark"), dict) and m["mark"].get("color")]
-    assert any(m["mark"]["color"] == "#d62728" for m in rules)
+    from flashback.figures.written import PUBLISHED_COLOR
+
+    assert any(m["mark"]["color"] == PUBLISHED_COLOR for m in rules)
     # a level without a test column is drawn in every panel
     d = ff.performance_vs_written(
         loops(), published=pub.filter(pl.col("test").is_null()).drop("test")

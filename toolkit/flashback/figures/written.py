@@ -9,6 +9,10 @@ from flashback.figures._theme import CONDITION_COLORS
 from flashback.figures._util import bin_mean, clean, require, spread_over, title_for, x_in_gb
 
 
+#: The review's own marks: a colour no data type uses (incompressible is red).
+PUBLISHED_COLOR = "#7b1fa2"
+
+
 def _name_group(frame: pl.DataFrame, curves: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
     """``changepoints(..., by=...)`` names its group column ``group``: rename it to the curve
     column whose values it holds (the test or the data type)."""
@@ -54,7 +58,8 @@ def performance_vs_written(
         published: the review's own marks beside the replayed ones: one row per mark with
             ``label`` and either ``x`` (a knee, units of ``x``: a vertical rule) or ``y`` (a
             level, units of ``y``: a horizontal rule), optional ``test`` (its panel; without
-            it, every panel). Drawn in red, dotted, and named in the tooltip.
+            it, every panel). Drawn purple (:data:`PUBLISHED_COLOR`), dotted, and named in the
+            tooltip.
         max_points: row budget of the curves; above it points are binned (mean) in polars.
 
     Returns:
@@ -187,15 +192,15 @@ def performance_vs_written(
     if "published" in df["layer"].unique().to_list():
         pub = base.transform_filter(alt.datum.layer == "published")
         tip = [alt.Tooltip("label:N", title="published")]
-        red = {"color": "#d62728", "strokeDash": [2, 2], "strokeWidth": 2}
+        mark = {"color": PUBLISHED_COLOR, "strokeDash": [1, 3], "strokeWidth": 2.5}
         layers.append(
             pub.transform_filter("isValid(datum.pub_x_gb)")
-            .mark_rule(**red)
+            .mark_rule(**mark)
             .encode(x="pub_x_gb:Q", tooltip=tip)
         )
         layers.append(
             pub.transform_filter("isValid(datum.pub_y)")
-            .mark_rule(**red)
+            .mark_rule(**mark)
             .encode(y="pub_y:Q", tooltip=tip)
         )
     chart = alt.layer(*layers)

@@ -128,7 +128,7 @@ def build(*, scale: str, progress: bool) -> tuple[Section, pl.DataFrame]:
             "points in the incompressible curves (the fit the comparison table checks): "
             + "; ".join(found)
             + ". The review saw speed fall after about 40 GB and level off "
-            "after about 380 GB at about 160 MB/s: its knees and levels are drawn as red "
+            "after about 380 GB at about 160 MB/s: its knees and levels are drawn as purple "
             "dotted rules beside the replayed curves and fitted change points.",
         ],
     )
