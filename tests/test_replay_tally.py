@@ -112,3 +112,20 @@ def test_the_demo_summary_has_a_total_row_and_headlines(tmp_path):
     heads = dict(zip(summary["review"], summary["headline"]))
     assert heads["snia-pts"].startswith("not compared: ")
     assert "published 12.84" in heads["anand2009"]
+
+
+def test_the_level_after_the_knee_does_not_hang_on_a_second_fitted_change(puget_dirty_and_clean):
+    """The 512 KiB and 4 KiB QD32 levels are the mean of every loop after the first fitted
+    change: a second change the fit may or may not find (it did at 1/32, not at 1/64) must not
+    shorten the span averaged."""
+    from flashback.replay.procedures.common import level_changes
+    from flashback.replay.procedures.puget_checks import loops_frame
+
+    rep = fb.replay("puget-cdm-loop", target=PUGET, total_written_bytes=6e11)
+    loops = loops_frame(rep).filter(pl.col("direction") == "write")
+    cmp = rep.compare()
+    for short, test in (("rand512k", "cdm_rnd512k_write"), ("rand4k_qd32", "cdm_rnd4k_qd32_write")):
+        s = loops.filter(pl.col("test") == short).sort("gb_written_full")
+        fit = level_changes(s["gb_written_full"].to_numpy(), s["mbps"].to_numpy())
+        want = s.filter(pl.col("gb_written_full") >= fit[0])["mbps"].mean()
+        assert _row(cmp, test, "level_after_breakpoint_1_mbps")["replayed"] == pytest.approx(want)

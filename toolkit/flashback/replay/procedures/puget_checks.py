@@ -219,7 +219,11 @@ def checks(rep: Replay) -> list[dict[str, Any]]:
                     )
                 )
         else:
-            v = None if mid is None or mid.is_empty() else float(mid["mbps"].mean())
+            # every loop after the first change: the mean between the two fitted changes hung
+            # on whether the fit found a second one (a spurious change 22 GB after the first,
+            # found at 1/32 and not at 1/64, put the 512 KiB level within tolerance)
+            after = s.filter(pl.col("gb_written_full") >= fit[0]) if fit else None
+            v = None if after is None or after.is_empty() else float(after["mbps"].mean())
             rows.append(
                 check_row(
                     pub_test,
@@ -229,7 +233,7 @@ def checks(rep: Replay) -> list[dict[str, Any]]:
                     "MB/s",
                     drive=drive,
                     tolerance=0.15,
-                    note=f"mean between the two fitted breakpoints; {DIRTY_NOTE}",
+                    note=f"mean of the loops after the first fitted change; {DIRTY_NOTE}",
                     unmodelled=DIRTY_STATE,
                 )
             )
