@@ -149,6 +149,36 @@ def test_performance_vs_written_layers_and_breakpoints():
     assert colors and all(c["field"] == "data" for c in colors)
 
 
+def test_performance_vs_written_draws_the_reviews_marks_beside_the_replayed_ones():
+    """Puget's knees (40/380 GB) and 160 MB/s level, as the report passes them: purple dotted
+    rules in the test's panel (or every panel without a test), named in the tooltip."""
+    pub = pl.DataFrame(
+        {
+            "test": ["cdm_seq_write", "cdm_seq_write", None],
+            "x": [40e9, 380e9, None],
+            "y": [None, None, 160.0],
+            "label": ["review: knee 40 GB", "review: knee 380 GB", "review: level 160 MB/s"],
+        }
+    )
+    d = ff.performance_vs_written(loops(), published=pub.drop_nulls("test")).to_dict()
+    (data,) = datasets(d)
+    knees = sorted(r["pub_x_gb"] for r in data if r["layer"] == "published")
+    assert knees == [40.0, 380.0]
+    rules = [m for m in walk(d) if isinstance(m.get("mark"), dict) and m["mark"].get("color")]
+    from flashback.figures.written import PUBLISHED_COLOR
+
+    assert any(m["mark"]["color"] == PUBLISHED_COLOR for m in rules)
+    # a level without a test column is drawn in every panel
+    d = ff.performance_vs_written(
+        loops(), published=pub.filter(pl.col("test").is_null()).drop("test")
+    ).to_dict()
+    (data,) = datasets(d)
+    levels = {(r["test"], r["pub_y"]) for r in data if r["layer"] == "published"}
+    assert levels == {("cdm_rnd4k_qd32_write", 160.0), ("cdm_seq_write", 160.0)}
+    with pytest.raises(fb.AnalysisError, match="an x .* or a y"):
+        ff.performance_vs_written(loops(), published=pl.DataFrame({"label": ["?"]}))
+
+
 def test_performance_vs_written_accepts_changepoints_group_column():
     seg = pl.DataFrame(
         {

@@ -270,7 +270,7 @@ def test_gc_hysteresis_shows_as_per_second_oscillation():
         # read as gc_reserve + 1 while the metadata recorded the value given
         ("gc_reserve=8&gc_high=5", "gc_high=5 is not above gc_reserve=8"),
         ("gc_reserve=8&gc_high=8", "gc_high=8 is not above gc_reserve=8"),
-        ("gc_high=8", "gc_high=8 is not above gc_reserve=8 \\(the free blocks"),
+        ("gc_high=2", "gc_high=2 is not above gc_reserve=2 \\(the free blocks"),
     ],
 )
 def test_new_gc_keys_refuse_bad_values(query, words):
@@ -286,12 +286,12 @@ def test_a_bad_size_in_a_sim_spec_names_it_as_a_sim_key(key):
 
 
 def test_gc_high_is_checked_against_the_reserve_in_effect_at_the_scale():
-    """A scaled-down drive lowers gc_reserve to a quarter of its spare blocks unless it is
-    given; gc_high is held to that reserve, and the error says it was lowered."""
+    """A scaled-down drive scales gc_reserve with it (8 × scale, at least 2) unless it is
+    given; gc_high is held to that reserve, and the error says it was scaled."""
     small = fb.Target("sim:generic?scale=1/256&gc_high=5").meta["config"]["features"]
-    assert (small["gc_reserve"], small["gc_high"]) == (4, 5)
-    with pytest.raises(fb.ParameterError, match="lowered to a quarter of the spare blocks"):
-        fb.Target("sim:generic?scale=1/256&gc_high=4")
+    assert (small["gc_reserve"], small["gc_high"]) == (2, 5)
+    with pytest.raises(fb.ParameterError, match="scaled with the drive"):
+        fb.Target("sim:generic?scale=1/256&gc_high=2")
     # the default (0) still means one block past the reserve, at every scale
     for scale in ("1/256", "1/64", "1"):
         f = fb.Target(f"sim:generic?scale={scale}").meta["config"]["features"]

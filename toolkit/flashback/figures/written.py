@@ -9,6 +9,10 @@ from flashback.figures._theme import CONDITION_COLORS
 from flashback.figures._util import bin_mean, clean, require, spread_over, title_for, x_in_gb
 
 
+#: The review's own marks: a colour no data type uses (incompressible is red).
+PUBLISHED_COLOR = "#7b1fa2"
+
+
 def _name_group(frame: pl.DataFrame, curves: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
     """``changepoints(..., by=...)`` names its group column ``group``: rename it to the curve
     column whose values it holds (the test or the data type)."""
@@ -30,6 +34,7 @@ def performance_vs_written(
     data: str | None = "data",
     segments: pl.DataFrame | None = None,
     breakpoints: pl.DataFrame | None = None,
+    published: pl.DataFrame | None = None,
     max_points: int = 4000,
     width: int = 520,
     height: int = 160,
@@ -52,6 +57,12 @@ def performance_vs_written(
             the change point with a shaded CI; without a test column, in every panel. With
             an ``evidence`` column (``Segments.explain(cap)``), each rule is annotated with
             what coincides with it (label at the top, full text in the tooltip).
+            the change point with a shaded CI; without a test column, in every panel.
+        published: the review's own marks beside the replayed ones: one row per mark with
+            ``label`` and either ``x`` (a knee, units of ``x``: a vertical rule) or ``y`` (a
+            level, units of ``y``: a horizontal rule), optional ``test`` (its panel; without
+            it, every panel). Drawn purple (:data:`PUBLISHED_COLOR`), dotted, and named in the
+            tooltip.
         max_points: row budget of the curves; above it points are binned (mean) in polars.
 
     Returns:
@@ -96,6 +107,8 @@ def performance_vs_written(
         if test_col:
             bp = spread_over(bp, pts.select(test_col))
         parts.append(bp.with_columns(pl.lit("breakpoint").alias("layer")))
+    if published is not None and not published.is_empty():
+        parts.append(_published_marks(published, pts, test_col, in_bytes=in_bytes))
     df = clean(pl.concat(parts, how="diagonal_relaxed"))
 
     x_enc = alt.X("x_gb:Q", title=title_for(x))
@@ -182,6 +195,20 @@ def performance_vs_written(
         )
     if "breakpoint" in df["layer"].unique().to_list() and "evidence" in df.columns:
         layers.append(_evidence_labels(base))
+    if "published" in df["layer"].unique().to_list():
+        pub = base.transform_filter(alt.datum.layer == "published")
+        tip = [alt.Tooltip("label:N", title="published")]
+        mark = {"color": PUBLISHED_COLOR, "strokeDash": [1, 3], "strokeWidth": 2.5}
+        layers.append(
+            pub.transform_filter("isValid(datum.pub_x_gb)")
+            .mark_rule(**mark)
+            .encode(x="pub_x_gb:Q", tooltip=tip)
+        )
+        layers.append(
+            pub.transform_filter("isValid(datum.pub_y)")
+            .mark_rule(**mark)
+            .encode(y="pub_y:Q", tooltip=tip)
+        )
     chart = alt.layer(*layers)
     if test_col:
         chart = chart.facet(row=alt.Row(f"{test_col}:N", title=None)).resolve_scale(y="independent")
@@ -205,3 +232,31 @@ def _evidence_labels(base: alt.Chart) -> alt.Chart:
             ],
         )
     )
+
+
+def _published_marks(
+    published: pl.DataFrame, pts: pl.DataFrame, test_col: str | None, *, in_bytes: bool
+) -> pl.DataFrame:
+    """The review's knees (``x``) and levels (``y``) as rows of the ``published`` layer."""
+    from flashback.errors import AnalysisError
+
+    require(published, ["label"], what="published")
+    if "x" not in published.columns and "y" not in published.columns:
+        raise AnalysisError("published marks need an x (a knee) or a y (a level) column")
+    scale = 1e9 if in_bytes else 1.0
+    cols = [pl.col("label").cast(pl.String)]
+    cols.append(
+        (pl.col("x").cast(pl.Float64) / scale).alias("pub_x_gb")
+        if "x" in published.columns
+        else pl.lit(None, pl.Float64).alias("pub_x_gb")
+    )
+    cols.append(
+        pl.col("y").cast(pl.Float64).alias("pub_y")
+        if "y" in published.columns
+        else pl.lit(None, pl.Float64).alias("pub_y")
+    )
+    keep = [test_col] if test_col and test_col in published.columns else []
+    marks = published.select(*cols, *keep)
+    if test_col:  # marks without a test go in every panel
+        marks = spread_over(marks, pts.select(test_col))
+    return marks.with_columns(pl.lit("published").alias("layer"))

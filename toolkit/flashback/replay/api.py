@@ -6,7 +6,7 @@ import datetime as _dt
 import os
 from typing import Any, Callable
 
-from flashback.errors import ReplayError, ReplayInterrupted
+from flashback.errors import ParameterError, ReplayError, ReplayInterrupted
 from flashback.replay.base import Replay, get_protocol
 from flashback.progress import make_bar
 from flashback.replay.runner import Interrupted, Runner
@@ -44,6 +44,7 @@ def replay(
     destroy: str | None = None,
     overwrite: bool = False,
     progress: bool | Callable[[dict], None] | None = False,
+    seed: int | None = None,
     **params: Any,
 ) -> Replay:
     """Replays protocol ``name`` on ``target`` and returns the :class:`Replay`.
@@ -60,6 +61,10 @@ def replay(
         overwrite: allow writing over a regular file flashback did not create.
         progress: ``True`` for one progress bar (GB written, current step), or a callable
             receiving each interval as a dict.
+        seed: replays the procedure with other random offsets and data: every step's
+            workload seed is mixed with it, and a ``sim:`` target without its own ``seed=``
+            key gets ``seed`` (GC and TRIM randomness). ``None`` (default): the procedure's
+            own fixed seeds, as every earlier replay.
         params: the protocol's parameters (see its ``describe()``).
 
     Raises:
@@ -67,18 +72,26 @@ def replay(
             ``.replay`` (status ``interrupted``). It is a ``KeyboardInterrupt``, as from
             :func:`flashback.run`, so a loop of replays stops.
         ReplayError: unknown protocol, or a target too small for the procedure.
-        ParameterError: an unknown parameter or a bad scale.
+        ParameterError: an unknown parameter, a bad scale, or a seed that is not an integer
+            from 0 to 2⁶³ − 1.
         TargetError, SafetyError, DeviceError: from opening or using the target.
     """
     proto = get_protocol(name)
     resolved = proto.resolve(params)
     scale_v = parse_scale(scale)
+    if seed is not None and (
+        isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63
+    ):
+        raise ParameterError(f"seed={seed!r} is not an integer from 0 to 2**63 - 1; pass one")
     if target is None:
         target = proto.default_target  # the review's drive, simulated
     sim = parse_sim_spec(target) if isinstance(target, str) else None
     if sim is not None and scale_v is not None and scale_v < 1 and "scale" not in sim[1]:
         # A scaled procedure on a simulated drive gets the drive shrunk alike.
         target = sim_spec(sim[0], {**sim[1], "scale": repr(scale_v)})
+        sim = parse_sim_spec(target)
+    if sim is not None and seed is not None and "seed" not in sim[1]:
+        target = sim_spec(sim[0], {**sim[1], "seed": str(seed)})
     t = _open(
         target,
         review_bytes=proto.review_capacity_bytes,
@@ -94,7 +107,7 @@ def replay(
     if proto.estimate_written_bytes is not None:
         total = round(proto.estimate_written_bytes(t.size_bytes, scale_v, resolved) / 1e9, 2)
     bar = make_bar(progress, total_gb=total, label=name)
-    runner = Runner(t, scale=scale_v, bar=bar, interval_s=resolved.get("interval_s"))
+    runner = Runner(t, scale=scale_v, bar=bar, interval_s=resolved.get("interval_s"), seed=seed)
     started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
     status = "complete"
     try:
@@ -112,6 +125,7 @@ def replay(
         "params": resolved,
         "scale": scale_v,
         "scale_given": scale is not None,
+        "seed": seed,
         "review_capacity_bytes": review_bytes,
         "drive": drive,
         "target_is_review_drive": is_review_drive,

@@ -82,6 +82,8 @@ class Protocol:
         checks: ``checks(replay)`` → rows for :meth:`Replay.compare`.
         unstated: parameter → plausible values, for the parameters the review does not state
             (an idle gap, a measurement length); ``compare(sensitivity=True)`` replays each.
+        headline: the review's headline number as ``(test, condition, metric)`` of a compare
+            row, or a sentence saying why the replay cannot compare it.
     """
 
     name: str
@@ -97,6 +99,7 @@ class Protocol:
     estimate_written_bytes: Callable[[int, float, dict[str, Any]], float] | None = None
     pair_checks: Callable[["Replay", "Replay"], list[dict[str, Any]]] | None = None
     unstated: dict[str, tuple[float, ...]] = dataclasses.field(default_factory=dict)
+    headline: tuple[str, str, str] | str = ""
 
     def describe(self) -> str:
         """A multi-line description: review, default target, steps and parameters.
@@ -325,6 +328,7 @@ class Replay:
         *,
         other: "Replay | None" = None,
         sensitivity: bool = False,
+        seeds: int | None = None,
     ) -> pl.DataFrame:
         """Published vs replayed for every published number this replay can check.
 
@@ -349,13 +353,18 @@ class Replay:
         the note gives the move). Off by default because it replays the procedure again (one
         more replay per value, cheap at test scales); the HTML report turns it on.
 
+        ``seeds=N``: replays the procedure with N − 1 further seeds (``other`` alike) and gives
+        each row its spread (``replayed_lo``, ``replayed_hi``, ``seeds``); a row is within
+        tolerance only if its whole spread is, ``borderline`` if the spread straddles it.
+
         Raises:
-            ReplayError: ``other`` is a replay of another protocol, or ``sensitivity`` on a
-                replay whose target is not a ``sim:`` drive.
+            ReplayError: ``other`` is a replay of another protocol, or ``sensitivity`` or
+                ``seeds`` on a replay whose target is not a ``sim:`` drive.
+            ParameterError: ``seeds`` is not an integer of 2 or more.
         """
         from flashback.replay.compare import compare
 
-        return compare(self, published=published, other=other, sensitivity=sensitivity)
+        return compare(self, published=published, other=other, sensitivity=sensitivity, seeds=seeds)
 
     def conformance(self) -> dict[str, Any]:
         """Was this replay run as SNIA PTS requires? The purge of each erase step, the write
@@ -397,11 +406,7 @@ class Replay:
         """
         d = check_save_dir(directory, overwrite=overwrite)
         save_id = uuid.uuid4().hex
-        doc = {
-            "save_id": save_id,
-            "meta": _jsonable(self.meta),
-            "steps": _jsonable(self.step_records),
-        }
+        doc = {"save_id": save_id, **replay_document(self.meta, self.step_records)}
         try:
             d.mkdir(parents=True, exist_ok=True)
             # intervals first, replay.json last: replay.json's id is what makes a save whole
@@ -439,13 +444,88 @@ class Replay:
                 f"{d} mixes two saves: its intervals.parquet and replay.json were written by "
                 "different saves (one was cut short); save the replay again"
             )
-        return cls(intervals, doc["steps"], doc["meta"])
+        return cls(intervals, document_steps(doc), doc["meta"])
 
     def __repr__(self) -> str:
         return (
             f"Replay({self.meta.get('protocol')!r}, target={self.meta.get('target_spec')!r}, "
             f"scale={self.scale:.6g}, steps={len(self.step_records)}, status={self.status!r})"
         )
+
+
+def replay_document(meta: dict[str, Any], steps: list[dict[str, Any]]) -> dict[str, Any]:
+    """What ``replay.json`` holds: the meta, and the steps with the capture metadata they share
+    stored once (``capture_meta_shared``: every key, at any depth of nested dicts, whose value
+    is the same in all steps' ``capture_meta``; each step keeps only what differs). Loads back
+    unchanged through :func:`document_steps`."""
+    steps = _jsonable(steps)
+    metas = [s["capture_meta"] for s in steps if isinstance(s.get("capture_meta"), dict)]
+    shared = _common(metas) if len(metas) > 1 else {}
+    out = []
+    for s in steps:
+        cm = s.get("capture_meta")
+        if shared and isinstance(cm, dict):
+            s = {**s, "capture_meta": _without(cm, shared)}
+        out.append(s)
+    doc: dict[str, Any] = {"meta": _jsonable(meta), "steps": out}
+    if shared:
+        doc["capture_meta_shared"] = shared
+    return doc
+
+
+def _common(dicts: list[dict[str, Any]]) -> dict[str, Any]:
+    """The part every dict of ``dicts`` shares: equal values, and nested dicts' shared parts."""
+    out: dict[str, Any] = {}
+    for k, v in dicts[0].items():
+        vals = [d.get(k, _MISSING) for d in dicts]
+        if all(x == v for x in vals):
+            out[k] = v
+        elif all(isinstance(x, dict) for x in vals):
+            sub = _common(vals)
+            if sub:
+                out[k] = {_NESTED: sub}
+    return out
+
+
+def _without(d: dict[str, Any], shared: dict[str, Any]) -> dict[str, Any]:
+    out = {}
+    for k, v in d.items():
+        s = shared.get(k, _MISSING)
+        if isinstance(s, dict) and _NESTED in s and isinstance(v, dict):
+            out[k] = _without(v, s[_NESTED])
+        elif s is _MISSING or s != v:
+            out[k] = v
+    return out
+
+
+def _merged(d: dict[str, Any], shared: dict[str, Any]) -> dict[str, Any]:
+    out = dict(d)
+    for k, s in shared.items():
+        if isinstance(s, dict) and _NESTED in s:
+            out[k] = _merged(d.get(k, {}), s[_NESTED])
+        else:
+            out[k] = s
+    return out
+
+
+_MISSING = object()
+#: Marks a shared entry that is the common part of a nested dict, not a value.
+_NESTED = "__shared_part__"
+
+
+def document_steps(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """The steps of a ``replay.json`` document with the shared capture metadata merged back
+    (documents written before it was shared load as they are)."""
+    shared = doc.get("capture_meta_shared") or {}
+    steps = doc["steps"]
+    if not shared:
+        return steps
+    return [
+        {**s, "capture_meta": _merged(s["capture_meta"], shared)}
+        if isinstance(s.get("capture_meta"), dict)
+        else s
+        for s in steps
+    ]
 
 
 def check_row(
@@ -463,6 +543,7 @@ def check_row(
     reproducible: bool = True,
     unmodelled: str = "",
     setting: bool = False,
+    effect: tuple[str, tuple[str, str, str], tuple[str, str, str]] | None = None,
 ) -> dict[str, Any]:
     """One row for :meth:`Replay.compare`.
 
@@ -470,14 +551,25 @@ def check_row(
     its row (``drive=None``: a row about the procedure or every drive). ``seed_value`` is used
     only when no published row matches. ``bound``: ``value`` (within ``tolerance`` relative),
     ``min`` / ``max`` (the published number is a lower / upper bound, loosened by
-    ``tolerance``). ``unmodelled``: the reason the model does not reproduce this documented
-    number (its row is never within tolerance); ``reproducible=False`` is the same with the
-    reason in ``note``. ``setting=True``: the replayed value is a setting of the procedure
+    ``tolerance``). ``unmodelled``: the key of the documented mechanism
+    (:mod:`flashback.replay.mechanisms`) without which the model cannot reproduce this number;
+    the row is "documented, not modelled" only while the replayed drive lacks it, and compared
+    as usual otherwise. ``reproducible=False``: the row is never compared (the reason in
+    ``note``). ``effect=(kind, a, b)``: the row compares an effect (``kind`` ``drop_pct``:
+    100 × (1 − b/a); ``ratio_pct``: 100 × b/a) whose published value is derived from the
+    published rows ``a`` and ``b``, each ``(test, condition, metric)`` of the same drive.
+    ``setting=True``: the replayed value is a setting of the procedure
     echoed back (a block size, a duration, a span), which checks the replay but matches
     nothing the drive did.
     """
     if replayed is not None and replayed != replayed:  # NaN
         replayed = None
+    if unmodelled:
+        from flashback.replay.mechanisms import get
+
+        get(unmodelled)  # a row names a declared mechanism, or fails here
+    if effect is not None and effect[0] not in EFFECTS:
+        raise ReplayError(f"effect kind {effect[0]!r} is not one of {', '.join(EFFECTS)}")
     return {
         "test": test,
         "condition": condition,
@@ -489,10 +581,18 @@ def check_row(
         "seed_value": seed_value,
         "bound": bound,
         "note": note,
-        "reproducible": reproducible and not unmodelled,
+        "reproducible": reproducible,
         "unmodelled": unmodelled,
         "setting": setting,
+        "effect": effect,
     }
+
+
+#: How an effect's published value follows from the two published levels ``a`` and ``b``.
+EFFECTS: dict[str, Callable[[float, float], float]] = {
+    "drop_pct": lambda a, b: 100.0 * (1.0 - b / a),
+    "ratio_pct": lambda a, b: 100.0 * b / a,
+}
 
 
 def require(condition: bool, message: str) -> None:

@@ -20,6 +20,9 @@ COLUMNS = {
     "within_tolerance": pl.Boolean,
     "status": pl.String,
     "note": pl.String,
+    "replayed_lo": pl.Float64,
+    "replayed_hi": pl.Float64,
+    "seeds": pl.Int64,
 }
 
 #: The columns a compare table shows (report, notebooks): the one list every view selects from.
@@ -30,6 +33,8 @@ TABLE_COLUMNS = (
     "drive",
     "published",
     "replayed",
+    "replayed_lo",
+    "replayed_hi",
     "unit",
     "rel_error",
     "within_tolerance",
@@ -39,8 +44,10 @@ TABLE_COLUMNS = (
 #: The few of them an 80-column terminal shows (``flashback replay``).
 BRIEF_COLUMNS = ("test", "metric", "condition", "published", "replayed", "unit", "status")
 
+#: A row whose replayed spread over seeds straddles the tolerance (never counted as within).
+BORDERLINE = "borderline"
 #: ``status`` values of rows that compare a published number with a replayed one.
-COMPARED = ("within tolerance", "outside tolerance", "no tolerance")
+COMPARED = ("within tolerance", "outside tolerance", BORDERLINE, "no tolerance")
 UNMODELLED = "documented, not modelled"
 SETTING = "setting"
 #: A row replayed with another value of a parameter the review does not state.
@@ -64,10 +71,39 @@ def published_numbers() -> pl.DataFrame | None:
     return frame if frame.height else None
 
 
+def _published_row(
+    pub: pl.DataFrame | None, source: str, drive: str | None, key: tuple[str, str, str]
+) -> float | None:
+    """The published value of ``(test, condition, metric)`` for ``drive`` (first match)."""
+    if pub is None or not pub.height:
+        return None
+    test, condition, metric = key
+    sel = pub.filter(
+        (pl.col("source") == source)
+        & (pl.col("test") == test)
+        & (pl.col("condition") == condition)
+        & (pl.col("metric") == metric)
+    )
+    sel = sel.filter(pl.col("drive").is_null() if drive is None else pl.col("drive") == drive)
+    return float(sel["value"][0]) if sel.height else None
+
+
 def _lookup(pub: pl.DataFrame | None, source: str, row: dict[str, Any]) -> tuple[float | None, str]:
-    """The published value for ``row`` (matched on source, drive, test, condition, metric)
-    and a note on where it came from."""
-    if pub is not None and pub.height:
+    """The published value for ``row`` (matched on source, drive, test, condition, metric,
+    or derived from two published rows for an effect) and a note on where it came from."""
+    from flashback.replay.base import EFFECTS
+
+    effect = row.get("effect")
+    if effect is not None:
+        kind, a_key, b_key = effect
+        a = _published_row(pub, source, row["drive"], a_key)
+        b = _published_row(pub, source, row["drive"], b_key)
+        if a not in (None, 0) and b is not None:
+            return EFFECTS[kind](a, b), (
+                f"published effect derived from the review's {a_key[1]} {a:g} and "
+                f"{b_key[1]} {b:g} {a_key[2]}"
+            )
+    elif pub is not None and pub.height:
         sel = pub.filter(
             (pl.col("source") == source)
             & (pl.col("test") == row["test"])
@@ -88,10 +124,15 @@ def _lookup(pub: pl.DataFrame | None, source: str, row: dict[str, Any]) -> tuple
     return None, ""
 
 
-def _status(row: dict[str, Any], value: float | None) -> str:
+def _status(row: dict[str, Any], value: float | None, config: dict[str, Any] | None = None) -> str:
+    """A row's status, computed: ``documented, not modelled`` only while the replayed drive
+    (``config``, its ``sim:`` configuration; ``None`` for a real drive) lacks the mechanism
+    the row names."""
+    from flashback.replay.mechanisms import absent
+
     if row["setting"]:
         return SETTING
-    if not row["reproducible"]:
+    if not row["reproducible"] or (row["unmodelled"] and absent(row["unmodelled"], config)):
         return UNMODELLED
     if value is None:
         return "no published value"
@@ -122,18 +163,30 @@ def compare(
     published: pl.DataFrame | None = None,
     other: Any = None,
     sensitivity: bool = False,
+    seeds: int | None = None,
 ) -> pl.DataFrame:
     """Rows from the protocol's checks, with published values and relative errors; with
     ``sensitivity`` also the rows of :func:`sensitivity_rows`.
 
+    With ``seeds=N`` (N ≥ 2) the procedure is replayed with N − 1 further seeds (this replay's
+    seed + 1, + 2, …; ``other`` alike when a row of the pair compares a published number, else
+    the pair rows carry no spread) and each row gets the spread of its replayed value over
+    the N replays (``replayed_lo``, ``replayed_hi``, ``seeds``): a row is within tolerance only
+    if its whole spread is, ``borderline`` if the spread straddles the tolerance, outside if
+    none of it is within.
+
     Raises:
-        ReplayError: ``other`` is a replay of another protocol, or ``sensitivity`` on a replay
-            whose target is not simulated.
+        ReplayError: ``other`` is a replay of another protocol, or ``sensitivity`` or
+            ``seeds`` on a replay whose target is not simulated.
+        ParameterError: ``seeds`` is not an integer of 2 or more.
     """
     from flashback.errors import ReplayError
 
+    from flashback.replay.mechanisms import absent, get, sim_config
+
     proto = replay.protocol
     pub = published if published is not None else published_numbers()
+    config = sim_config(replay.meta)
     checks = proto.checks(replay)
     if sensitivity:
         checks += sensitivity_rows(replay, checks)
@@ -143,16 +196,30 @@ def compare(
                 f"other= is a replay of {other.meta.get('protocol')!r}, not {proto.name!r}; "
                 "pass a replay of the same protocol"
             )
+        pair: list[dict[str, Any]] = []
         if proto.pair_checks is not None:
-            checks += proto.pair_checks(replay, other)
+            pair = proto.pair_checks(replay, other)
+            checks += pair
+        # the other replay is replayed again only when a pair row compares a published number
+        if not any(_status(r, _lookup(pub, proto.source, r)[0], config) in COMPARED for r in pair):
+            other = None
+    spread = _seed_values(replay, other, seeds) if seeds is not None else {}
     rows = []
     for r in checks:
         value, where = _lookup(pub, proto.source, r)
         rel = None
         if value not in (None, 0) and r["replayed"] is not None:
             rel = (r["replayed"] - value) / abs(value)
-        status = SENSITIVITY if r.get("sensitivity") else _status(r, value)
-        within = {"within tolerance": True, "outside tolerance": False}.get(status)
+        status = SENSITIVITY if r.get("sensitivity") else _status(r, value, config)
+        values = [] if r.get("sensitivity") else spread.get(_key(r), [])
+        if r["replayed"] is not None and values:
+            values = [r["replayed"], *values]
+        lo, hi = (min(values), max(values)) if values else (None, None)
+        if status in ("within tolerance", "outside tolerance") and lo is not None and hi > lo:
+            status = _spread_status(r, value, lo, hi)
+        within = {"within tolerance": True, "outside tolerance": False, BORDERLINE: False}.get(
+            status
+        )
         if status == "not replayed" and r["tolerance"] is not None:
             within = False  # the review measured it; the replay found nothing
         notes = [n for n in (r["note"], where) if n]
@@ -160,8 +227,14 @@ def compare(
             notes.insert(
                 0, f"the published number is a {'lower' if r['bound'] == 'min' else 'upper'} bound"
             )
-        if r["unmodelled"]:
-            notes.insert(0, f"{UNMODELLED}: {r['unmodelled']}")
+        if r["unmodelled"] and absent(r["unmodelled"], config):
+            notes.insert(0, f"{UNMODELLED}: {get(r['unmodelled']).reason}")
+        elif r["unmodelled"]:
+            notes.insert(
+                0,
+                f"the replayed drive has the mechanism the review's number reflects "
+                f"({get(r['unmodelled']).reason}), so the row is compared",
+            )
         elif not r["reproducible"]:
             notes.insert(0, UNMODELLED)
         if r["setting"]:
@@ -181,9 +254,64 @@ def compare(
                 "within_tolerance": within,
                 "status": status,
                 "note": "; ".join(notes) or None,
+                "replayed_lo": lo,
+                "replayed_hi": hi,
+                "seeds": len(values) if values else None,
             }
         )
     return pl.DataFrame(rows, schema=COLUMNS)
+
+
+def _key(row: dict[str, Any]) -> tuple[Any, ...]:
+    return (row["test"], row["condition"], row["metric"], row["drive"])
+
+
+def _spread_status(row: dict[str, Any], value: float, lo: float, hi: float) -> str:
+    """Within if the whole spread ``[lo, hi]`` is, outside if none of it, else borderline
+    (checked at 33 points across the spread: the tolerance band is one interval)."""
+    points = [lo + (hi - lo) * i / 32 for i in range(33)]
+    inside = [_within({**row, "replayed": v}, value) for v in points]
+    if all(inside):
+        return "within tolerance"
+    return BORDERLINE if any(inside) else "outside tolerance"
+
+
+def _seed_values(replay: Any, other: Any, seeds: int) -> dict[tuple[Any, ...], list[float]]:
+    """Each check's replayed values over ``seeds`` − 1 further replays with other seeds."""
+    from flashback.errors import ParameterError, ReplayError
+    from flashback.replay.api import replay as run_replay
+
+    if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 2:
+        raise ParameterError(f"seeds={seeds!r} is not an integer of 2 or more; pass e.g. seeds=3")
+    for rep in (replay, other):
+        if rep is not None and rep.meta.get("target_kind") != "sim":
+            raise ReplayError(
+                "seeds= replays the procedure again and is done on sim: targets only; replay a "
+                "real target again yourself"
+            )
+
+    def again(rep: Any, seed: int) -> Any:
+        return run_replay(
+            rep.meta["protocol"],
+            target=rep.meta["target_spec"],
+            scale=rep.scale,
+            progress=False,
+            seed=seed,
+            **rep.meta["params"],
+        )
+
+    proto = replay.protocol
+    base = replay.meta.get("seed") or 0
+    out: dict[tuple[Any, ...], list[float]] = {}
+    for k in range(1, seeds):
+        variant = again(replay, base + k)
+        rows = proto.checks(variant)
+        if other is not None and proto.pair_checks is not None:
+            rows += proto.pair_checks(variant, again(other, (other.meta.get("seed") or 0) + k))
+        for r in rows:
+            if r["replayed"] is not None and not r["setting"]:
+                out.setdefault(_key(r), []).append(r["replayed"])
+    return out
 
 
 def sensitivity_rows(replay: Any, checks: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -263,6 +391,46 @@ def tally(cmp: pl.DataFrame) -> dict[str, Any]:
     return {
         "compared": c.height,
         "within_tolerance": within,
+        "borderline": c.filter(pl.col("status") == BORDERLINE).height,
         "median_abs_rel_error_pct": None if med is None else 100 * med,
         "documented_not_modelled": cmp.filter(pl.col("status") == UNMODELLED).height,
     }
+
+
+def headline(protocol: Any, cmp: pl.DataFrame) -> str:
+    """The review's headline number beside the replayed one with its status, or why the
+    replay cannot compare it (``Protocol.headline``).
+
+    Raises:
+        ReplayError: the protocol declares no headline, or its headline row is not in ``cmp``
+            (a protocol must compare its headline or say why not).
+    """
+    from flashback.errors import ReplayError
+
+    key = protocol.headline
+    if isinstance(key, str):
+        if not key:
+            raise ReplayError(f"{protocol.name} declares no headline number nor why it has none")
+        return f"not compared: {key}"
+    test, condition, metric = key
+    sel = cmp.filter(
+        (pl.col("test") == test) & (pl.col("condition") == condition) & (pl.col("metric") == metric)
+    )
+    if sel.is_empty() and protocol.pair_checks is not None:
+        return (
+            f"not compared here: {metric} needs a second replay (compare(other=...), see "
+            f"{protocol.name}'s pair checks)"
+        )
+    if sel.is_empty():
+        raise ReplayError(
+            f"{protocol.name}'s headline {test}/{condition}/{metric} is not among its compare rows"
+        )
+    r = sel.row(0, named=True)
+
+    def fmt(v: float | None) -> str:
+        return "—" if v is None else f"{v:.4g}"
+
+    return (
+        f"{metric} ({condition}): published {fmt(r['published'])}, replayed "
+        f"{fmt(r['replayed'])} {r['unit']} — {r['status']}"
+    )

@@ -21,6 +21,16 @@ from flashback.targets import Target
 from flashback.workload import Workload
 
 
+def step_seed(replay_seed: int, step_seed: int | None) -> int:
+    """A step's workload seed under replay seed ``replay_seed``: the step's own seed (0 when it
+    has none) and the replay's mixed by SplitMix64's finaliser, so neighbouring replay seeds
+    give unrelated streams. Always below 2⁶³."""
+    x = (int(replay_seed) * 0x9E3779B97F4A7C15 + int(step_seed or 0)) & (2**64 - 1)
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & (2**64 - 1)
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & (2**64 - 1)
+    return (x ^ (x >> 31)) >> 1
+
+
 class Interrupted(Exception):
     """A step came back interrupted (Ctrl-C); the replay stops and keeps what it has."""
 
@@ -34,12 +44,23 @@ class Runner:
         bar: a progress callback (``step(name)`` and ``__call__(row)``) or ``None``.
         interval_s: the reporting interval for runs that ask for a scaled one (``None``:
             ``1 s × scale`` on a simulated drive, whose clock is virtual, 1 s otherwise).
+        seed: the replay's seed (``None``: each step's own fixed seed, as the procedure
+            states it); otherwise every step's workload seed is mixed with it
+            (:func:`step_seed`), so another seed replays the same procedure with other random
+            offsets and data.
     """
 
     def __init__(
-        self, target: Target, *, scale: float, bar: Any = None, interval_s: float | None = None
+        self,
+        target: Target,
+        *,
+        scale: float,
+        bar: Any = None,
+        interval_s: float | None = None,
+        seed: int | None = None,
     ) -> None:
         self.target = target
+        self.seed = seed
         self.scale = scale
         self.bar = bar
         self.size_bytes = target.size_bytes
@@ -113,6 +134,8 @@ class Runner:
             ParameterError, DeviceError: as :meth:`flashback.Target.run`.
         """
         self._label(name)
+        if self.seed is not None:
+            workload = workload.replace(seed=step_seed(self.seed, workload.seed))
         before = self.written_bytes
         # the bound method, not the bar: Target.run closes a progress object it is given
         on_row = None if self.bar is None else self.bar.__call__

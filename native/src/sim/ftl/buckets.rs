@@ -1,4 +1,15 @@
 //! Greedy GC's victim stacks: one stack of `(block, stamp)` per valid level.
+//!
+//! Tie-break (documented, tested): among closed blocks with equally few valid units, the victim
+//! is the one that most recently reached its valid level (closed, or lost a unit): the top of
+//! the level's stack. Greedy itself leaves the order open; this one is what a stack per level
+//! gives at O(1). `native/tests/sim_greedy_ref.rs` runs a textbook greedy FTL (full scan for
+//! the fewest valid pages) on the same addresses: with this rule it gives the simulator's write
+//! amplification exactly; under uniform random writes every rule agrees within 0.2 %, but under
+//! a 90/10 hot/cold mix with 7 % OP the rule matters: the block that has held its level
+//! longest first gives 3.4 % less WA (7.70 vs 7.97), the lowest block number 1.5 % less. A
+//! recently invalidated block is likely hot and would have lost more data if left, so this
+//! rule errs on the pessimistic side; no reviewed controller documents its rule.
 
 use super::*;
 

@@ -112,6 +112,45 @@ def checks(rep: Replay) -> list[dict[str, Any]]:
     return rows
 
 
+def pair_checks(a: Replay, b: Replay) -> list[dict[str, Any]]:
+    """The review's headline: the SSD 530 reaches its steady state about twice as late as the
+    SSD 335 (both default OP): the ratio of the replayed cliff times, 530 over 335.
+
+    Raises:
+        ReplayError: the two replays are not one on the SSD 530 and one on the SSD 335, or
+            differ in ``op25``.
+    """
+    drives = {a.meta["drive"]: a, b.meta["drive"]: b}
+    require(
+        set(drives) == {"Intel SSD 530", "Intel SSD 335"},
+        "other= must pair a replay on the SSD 530 with one on the SSD 335 (sim:intel-335-240g)",
+    )
+    require(a.meta["params"]["op25"] == b.meta["params"]["op25"], "other= must have the same op25")
+    cond = "op_25" if a.meta["params"]["op25"] else "default_op"
+    times = {}
+    for name, rep in drives.items():
+        df = rep.step("random_write")
+        d = dip(df, col="write_iops", drop=0.5) if df.height else None
+        times[name] = None if d is None else d[0] / rep.scale
+    t530, t335 = times["Intel SSD 530"], times["Intel SSD 335"]
+    ratio = None if not t530 or not t335 else t530 / t335
+    return [
+        check_row(
+            "consistency_rnd4k_qd32_write",
+            cond,
+            "steady_state_onset_vs_ssd335_ratio",
+            ratio,
+            "ratio",
+            drive="Intel SSD 530",
+            tolerance=0.25,
+            note="the review: the 530 reaches steady state about twice as late as the 335; "
+            "onset read as the first fall below half the initial IOPS in each replay "
+            f"({t530 if t530 is None else round(t530)} s and "
+            f"{t335 if t335 is None else round(t335)} s at the review drives' scale)",
+        )
+    ]
+
+
 register(
     Protocol(
         name="anandtech-consistency",
@@ -135,6 +174,12 @@ register(
         procedure=PROCEDURE,
         run=run,
         checks=checks,
+        pair_checks=pair_checks,
+        headline=(
+            "consistency_rnd4k_qd32_write",
+            "default_op",
+            "steady_state_onset_vs_ssd335_ratio",
+        ),
         estimate_written_bytes=lambda size, scale, p: 2.0 * size,
     )
 )

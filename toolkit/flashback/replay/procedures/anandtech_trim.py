@@ -23,12 +23,14 @@ after_torture: AS-SSD sequential write
 trim: one TRIM pass over the whole drive (what AS-SSD's free space looks like once deleted)
 idle_before_trim_pass: idle_before_s idle again
 after_trim: AS-SSD sequential write
-the AS-SSD file scales with the target but is kept at ≥ 64 MiB; blocks are 16 MiB, or
-  test size / 16 when that is smaller"""
+the AS-SSD file scales with the target (at least 4 MiB); blocks are 16 MiB, or test size / 16
+  when that is smaller"""
 
 
 def _asssd(r: Any, p: dict[str, Any]) -> Workload:
-    size = max(r.bytes(p["asssd_bytes"]), min(64 * MIB, r.size_bytes // 8 // MIB * MIB))
+    # scaled like every byte count (a 64 MiB floor made the 1/64 file 4x the review's share of
+    # the drive and moved the after-torture pass +5.5 % against 1/8); 4 MiB at the least
+    size = max(r.bytes(p["asssd_bytes"]), min(4 * MIB, r.size_bytes // 8 // MIB * MIB))
     bs = max(min(16 * MIB, size // 16) // (128 << 10) * (128 << 10), 128 << 10)
     return Workload(
         rw="write", bs=bs, iodepth=1, offset=0, size=size, data="random", interval=r.interval_s
@@ -71,7 +73,12 @@ def checks(rep: Replay) -> list[dict[str, Any]]:
     notes = {
         "clean": "",
         "torture": "written right after the torture: the model's greedy GC must copy most of "
-        f"each victim block{wa_note('after_torture')}; the SF-2281 lost less",
+        f"each victim block{wa_note('after_torture')}; the SF-2281 lost less. The review does "
+        "not say how long the drive sat before AS-SSD ran, and the SandForce presets have no "
+        "idle-time GC (no source gives its rate): a real drive that freed 1 GiB of blocks in "
+        "that pause writes AS-SSD's file at its dirty-state rate (0.691 × 315 = 218 MB/s, "
+        "above the published 183.3), so the miss is the idle GC the model lacks; the "
+        "sensitivity rows and idle_gc=on bound it",
         "after_trim": "predicted, not fitted: the SandForce presets' dirty state (dirty_rate, "
         "fitted once on ComputerBase's SSD 530 and AnandTech's Vertex 3 120 GB, neither "
         "replayed) keeps incompressible writes below the clean rate after TRIM, whatever "
@@ -92,6 +99,34 @@ def checks(rep: Replay) -> list[dict[str, Any]]:
                 drive=drive,
                 tolerance=0.15,
                 note=notes[cond],
+            )
+        )
+    clean = rows[1]["replayed"]
+    key = {c: ("as_ssd_seq_write", c, "avg_mbps") for c in ("clean", "torture", "after_trim")}
+    for cond, metric, kind, note in (
+        ("torture", "drop_pct", "drop_pct", "the effect itself: the loss after the torture"),
+        (
+            "after_trim",
+            "relative_to_clean_pct",
+            "ratio_pct",
+            "the effect itself: the share of the clean rate TRIM gives back",
+        ),
+    ):
+        v = mbps(rep.step("after_torture" if cond == "torture" else cond))
+        value = None
+        if clean and v is not None:
+            value = 100.0 * (1.0 - v / clean) if kind == "drop_pct" else 100.0 * v / clean
+        rows.append(
+            check_row(
+                "as_ssd_seq_write",
+                cond,
+                metric,
+                value,
+                "%",
+                drive=drive,
+                tolerance=0.15,
+                note=note,
+                effect=(kind, key["clean"], key[cond]),
             )
         )
     return rows
@@ -153,6 +188,7 @@ register(
         run=run,
         checks=checks,
         pair_checks=pair_checks,
+        headline=("as_ssd_seq_write", "torture", "avg_mbps"),
         estimate_written_bytes=lambda size, scale, p: 2.0 * size,
         unstated={"idle_before_s": (0.0, 30.0, 300.0)},
     )

@@ -128,5 +128,6 @@ register(
         checks=checks,
         estimate_written_bytes=estimate,
         pair_checks=pair_checks,
+        headline=("cdm_seq_write", "incompressible", "avg_mbps"),
     )
 )

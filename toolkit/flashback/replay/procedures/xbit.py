@@ -100,8 +100,7 @@ def checks(rep: Replay) -> list[dict[str, Any]]:
                 "%",
                 drive=drive,
                 tolerance=0.06,
-                note=assumed,
-                unmodelled=MEASURE_KNOB if state == "used" else "",
+                note=assumed + (f"; {MEASURE_KNOB}" if state == "used" else ""),
             )
         )
         rows.append(
@@ -113,8 +112,9 @@ def checks(rep: Replay) -> list[dict[str, Any]]:
                 "%",
                 drive=drive,
                 tolerance=0.5,
-                note="a loss of a few % is compared loosely (±50 %); " + assumed,
-                unmodelled=MEASURE_KNOB if state == "used" else "",
+                note="a loss of a few % is compared loosely (±50 %); "
+                + assumed
+                + (f"; {MEASURE_KNOB}" if state == "used" else ""),
             )
         )
     return rows
@@ -144,6 +144,7 @@ register(
         procedure=PROCEDURE,
         run=run,
         checks=checks,
+        headline=("iometer_rnd4k_qd32_write", "used", "loss_vs_fresh_pct"),
         estimate_written_bytes=lambda size, scale, p: 2.3 * size,
         unstated={"measure_s": (30.0, 60.0, 300.0)},
     )

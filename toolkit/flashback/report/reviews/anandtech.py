@@ -7,14 +7,17 @@ import polars as pl
 import flashback as fb
 from flashback import figures
 from flashback.report.html import Section
-from flashback.report.reviews.common import compare_part, replay, runs
+from flashback.report.reviews.common import SEEDS, compare_part, replay, runs
 
 PRESET = "intel-530-240g"
+PRESET_335 = "intel-335-240g"
 
 
 def build_consistency(*, scale: str, progress: bool) -> tuple[Section, pl.DataFrame]:
     default = replay("anandtech-consistency", preset=PRESET, scale=scale, progress=progress)
     op25 = replay("anandtech-consistency", preset=PRESET, scale=scale, progress=progress, op25=True)
+    # the review's headline sets the 530 beside the SSD 335: replay that drive too
+    ssd335 = replay("anandtech-consistency", preset=PRESET_335, scale=scale, progress=progress)
     parts = []
     for rep, variant in ((default, "default"), (op25, "+25% OP")):
         iv = rep.intervals.filter(pl.col("step") == "random_write")
@@ -58,7 +61,14 @@ def build_consistency(*, scale: str, progress: bool) -> tuple[Section, pl.DataFr
         for v in ("default", "+25% OP")
     ]
     s.tables.append(("consistency metrics", pl.DataFrame(metrics)))
-    cmp = pl.concat([default.compare(), op25.compare()], how="diagonal_relaxed")
+    cmp = pl.concat(
+        [
+            default.compare(other=ssd335, seeds=SEEDS),
+            op25.compare(seeds=SEEDS),
+            ssd335.compare(seeds=SEEDS),
+        ],
+        how="diagonal_relaxed",
+    )
     return s, compare_part(s, cmp)
 
 
@@ -79,4 +89,4 @@ def build_trim(*, scale: str, progress: bool) -> tuple[Section, pl.DataFrame]:
     s.charts.append(
         ("clean, torture, trim", figures.condition_bars(frame, title="sequential write"))
     )
-    return s, compare_part(s, rep.compare(sensitivity=True))
+    return s, compare_part(s, rep.compare(sensitivity=True, seeds=SEEDS))

@@ -11,6 +11,10 @@ from flashback import figures
 from flashback.report.html import Section
 
 
+#: Seeds every review's comparison is replayed with: each row shows its spread over them.
+SEEDS = 3
+
+
 def sim_target(preset: str, scale: str) -> str:
     """``sim:<preset>?scale=<scale>`` — the review's drive shrunk by ``scale``."""
     from flashback.targets import sim_spec
@@ -48,6 +52,10 @@ def compare_part(
     from flashback.replay.compare import TABLE_COLUMNS
 
     table = cmp.select([c for c in TABLE_COLUMNS if c in cmp.columns])
+    # the spread over seeds is shown where some row has one
+    spread = [c for c in ("replayed_lo", "replayed_hi") if c in table.columns]
+    if spread and table.select(pl.col(spread[0]).is_null().all()).item():
+        table = table.drop(spread)
     try:  # compare_errors picks the rows it draws, and refuses a frame with none
         section.charts.append((name, figures.compare_errors(cmp)))
     except fb.AnalysisError:

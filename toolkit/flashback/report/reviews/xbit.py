@@ -6,7 +6,7 @@ import polars as pl
 
 from flashback import figures
 from flashback.report.html import Section
-from flashback.report.reviews.common import compare_part, replay, runs
+from flashback.report.reviews.common import SEEDS, compare_part, replay, runs
 
 NAME = "xbit-pts-degradation"
 PRESET = "intel-335-240g"
@@ -27,4 +27,4 @@ def build(*, scale: str, progress: bool) -> tuple[Section, pl.DataFrame]:
         ],
     )
     s.charts.append(("relative to fresh", figures.relative_to_fresh(frame)))
-    return s, compare_part(s, rep.compare(sensitivity=True))
+    return s, compare_part(s, rep.compare(sensitivity=True, seeds=SEEDS))

@@ -1,0 +1,99 @@
+"""Drive mechanisms a review documents, and whether a replayed drive has each.
+
+A compare row may call a published number "documented, not modelled" only by naming one of
+these mechanisms, and only while the replayed drive lacks it: the status is computed from the
+target's configuration (``Replay.meta["target"]["config"]``), never written by hand. A row
+naming a mechanism the replayed preset has is an ordinary comparison (within or outside
+tolerance), and ``tests/test_replay_tally.py`` holds every protocol's default preset to that.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable
+
+from flashback.errors import ReplayError
+
+
+@dataclasses.dataclass(frozen=True)
+class Mechanism:
+    """A documented drive behaviour.
+
+    Attributes:
+        key: the name a check row gives (``unmodelled=key``).
+        reason: why a replay without it cannot reproduce the number (shown in the row's note).
+        present: ``present(config)`` → whether a simulated drive with this configuration
+            (``SimConfig.to_json()``) has the mechanism; a real drive has every mechanism.
+    """
+
+    key: str
+    reason: str
+    present: Callable[[dict[str, Any]], bool]
+
+
+def _never(_config: dict[str, Any]) -> bool:
+    return False
+
+
+_MECHANISMS = (
+    Mechanism(
+        "sandforce_dirty_state",
+        "SandForce's documented dirty state (once all NAND holds incompressible data, "
+        "incompressible writes run at 55-90 % of clean and TRIM does not restore them)",
+        lambda c: float(c.get("features", {}).get("dirty_rate", 1.0)) < 1.0,
+    ),
+    Mechanism(
+        "early_knee",
+        "a drop long before the raw NAND has been written once: no source documents a "
+        "mechanism for it, so the model has none",
+        _never,
+    ),
+    Mechanism(
+        "loop_scatter",
+        "loop-to-loop scatter of the results: no source documents what drives it, and the "
+        "model injects no noise",
+        _never,
+    ),
+    Mechanism(
+        "read_compression",
+        "reads faster for compressible data: the model applies compression to writes only, "
+        "so a read costs the same whatever data the drive holds",
+        _never,
+    ),
+)
+MECHANISMS: dict[str, Mechanism] = {m.key: m for m in _MECHANISMS}
+
+
+def get(key: str) -> Mechanism:
+    """The mechanism called ``key``.
+
+    Raises:
+        ReplayError: no mechanism has that name (a check names one that is not declared here).
+    """
+    try:
+        return MECHANISMS[key]
+    except KeyError:
+        raise ReplayError(
+            f"{key!r} is not a declared mechanism; name one of {', '.join(MECHANISMS)} in "
+            "check_row(unmodelled=...) or declare it in flashback.replay.mechanisms"
+        ) from None
+
+
+def sim_config(meta: dict[str, Any]) -> dict[str, Any] | None:
+    """The simulated drive's configuration a replay ran on (``None`` for a real target)."""
+    if meta.get("target_kind") != "sim":
+        return None
+    target = meta.get("target") or {}
+    config = target.get("config")
+    return config if isinstance(config, dict) else None
+
+
+def absent(key: str, config: dict[str, Any] | None) -> bool:
+    """Whether the replayed drive lacks mechanism ``key`` (a real drive, ``config=None``,
+    lacks none).
+
+    Raises:
+        ReplayError: ``key`` is not a declared mechanism.
+    """
+    mech = get(key)
+    return config is not None and not mech.present(config)
