@@ -90,6 +90,10 @@ class Target:
                 ``.capture``. It is a ``KeyboardInterrupt``.
             ParameterError, DeviceError: see :class:`Target`.
         """
+        if workload.ramp_s:  # fio's ramp_time: the same I/O first, not recorded
+            from flashback.fio.jobfile import ramp_workload
+
+            self.run(ramp_workload(workload), step="ramp", progress=progress)
         cap = run_with_progress(
             lambda bar: self._t.run(
                 workload.fields(),

@@ -54,13 +54,28 @@ class _Version(argparse.Action):
         parser.exit()
 
 
+class Parser(argparse.ArgumentParser):
+    """Long options only as spelled (no prefix matching: ``--job`` is never ``--jobs``); a
+    subcommand's unknown argument is reported with that subcommand's usage."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs["allow_abbrev"] = False
+        super().__init__(*args, **kwargs)
+
+    def parse_known_args(self, args=None, namespace=None):
+        ns, extras = super().parse_known_args(args, namespace)
+        if extras and self._subparsers is None:  # a subcommand's parser: its own usage
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return ns, extras
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="flashback",
         description="Capture, replay and analyse how SSD performance changes as a drive is written.",
     )
     p.add_argument("--version", action=_Version)
-    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=Parser)
     for name, module in COMMANDS.items():
         importlib.import_module(f"flashback.cli.{module}").add_parser(sub)
     return p
