@@ -62,6 +62,11 @@ class Parser(argparse.ArgumentParser):
         kwargs["allow_abbrev"] = False
         super().__init__(*args, **kwargs)
 
+    def error(self, message):
+        from flashback._text import printable
+
+        super().error(printable(message))
+
     def parse_known_args(self, args=None, namespace=None):
         ns, extras = super().parse_known_args(args, namespace)
         if extras and self._subparsers is None:  # a subcommand's parser: its own usage
@@ -81,11 +86,29 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+#: Python keyword spellings in library messages -> the option a CLI user types (regex, repl);
+#: a message that gives both ("destroy=\"X\" (--destroy X)") keeps the option only
+CLI_OPTIONS = [
+    (r'destroy="([^"]*)" \(--destroy [^)]*\)', r"--destroy \1"),
+    (r'destroy="([^"]*)"', r"--destroy \1"),
+    (r"overwrite=True \(--overwrite\)|--overwrite \(overwrite=True\)", "--overwrite"),
+    (r"overwrite=True", "--overwrite"),
+    (r"job= \(--job NAME\)", "--job NAME"),
+]
+
+
 def cli_message(text: str) -> str:
-    """A library message reworded for the command line (commands, not Python calls)."""
+    """A library message reworded for the command line (commands and options, not Python
+    calls), with control characters escaped (:func:`flashback._text.printable`)."""
+    import re
+
+    from flashback._text import printable
+
     for python_advice, command in CLI_WORDING.items():
         text = text.replace(python_advice, command)
-    return text
+    for pattern, option in CLI_OPTIONS:
+        text = re.sub(pattern, option, text)
+    return printable(text)
 
 
 def _stdout_gone() -> int:
@@ -96,6 +119,17 @@ def _stdout_gone() -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from flashback._text import PrintableStream
+
+    stdout = sys.stdout
+    sys.stdout = PrintableStream(stdout)  # type: ignore[assignment]
+    try:
+        return _main(argv)
+    finally:
+        sys.stdout = stdout
+
+
+def _main(argv: list[str] | None) -> int:
     from flashback.errors import FlashbackError
 
     try:

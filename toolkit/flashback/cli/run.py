@@ -69,6 +69,7 @@ def print_summary(cap, *, output: str | None, as_json: bool, streamed: bool = Fa
 
 
 def main(args: argparse.Namespace) -> int:
+    from flashback._text import printable
     from flashback.capture import check_save_path
     from flashback.errors import RunInterrupted
     from flashback.fio.jobfile import cli_job
@@ -81,7 +82,7 @@ def main(args: argparse.Namespace) -> int:
     # TARGET may be a fio job file
     args.target, fields, notes = cli_job(args.target, fields, job=args.job)
     for note in notes:
-        print(f"flashback: note: {note}", file=sys.stderr)
+        print(f"flashback: note: {printable(note)}", file=sys.stderr)
     w = Workload(**fields)
     if args.output:  # before the target is opened: a bad -o costs nothing
         check_save_path(args.output, overwrite=args.overwrite)
