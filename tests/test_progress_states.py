@@ -10,7 +10,6 @@ import os
 import pty
 import select
 import signal
-import subprocess
 import sys
 import time
 
