@@ -58,8 +58,11 @@ bench: setup
 	$(CARGO) build --release --manifest-path $(MANIFEST) --examples --quiet
 	$(BIN)/python tests/bench/run.py
 
+# JupyterLab on notebooks/. As root (where `make demo` installs apt packages) it needs
+# --allow-root; LAB_ARGS passes more, e.g. make lab LAB_ARGS="--no-browser --ip=0.0.0.0"
+LAB_ARGS ?=
 lab: setup
-	$(BIN)/jupyter lab --notebook-dir=notebooks
+	$(BIN)/jupyter lab --notebook-dir=notebooks $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
 
 fmt: setup
 	$(CARGO) fmt --manifest-path $(MANIFEST)

@@ -8,9 +8,7 @@ also written beside the report as PNG and SVG.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import html
-import json
 import os
 import re
 from pathlib import Path
@@ -21,23 +19,7 @@ import polars as pl
 import vl_convert as vlc
 
 
-# what must not appear literally inside <script>: a closing tag or comment opener, and the
-# two line separators JavaScript string literals do not allow
-_SCRIPT_UNSAFE = {
-    "<": "\\u003c",
-    ">": "\\u003e",
-    "&": "\\u0026",
-    "\u2028": "\\u2028",
-    "\u2029": "\\u2029",
-}
-
-
-def script_json(value: object) -> str:
-    """JSON for inlining inside ``<script>``: ``<``, ``>``, ``&`` and U+2028/9 are written as
-    ``\\uXXXX`` escapes (the same value to JavaScript), so text such as ``</script>`` in a
-    label cannot close the script element."""
-    text = json.dumps(value)
-    return re.sub("[<>&\u2028\u2029]", lambda m: _SCRIPT_UNSAFE[m.group()], text)
+from flashback.figures.page import script_json, vega_bundle  # noqa: F401 (one rule)
 
 
 @dataclasses.dataclass
@@ -52,12 +34,6 @@ class Section:
     @property
     def slug(self) -> str:
         return re.sub(r"[^a-z0-9]+", "-", self.title.lower()).strip("-")
-
-
-@functools.cache
-def vega_bundle() -> str:
-    """The Vega + Vega-Lite + Vega-Embed bundle as one script (assigns ``window.vegaEmbed``)."""
-    return vlc.javascript_bundle()
 
 
 def _fmt(v: object) -> str:
