@@ -13,6 +13,7 @@ import fio_import  # noqa: E402
 import memory  # noqa: E402
 import pelt  # noqa: E402
 import sim  # noqa: E402
+import startup  # noqa: E402
 import sweep  # noqa: E402
 
 
@@ -24,6 +25,7 @@ def main() -> None:
     results["fio_import"] = fio_import.main([])
     results["sweep"] = sweep.main(["--scale", "1/32"])
     results["memory"] = memory.main()
+    results["startup"] = startup.main()
     out = Path("out")
     out.mkdir(exist_ok=True)
     (out / "bench.json").write_text(json.dumps(results, indent=2))

@@ -9,8 +9,6 @@ exit code; output piped into a reader that stops early (``| head``) ends quietly
 
 from __future__ import annotations
 
-import argparse
-import importlib
 import os
 import sys
 
@@ -25,6 +23,46 @@ COMMANDS = {
     "plot": "plot",
     "report": "report",
 }
+
+#: subcommand name -> its one-line help, for ``flashback --help`` without importing every
+#: subcommand's module (each module's ``add_parser`` says the same; a test holds them equal)
+SUMMARIES = {
+    "run": "run one workload on a file, block device or sim: drive",
+    "presets": "list the simulated-drive presets",
+    "recover": "salvage a capture whose tail was torn by a crash",
+    "replay": "replay a review's test procedure on a target",
+    "published": "print the numbers the five reviews published",
+    "analyze": "change points and steady state of a capture, replay or fio output",
+    "plot": "draw a capture's throughput and latency to a .png, .svg or .html file",
+    "report": "replay every review on simulated drives and write out/report.html",
+}
+
+#: what ``flashback`` does, first line of ``--help``
+DESCRIPTION = "Capture, replay and analyse how SSD performance changes as a drive is written."
+
+
+def top_help() -> str:
+    """``flashback --help``: usage, :data:`DESCRIPTION` and one line per subcommand
+    (:data:`SUMMARIES`), without argparse (start-up: see ``make bench``)."""
+    w = max(len(n) for n in SUMMARIES)
+    lines = [f"  {n.ljust(w)}  {h}" for n, h in SUMMARIES.items()]
+    return "\n".join(
+        [
+            "usage: flashback [-h] [--version] COMMAND ...",
+            "",
+            DESCRIPTION,
+            "",
+            "commands:",
+            *lines,
+            "",
+            "options:",
+            "  -h, --help  show this help message and exit",
+            "  --version   print the version and exit",
+            "",
+            "flashback COMMAND --help describes a command's options.",
+        ]
+    )
+
 
 #: Python-API advice in library messages -> the command a CLI user types instead.
 CLI_WORDING = {
@@ -43,47 +81,6 @@ def version() -> str:
     from flashback import _native
 
     return _native.__version__
-
-
-class _Version(argparse.Action):
-    def __init__(self, option_strings, dest, **kwargs):
-        super().__init__(option_strings, dest, nargs=0, help="print the version and exit")
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        print(f"flashback {version()}")
-        parser.exit()
-
-
-class Parser(argparse.ArgumentParser):
-    """Long options only as spelled (no prefix matching: ``--job`` is never ``--jobs``); a
-    subcommand's unknown argument is reported with that subcommand's usage."""
-
-    def __init__(self, *args, **kwargs):
-        kwargs["allow_abbrev"] = False
-        super().__init__(*args, **kwargs)
-
-    def error(self, message):
-        from flashback._text import printable
-
-        super().error(printable(message))
-
-    def parse_known_args(self, args=None, namespace=None):
-        ns, extras = super().parse_known_args(args, namespace)
-        if extras and self._subparsers is None:  # a subcommand's parser: its own usage
-            self.error(f"unrecognized arguments: {' '.join(extras)}")
-        return ns, extras
-
-
-def build_parser() -> argparse.ArgumentParser:
-    p = Parser(
-        prog="flashback",
-        description="Capture, replay and analyse how SSD performance changes as a drive is written.",
-    )
-    p.add_argument("--version", action=_Version)
-    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=Parser)
-    for name, module in COMMANDS.items():
-        importlib.import_module(f"flashback.cli.{module}").add_parser(sub)
-    return p
 
 
 #: Python keyword spellings in library messages -> the option a CLI user types (regex, repl);
@@ -130,10 +127,18 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str] | None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv == ["--version"]:  # before argparse and any subcommand are imported
+        print(f"flashback {version()}")
+        return 0
+    if argv in (["--help"], ["-h"]):
+        print(top_help())
+        return 0
+    from flashback.cli._parser import build_parser
     from flashback.errors import FlashbackError
 
     try:
-        parser = build_parser()
+        parser = build_parser(argv)
         args = parser.parse_args(argv)
         try:
             code = int(args.func(args) or 0)
