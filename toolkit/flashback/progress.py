@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import collections
 import os
 import sys
 import time
@@ -159,6 +160,10 @@ class Lines:
             self._emit(_ending(status))
 
 
+#: intervals averaged for the live line's "now" and "since start" levels
+LIVE_WINDOW = 5
+
+
 class Bar:
     """A rich bar in a terminal, tqdm in a notebook, fed one interval (dict) per call.
 
@@ -176,6 +181,21 @@ class Bar:
         self._tqdm: Any = None
         self._rich: Any = None
         self._task: Any = None
+        self._first: list[float] = []  # MB/s of the first intervals
+        self._last: collections.deque[float] = collections.deque(maxlen=LIVE_WINDOW)
+        self._p99_us: float | None = None
+
+    def live_line(self) -> str:
+        """``now 245.1 MB/s (-38 % since start)  p99 1,250 µs``: the mean of the last
+        :data:`LIVE_WINDOW` intervals against that of the first ones, and the last p99 write
+        latency; empty before the first interval."""
+        if not self._last:
+            return ""
+        now = sum(self._last) / len(self._last)
+        start = sum(self._first) / len(self._first)
+        change = 100.0 * (now / start - 1) if start else 0.0
+        p99 = f"  p99 {self._p99_us:,.0f} µs" if self._p99_us is not None else ""
+        return f"  now {now:.1f} MB/s ({change:+.0f} % since start){p99}"
 
     def _start(self) -> None:
         if _in_notebook():
@@ -185,7 +205,20 @@ class Bar:
         else:
             from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
-            self._rich = Progress(
+            bar = self
+
+            class WithLiveLine(Progress):
+                """The bar, and under it the live line (:meth:`Bar.live_line`)."""
+
+                def get_renderables(self):  # type: ignore[no-untyped-def]
+                    yield self.make_tasks_table(self.tasks)
+                    line = bar.live_line()
+                    if line:
+                        from rich.text import Text
+
+                        yield Text(line, style="dim")
+
+            self._rich = WithLiveLine(
                 TextColumn("[bold]{task.description}"),
                 BarColumn(),
                 TextColumn("{task.fields[where]}"),
@@ -207,6 +240,10 @@ class Bar:
         step = _advance(self.unit, row)
         self.done += step
         mbps, iops = _rates(row)
+        if len(self._first) < LIVE_WINDOW:
+            self._first.append(mbps)
+        self._last.append(mbps)
+        self._p99_us = row.get("write_lat_p99_us", self._p99_us) or self._p99_us
         if self.total and self.done >= self.total:
             # The estimate ran out while work goes on: no bar stuck full at ETA 0:00:00, an
             # open-ended one (no ETA) until the end.
@@ -269,7 +306,9 @@ def close_progress(bar: Any, status: str) -> None:
     """Closes what :func:`make_progress` made with the run's final status (``complete``,
     ``interrupted``, ``failed: ...``); a caller's own callable is closed as it is, if it
     has ``close``."""
-    if isinstance(bar, (Bar, Lines)):
+    from flashback.live import LiveChart
+
+    if isinstance(bar, (Bar, Lines, LiveChart)):
         bar.close(status)
     elif hasattr(bar, "close"):
         bar.close()
@@ -303,6 +342,10 @@ def _bar_or_callback(
     """The rule both share; ``totals()`` (bar length, unit) is asked only when a bar is made."""
     if progress is None or progress is False:
         return None
+    if progress == "live":  # a live chart (notebook): flashback.live
+        from flashback.live import LiveChart
+
+        return LiveChart(title=label)
     if callable(progress) and progress is not True:
         return progress
     if not (sys.stderr.isatty() or _in_notebook()):

@@ -7,7 +7,9 @@ use crate::run::Observer;
 use pyo3::prelude::*;
 use std::time::{Duration, Instant};
 
-/// Observer that checks Python signals (Ctrl-C) and calls `progress(dict)` with each row.
+/// Observer that checks Python signals (Ctrl-C) and calls `progress(dict)` with each row
+/// (counters, `host_written_bytes`, `step`, and `{read,write}_lat_{mean,p99}_us`, None when
+/// no I/O of that direction completed).
 pub struct PyObserver {
     progress: Option<Py<PyAny>>,
     pub interrupted: bool,
@@ -60,6 +62,10 @@ impl Observer for PyObserver {
                     d.set_item("write_ios", r.ios[1])?;
                     d.set_item("trim_ios", r.ios[2])?;
                     d.set_item("host_written_bytes", r.host_written_bytes)?;
+                    for (dir, lat) in ["read", "write"].iter().zip(&r.lat) {
+                        d.set_item(format!("{dir}_lat_mean_us"), lat.map(|l| l.mean_us))?;
+                        d.set_item(format!("{dir}_lat_p99_us"), lat.map(|l| l.p99_us))?;
+                    }
                     d.set_item("step", &r.step)?;
                     cb.call1(py, (d,))?;
                     Ok(())
