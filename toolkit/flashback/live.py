@@ -39,7 +39,7 @@ class LiveChart:
     def __init__(
         self,
         *,
-        every_s: float = 2.0,
+        every_s: float = 5.0,
         display: Callable[[Any], None] | None = None,
         title: str = "",
     ) -> None:
