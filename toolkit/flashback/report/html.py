@@ -71,6 +71,28 @@ caption{caption-side:top;text-align:left;font-weight:600;padding:.3rem 0}
 """
 
 
+def chart_alt(spec: dict, name: str) -> str:
+    """Alt text of a chart: its title (or ``name``) and what its axes show, e.g.
+    ``Puget: write throughput — MB/s against Host data written (GB)``."""
+    title = spec.get("title")
+    title = title.get("text") if isinstance(title, dict) else title
+    titles = []
+    for part in [spec, *spec.get("layer", []), *spec.get("vconcat", []), *spec.get("hconcat", [])]:
+        enc = part.get("encoding", {}) if isinstance(part, dict) else {}
+        for ch in ("y", "x"):
+            t = enc.get(ch, {}).get("title") if isinstance(enc.get(ch), dict) else None
+            if isinstance(t, str) and t not in titles:
+                titles.append(t)
+    head = " ".join(title) if isinstance(title, list) else str(title or name)
+    return f"{head} — {' against '.join(titles[:2])}" if len(titles) >= 2 else head
+
+
+def svg_with_title(svg: str, text: str) -> str:
+    """``svg`` with ``text`` as its ``<title>`` (what screen readers and tooltips read)."""
+    end = svg.find(">", svg.find("<svg"))
+    return svg[: end + 1] + f"<title>{html.escape(text)}</title>" + svg[end + 1 :]
+
+
 def _spec(chart: alt.TopLevelMixin) -> dict:
     with alt.data_transformers.disable_max_rows():
         return chart.to_dict()
@@ -99,14 +121,18 @@ def write_report(
         for name, chart in s.charts:
             cid = f"chart-{s.slug}-{re.sub(r'[^a-z0-9]+', '-', name.lower())}"
             spec = _spec(chart)
-            body.append(f"<div class='chart' id='{cid}' data-chart='{html.escape(name)}'></div>")
+            alt_text = chart_alt(spec, name)
+            body.append(
+                f"<div class='chart' id='{cid}' data-chart='{html.escape(name)}' role='img'"
+                f" aria-label='{html.escape(alt_text)}'></div>"
+            )
             embeds.append((cid, spec))
             for fmt in figure_formats:
                 path = out / "figures" / f"{cid.removeprefix('chart-')}.{fmt}"
                 if fmt == "png":
                     path.write_bytes(vlc.vegalite_to_png(spec, scale=2))
                 elif fmt == "svg":
-                    path.write_text(vlc.vegalite_to_svg(spec))
+                    path.write_text(svg_with_title(vlc.vegalite_to_svg(spec), alt_text))
         for caption, df in s.tables:
             body.append(table_html(df, caption=caption))
         body.append("</section>")
