@@ -36,8 +36,13 @@ $(SYS_STAMP): Makefile | $(BIN)/python
 	fi
 	@touch $@
 
+# pip's and cargo's lines go to .venv/build.log (shown if the build fails): a fresh build
+# printed ~340 lines of "Requirement already satisfied", then nothing for minutes
 $(BUILD_STAMP): $(BIN)/python $(SYS_STAMP) $(RUST_SRC) pyproject.toml
-	cd $(CURDIR) && $(BIN)/maturin develop --release --extras dev --quiet
+	@echo "building the native engine and installing Python packages (Rust, release: a few minutes on 2 cores; log: $(VENV)/build.log)"
+	@cd $(CURDIR) && $(BIN)/maturin develop --release --extras dev --quiet > $(VENV)/build.log 2>&1 \
+	  || { tail -n 40 $(VENV)/build.log; echo "flashback: the build failed; the whole log is $(VENV)/build.log" >&2; exit 1; }
+	@echo "built: $$($(BIN)/python -c 'import flashback._native as n; print("flashback", n.__version__)')"
 	@touch $@
 
 demo: setup
@@ -59,8 +64,11 @@ bench: setup
 	$(CARGO) build --release --manifest-path $(MANIFEST) --examples --quiet
 	$(BIN)/python tests/bench/run.py
 
+# JupyterLab on notebooks/. As root (where `make demo` installs apt packages) it needs
+# --allow-root; LAB_ARGS passes more, e.g. make lab LAB_ARGS="--no-browser --ip=0.0.0.0"
+LAB_ARGS ?=
 lab: setup
-	$(BIN)/jupyter lab --notebook-dir=notebooks
+	$(BIN)/jupyter lab --notebook-dir=notebooks $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
 
 fmt: setup
 	$(CARGO) fmt --manifest-path $(MANIFEST)

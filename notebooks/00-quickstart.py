@@ -72,6 +72,13 @@ cap.intervals.select("t_s", "write_iops", "write_mbps", "write_lat_p99_us", "hos
 fb.figures.latency_percentiles(cap.intervals)
 
 # %% [markdown]
+# If the throughput rises and falls once per pass over the drive (a saw-tooth), that is the
+# workload, not noise: flashback's random writes are random *without replacement* by default
+# — every block once per pass, in a shuffled order, as fio's default random map — so how much
+# stale data garbage collection finds changes in step with the passes. `random="uniform"`
+# (fio's `norandommap`) draws every offset independently instead.
+
+# %% [markdown]
 # ## Where did the speed change?
 # `fb.changepoints` segments the curve along host bytes written (not time, which depends on
 # how fast the drive is). Each segment has a level with a confidence interval.

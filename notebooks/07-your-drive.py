@@ -42,6 +42,7 @@ written = "96m"  # stop after this many bytes; full size: 3-5 × the capacity
 iodepth = 32
 interval = "5ms"  # one row per interval, several per round even at GB/s; full size: "1s"
 round_size = "0.25fill"  # a steady-state round: a quarter of the capacity written; full size: "60s"
+keep = "my-drive.arrow"  # the capture is saved here (beside the notebook); None: not kept
 
 # %%
 import tempfile
@@ -97,5 +98,6 @@ print("steady state reached:", ss.reached)
 fb.figures.steady_state_window(rounds, y="write_iops", window=ss.window if ss.reached else None)
 
 # %%
-cap.save(Path(scratch.name) / "my-drive.arrow")  # keep it: fb.load(path) reads it back
-scratch.cleanup()
+if keep:  # outside the scratch directory, which is removed next: fb.load(keep) reads it back
+    print("capture kept in", cap.save(keep).resolve())
+scratch.cleanup()  # the scratch file target (a device is left as it is)

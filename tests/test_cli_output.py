@@ -1,4 +1,4 @@
-"""The command line as scripts and terminals use it: --version, --json, 80-column tables,
+"""The command line as scripts and terminals use it: --version, --json, tables within 80 columns,
 progress lines without a terminal, a closed pipe, `plot`, and messages worded for the CLI.
 
 Everything runs the real `flashback` entry point in a subprocess on simulated drives.
@@ -35,6 +35,10 @@ def cli(*args: str, env: dict | None = None, check: bool = True) -> subprocess.C
     return proc
 
 
+#: a terminal 80 columns wide, as tables see it through ``COLUMNS`` when stdout is a pipe
+COLS80 = {"COLUMNS": "80"}
+
+
 def wide_lines(text: str, width: int = 80) -> list[str]:
     return [line for line in text.splitlines() if len(line) > width]
 
@@ -54,7 +58,8 @@ def test_version():
 
 
 def test_run_summary_fits_80_columns_and_json_has_the_numbers(tmp_path):
-    text = cli("run", SIM, "--rw", "randwrite", "--written", "64m", "--no-progress").stdout
+    text = cli("run", SIM, "--rw", "randwrite", "--written", "64m", "--no-progress",
+               env=COLS80).stdout  # fmt: skip
     assert "written_gb" in text and wide_lines(text) == []
     proc = cli("run", SIM, "--rw", "randwrite", "--written", "64m", "--no-progress", "--json")
     doc = json.loads(proc.stdout)
@@ -65,7 +70,7 @@ def test_run_summary_fits_80_columns_and_json_has_the_numbers(tmp_path):
 
 
 def test_presets_table_fits_and_json_lists_every_preset():
-    text = cli("presets").stdout
+    text = cli("presets", env=COLS80).stdout
     assert wide_lines(text) == []
     names = [p["name"] for p in json.loads(cli("presets", "--json").stdout)]
     assert "generic" in names and "intel-520-120g" in names
@@ -78,7 +83,7 @@ def test_published_json_is_the_data_set():
     expected = fb.published(test="as_ssd_seq_write")
     assert len(rows) == expected.height > 0
     assert {r["value"] for r in rows} == set(expected["value"].to_list())
-    assert wide_lines(cli("published").stdout) == []
+    assert wide_lines(cli("published", env=COLS80).stdout) == []
 
 
 def test_a_closed_pipe_ends_quietly():
@@ -102,10 +107,10 @@ def test_progress_without_a_terminal_is_lines_on_stderr():
     lines = proc.stderr.splitlines()
     assert len(lines) > 5, proc.stderr
     pat = re.compile(
-        r"^flashback: randwrite  [\d.]+ of [\d.]+ GB \(\d+%\)  [\d.]+ MB/s  [\d,]+ IOPS"
+        r"^flashback: randwrite  [\d.]+ of [\d.]+ GB written \(\d+%\)  [\d.]+ MB/s  [\d,]+ IOPS"
     )
     assert all(pat.match(line) for line in lines), lines[:3]
-    assert "(100%)" in lines[-1]
+    assert "(100%)" in lines[-1] and lines[-1].endswith("finished")
     assert "\r" not in proc.stderr and "\x1b[" not in proc.stderr  # no terminal codes
     # the default pace (every 10 s) on a sub-second run: the final line only
     quiet = cli("run", SIM, "--rw", "randwrite", "--written", "32m").stderr.splitlines()
@@ -117,7 +122,7 @@ def test_progress_lines_pace_on_their_clock():
 
     now = [0.0]
     out = io.StringIO()
-    lines = Lines(2.0, "GB", "w", every_s=10, stream=out, clock=lambda: now[0])
+    lines = Lines(2.0, "GB written", "w", every_s=10, stream=out, clock=lambda: now[0])
     row = dict(interval_s=1.0, write_bytes=10**8, read_bytes=0, trim_bytes=0, write_ios=100,
                read_ios=0)  # fmt: skip
     for _ in range(6):
@@ -126,14 +131,14 @@ def test_progress_lines_pace_on_their_clock():
     assert lines.lines == 2  # at 12 s and 24 s
     lines.close()
     text = out.getvalue().splitlines()
-    assert len(text) == 3 and text[-1].startswith("flashback: w  0.60 of 2.00 GB (30%)")
+    assert len(text) == 3 and text[-1].startswith("flashback: w  0.60 of 2.00 GB written (30%)")
     for _ in range(20):  # 2.60 GB of an estimated 2.00: no "100%" while it runs on
         lines(row)
     lines.close()
     assert (
         out.getvalue()
         .splitlines()[-1]
-        .startswith("flashback: w  2.60 GB (past the 2.00 estimated)")
+        .startswith("flashback: w  2.60 GB written (past the 2.00 estimated)")
     )
 
 
@@ -141,7 +146,7 @@ def test_bar_is_open_ended_once_its_estimate_is_passed():
     """A replay writing more than estimated must not show a full bar at ETA 0 while it runs."""
     from flashback.progress import Bar
 
-    bar = Bar(1.0, "GB", "replay")
+    bar = Bar(1.0, "GB written", "replay")
     try:
         row = dict(interval_s=1.0, write_bytes=4 * 10**8, read_bytes=0, trim_bytes=0,
                    write_ios=1, read_ios=0)  # fmt: skip

@@ -1,12 +1,15 @@
 """fio job files → workloads: fb.Workload.from_fio and ``flashback run JOB.fio``."""
 
+import json
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
 
 import flashback as fb
+from flashback.fio.jobfile import JobFileNote
 
 REAL = Path(__file__).resolve().parents[2] / "shared" / "realdata"
 
@@ -51,8 +54,11 @@ def test_real_job_file_with_unsupported_option_is_refused_by_name():
 @pytest.mark.parametrize(
     "line, match",
     [
-        ("ramp_time=5", "'ramp_time'"),
-        ("ioengine=libaio", "ioengine=libaio"),
+        ("ioengine=windowsaio", "ioengine=windowsaio"),
+        ("rwmixwrite=abc", "rwmixwrite=abc is not a whole number"),
+        ("rwmixread=101", "rwmixread=101 is not a whole number from 0 to 100"),
+        ("log_avg_msec=1.5", "log_avg_msec=1.5 is not a whole number"),
+        ("ramp_time=soon", "ramp='soon' is not a duration"),
         ("rw=rw", "rw=rw"),
         ("bs=4k,64k", "per-direction"),
         ("rw=randread\nio_size=1g", "io_size with rw=randread"),
@@ -97,3 +103,78 @@ def test_cli_runs_a_job_file(tmp_path):
     assert w["rw"] == "write" and int(w["bs"]) == 65536
     assert cap.intervals["write_bytes"].sum() > 0
     assert data.stat().st_size == 4 << 20
+
+
+@pytest.mark.parametrize(
+    "engine, runs_on, note",
+    [
+        ("libaio", "io_uring", True),
+        ("sync", "psync", True),
+        ("psync", "psync", False),
+        ("pvsync", "psync", True),
+        ("io_uring", "io_uring", False),
+    ],
+)
+def test_common_ioengines_map_to_an_engine_with_a_note(tmp_path, engine, runs_on, note):
+    p = _job(tmp_path, f"[j]\nrw=write\nioengine={engine}\n")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        w = fb.Workload.from_fio(p)
+    assert w.resolved["engine"] == runs_on
+    said = [str(c.message) for c in caught if issubclass(c.category, JobFileNote)]
+    assert len(said) == int(note) and all(f"ioengine={engine} runs" in m for m in said)
+
+
+def test_ramp_time_is_run_and_left_out_of_the_capture(tmp_path):
+    p = _job(tmp_path, "[j]\nrw=randwrite\nbs=4k\niodepth=8\nramp_time=2\nruntime=3\ntime_based\n")
+    w = fb.Workload.from_fio(p)
+    assert w.ramp_s == 2.0 and w.resolved["time_s"] == 3.0
+    t = fb.Target("sim:generic?scale=1/256")
+    cap = t.run(w)
+    iv = cap.intervals
+    # the capture is the 3 s after the ramp: its clock starts at 0, its first row's
+    # host_written_bytes already counts the ramp's writes
+    assert iv["t_s"].max() == pytest.approx(3.0)
+    first = iv.row(0, named=True)
+    assert first["host_written_bytes"] > 1.5 * first["write_bytes"]
+    assert t.host_written_bytes == iv["host_written_bytes"][-1]
+    assert iv["write_bytes"].sum() < iv["host_written_bytes"][-1]
+
+
+def _cli(*args, cwd):
+    return subprocess.run(
+        [sys.executable, "-m", "flashback", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=cwd,
+    )
+
+
+def test_cli_job_picks_one_of_several_and_is_not_read_as_jobs(tmp_path):
+    data = tmp_path / "scratch.bin"
+    p = _job(
+        tmp_path,
+        f"[global]\nfilename={data}\nsize=4m\ndirect=0\nruntime=1\ntime_based\nioengine=libaio\n"
+        "[a]\nrw=write\n[b]\nrw=randwrite\nbs=8k\n",
+    )
+    r = _cli("run", str(p), "--no-progress", "--json", cwd=tmp_path)
+    assert r.returncode == 2 and "--job NAME" in r.stderr, r.stderr
+    r = _cli("run", str(p), "--job", "b", "--no-progress", "--json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "note: " in r.stderr and "ioengine=libaio runs on io_uring" in r.stderr
+    w = json.loads(r.stdout)["meta"]["workload"]
+    assert w["rw"] == "randwrite" and int(w["bs"]) == 8192 and int(w["jobs"]) == 1
+    # no prefix matching: --job is not --jobs, --siz is not --size
+    r = _cli("run", "sim:generic?scale=1/256", "--siz", "1m", cwd=tmp_path)
+    assert r.returncode == 2 and "usage: flashback run" in r.stderr
+    assert "unrecognized arguments: --siz 1m" in r.stderr
+
+
+def test_cli_never_writes_data_to_a_fio_path(tmp_path):
+    r = _cli("run", "missing.fio", "--size", "8m", "--no-progress", cwd=tmp_path)
+    assert r.returncode == 2 and "missing.fio does not exist" in r.stderr, r.stderr
+    assert not (tmp_path / "missing.fio").exists()
+    (tmp_path / "data.fio").write_bytes(b"\x00" * 4096)
+    r = _cli("run", "data.fio", "--size", "4k", "--no-progress", cwd=tmp_path)
+    assert r.returncode == 2 and "is not a fio job file" in r.stderr, r.stderr

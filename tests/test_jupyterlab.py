@@ -126,3 +126,44 @@ def test_chart_renders_in_jupyterlab_offline(lab):
             if not u.startswith((base, "data:", "blob:", "about:", "ws://127.0.0.1"))
         ]
         assert foreign == [], f"requests left the machine: {foreign[:5]}"
+
+
+def test_make_lab_starts_as_root_with_lab_args(tmp_path: Path):
+    """``make lab`` refused to start as root ("Running as root is not recommended") on the
+    machine where ``make demo`` needs root, and took no arguments; LAB_ARGS passes them."""
+    import shutil
+
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    port, token = _free_port(), secrets.token_hex(16)
+    env = dict(
+        os.environ,
+        JUPYTER_CONFIG_DIR=str(tmp_path / "cfg"),
+        JUPYTER_RUNTIME_DIR=str(tmp_path / "rt"),
+    )
+    args = f"--no-browser --ip=127.0.0.1 --port={port} --IdentityProvider.token={token}"
+    proc = subprocess.Popen(
+        ["make", "--no-print-directory", "-o", "setup", "lab", f"LAB_ARGS={args}"],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                url = f"http://127.0.0.1:{port}/api/contents?token={token}"
+                with urllib.request.urlopen(url, timeout=5) as r:
+                    listing = r.read().decode()
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    out = proc.stdout.read().decode(errors="replace") if proc.stdout else ""
+                    pytest.fail(f"make lab did not serve (exit {proc.poll()}):\n{out[-2000:]}")
+                time.sleep(0.5)
+        assert "00-quickstart.ipynb" in listing  # served from notebooks/
+    finally:
+        os.killpg(proc.pid, 15)
+        proc.wait(timeout=30)

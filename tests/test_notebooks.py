@@ -202,3 +202,14 @@ def test_parameter_advice_is_valid(name: str) -> None:
         if m:
             for suggested in re.findall(r'"([^"]+)"', m.group(2)):
                 parse_size(suggested, field=m.group(1))  # raises ParameterError if not
+
+
+def test_your_drive_keeps_the_capture_it_says_it_keeps(tmp_path: Path) -> None:
+    """07 saved the capture inside the scratch directory it removed in the same cell, under a
+    comment saying "keep it": now it is saved beside the notebook and loads back."""
+    import flashback as fb
+
+    _execute("07-your-drive", tmp_path, {})
+    kept = tmp_path / "my-drive.arrow"
+    assert kept.is_file()
+    assert fb.load(kept).intervals.height > 0

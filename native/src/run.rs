@@ -226,7 +226,7 @@ impl<'o> Session<'o> {
     }
 
     /// Ends the run at `now_ns` with `status`; `extra` keys are merged into the metadata.
-    pub fn finish(mut self, now_ns: u64, status: Status, extra: Value) -> Result<RunOutput> {
+    pub fn finish(mut self, now_ns: u64, mut status: Status, extra: Value) -> Result<RunOutput> {
         if let Some(r) = self.telemetry.as_mut() {
             if let Some(p) = r.latest() {
                 self.rec
@@ -236,6 +236,12 @@ impl<'o> Session<'o> {
         if self.recording {
             self.rec.finish(now_ns, &mut self.rows);
             self.push()?;
+        }
+        // A stop asked for while the observer took the last rows (Ctrl-C landing in a
+        // progress callback; a simulated run hands over many rows at its end) comes after the
+        // run's last poll: it is still the run's status, or the caller would carry on.
+        if status == Status::Complete && self.obs.should_stop() {
+            status = Status::Interrupted;
         }
         let m = self.meta.as_object_mut().expect("meta is an object");
         m.insert("status".into(), json!(status.as_str()));
@@ -327,4 +333,46 @@ pub fn host_meta() -> Value {
         "cpu": cpu,
         "cpus": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::target::{OpenOptions, Target};
+
+    /// Asks to stop from inside `on_rows`, as a Ctrl-C raised in a progress callback does.
+    struct StopInCallback {
+        rows: usize,
+        stop: bool,
+    }
+    impl Observer for StopInCallback {
+        fn on_rows(&mut self, rows: &[IntervalRow]) {
+            self.rows += rows.len();
+            self.stop = true;
+        }
+        fn should_stop(&mut self) -> bool {
+            self.stop
+        }
+    }
+
+    #[test]
+    fn a_stop_asked_for_in_the_last_rows_makes_the_run_interrupted() {
+        let mut t = Target::open("sim:generic?scale=1/256", &OpenOptions::default()).unwrap();
+        let w = Workload::from_pairs([
+            ("rw", "randwrite"),
+            ("written", "64m"),
+            ("interval", "0.1s"),
+        ])
+        .unwrap();
+        let mut obs = StopInCallback {
+            rows: 0,
+            stop: false,
+        };
+        let out = t.run(&w, &RunOptions::default(), &mut obs).unwrap();
+        assert!(obs.rows > 0);
+        assert_eq!(out.meta["status"], "interrupted");
+        let mut quiet = Quiet;
+        let out = t.run(&w, &RunOptions::default(), &mut quiet).unwrap();
+        assert_eq!(out.meta["status"], "complete");
+    }
 }

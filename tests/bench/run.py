@@ -10,10 +10,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import engine  # noqa: E402
 import fio_import  # noqa: E402
+import live  # noqa: E402
 import memory  # noqa: E402
 import pelt  # noqa: E402
 import sim  # noqa: E402
 import stream  # noqa: E402
+import startup  # noqa: E402
 import sweep  # noqa: E402
 
 
@@ -26,6 +28,8 @@ def main() -> None:
     results["sweep"] = sweep.main(["--scale", "1/32"])
     results["memory"] = memory.main()
     results["stream"] = stream.main([])
+    results["startup"] = startup.main()
+    results["live"] = live.main()
     out = Path("out")
     out.mkdir(exist_ok=True)
     (out / "bench.json").write_text(json.dumps(results, indent=2))

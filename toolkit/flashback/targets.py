@@ -7,7 +7,7 @@ from typing import Any, Callable
 
 from flashback import _native
 from flashback.capture import Capture, from_native
-from flashback.progress import make_progress
+from flashback.progress import close_progress, make_progress
 from flashback.workload import Workload
 
 
@@ -96,6 +96,10 @@ class Target:
                 ``.capture``. It is a ``KeyboardInterrupt``.
             ParameterError, DeviceError: see :class:`Target`.
         """
+        if workload.ramp_s:  # fio's ramp_time: the same I/O first, not recorded
+            from flashback.fio.jobfile import ramp_workload
+
+            self.run(ramp_workload(workload), step="ramp", progress=progress)
         cap = run_with_progress(
             lambda bar: self._t.run(
                 workload.fields(),
@@ -199,11 +203,12 @@ def run_with_progress(
         whatever ``call`` raises (the bar is closed first).
     """
     bar = make_progress(progress, workload, target.size_bytes, label=label)
+    status = "failed"  # refused or raised: a bar that started says so
     try:
         table, meta = call(bar)
+        status = str(meta.get("status", "complete"))
     finally:
-        if hasattr(bar, "close"):
-            bar.close()
+        close_progress(bar, status)
     cap = from_native(table, meta)
     cap.meta.setdefault("target", {})["spec"] = target.spec
     return cap

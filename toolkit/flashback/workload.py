@@ -42,12 +42,28 @@ class Workload:
     engine: str | None = None
     interval: float | str | None = None
     seed: int | None = None
+    #: run this long first, unrecorded (fio's ``ramp_time``): the target is written, the
+    #: capture starts after it, with ``host_written_bytes`` counting the ramp's bytes
+    ramp: float | str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_resolved", _native.parse_workload(self.fields()))
+        ramp_s = None
+        if self.ramp is not None:
+            try:
+                ramp_s = _native.parse_workload({"time": str(self.ramp)})["time_s"]
+            except ParameterError as e:
+                raise ParameterError(f"ramp={self.ramp!r} is not a duration: {e}") from None
+        object.__setattr__(self, "_ramp_s", ramp_s)
+
+    @property
+    def ramp_s(self) -> float | None:
+        """The ramp (``ramp``) in seconds, or None."""
+        return self._ramp_s  # type: ignore[attr-defined]
 
     def fields(self) -> dict[str, str]:
-        """The fields that are set, as the strings the native core parses.
+        """The fields that are set, as the strings the native core parses (``ramp`` is run by
+        :meth:`flashback.targets.Target.run` and is not among them).
 
         Raises:
             Nothing: the fields were validated when the workload was made.
@@ -56,7 +72,7 @@ class Workload:
         for f in dataclasses.fields(self):
             name = f.name
             v = getattr(self, name)
-            if v is None:
+            if v is None or name == "ramp":
                 continue
             if isinstance(v, bool):
                 v = "true" if v else "false"
@@ -79,7 +95,7 @@ class Workload:
         """
         from flashback.fio.jobfile import read_job_file
 
-        fields, _filename = read_job_file(path, job=job)
+        fields, _filename = read_job_file(path, job=job, notes=True)
         return cls(**fields)
 
     def replace(self, **changes: Any) -> "Workload":
@@ -104,4 +120,6 @@ class Workload:
             Nothing: the fields were validated when the workload was made.
         """
         parts = [self.rw] + [f"{k}={v}" for k, v in self.fields().items() if k != "rw"]
+        if self.ramp is not None:
+            parts.append(f"ramp={self.ramp}")
         return " ".join(parts)

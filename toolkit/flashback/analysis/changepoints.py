@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from flashback.analysis import blocks, frames, noise
+from flashback.analysis import blocks, frames, levels, noise
 from flashback.analysis.crops import crops
 from flashback.analysis.pelt import default_jump, l2_cost, search
 from flashback.analysis.segments import Segments
@@ -368,13 +368,16 @@ def _one(
         if chosen == "linear":
             # the mean of a sloping segment: the line's mean plus the mean of the noise
             # around it (a trend is not noise)
-            lv = float(raw[s:e].mean())
-            _, lo_r, hi_r = blocks.level_ci(
-                _line_residuals(xl[s:e], raw[s:e], [e - s]), confidence=confidence
+            lv, lo, hi = levels.shifted_interval(
+                raw[s:e],
+                _line_residuals(xl[s:e], raw[s:e], [e - s]),
+                log=transform == "log",
+                confidence=confidence,
             )
-            lo, hi = lv + lo_r, lv + hi_r
         else:
-            lv, lo, hi = blocks.level_ci(raw[s:e], confidence=confidence)
+            lv, lo, hi = levels.level_interval(
+                raw[s:e], log=transform == "log", confidence=confidence
+            )
         rows.append(
             {
                 "x_start": float(x0[s]),
@@ -499,6 +502,10 @@ def changepoints(
             (each with its own drive capacity).
         capacity_bytes: drive capacity for the ``fills`` columns (default: from capture meta).
         confidence: confidence level of ``level_lo``/``level_hi`` (0 < confidence < 1).
+            ``level`` is the segment's mean; with the log transform its interval is built
+            for log(mean) and transformed back (asymmetric, never below zero), otherwise a
+            t-interval bounded at zero for a series with no negative value
+            (:mod:`flashback.analysis.levels`).
         min_change_pct: breakpoints between segments whose levels differ by less than this
             percentage are removed, smallest first (``"auto"``: 5 % for ``*_mbps``,
             ``*_iops`` and ``*_us`` columns — well inside the 20 % band a PTS steady state

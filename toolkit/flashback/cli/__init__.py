@@ -9,8 +9,6 @@ exit code; output piped into a reader that stops early (``| head``) ends quietly
 
 from __future__ import annotations
 
-import argparse
-import importlib
 import os
 import sys
 
@@ -26,6 +24,46 @@ COMMANDS = {
     "report": "report",
     "purge": "purge",
 }
+
+#: subcommand name -> its one-line help, for ``flashback --help`` without importing every
+#: subcommand's module (each module's ``add_parser`` says the same; a test holds them equal)
+SUMMARIES = {
+    "run": "run one workload on a file, block device or sim: drive",
+    "presets": "list the simulated-drive presets",
+    "recover": "salvage a capture whose tail was torn by a crash",
+    "replay": "replay a review's test procedure on a target",
+    "published": "print the numbers the five reviews published",
+    "analyze": "change points and steady state of a capture, replay or fio output",
+    "plot": "draw a capture's throughput and latency to a .png, .svg or .html file",
+    "report": "replay every review on simulated drives and write out/report.html",
+}
+
+#: what ``flashback`` does, first line of ``--help``
+DESCRIPTION = "Capture, replay and analyse how SSD performance changes as a drive is written."
+
+
+def top_help() -> str:
+    """``flashback --help``: usage, :data:`DESCRIPTION` and one line per subcommand
+    (:data:`SUMMARIES`), without argparse (start-up: see ``make bench``)."""
+    w = max(len(n) for n in SUMMARIES)
+    lines = [f"  {n.ljust(w)}  {h}" for n, h in SUMMARIES.items()]
+    return "\n".join(
+        [
+            "usage: flashback [-h] [--version] COMMAND ...",
+            "",
+            DESCRIPTION,
+            "",
+            "commands:",
+            *lines,
+            "",
+            "options:",
+            "  -h, --help  show this help message and exit",
+            "  --version   print the version and exit",
+            "",
+            "flashback COMMAND --help describes a command's options.",
+        ]
+    )
+
 
 #: Python-API advice in library messages -> the command a CLI user types instead.
 CLI_WORDING = {
@@ -46,32 +84,29 @@ def version() -> str:
     return _native.__version__
 
 
-class _Version(argparse.Action):
-    def __init__(self, option_strings, dest, **kwargs):
-        super().__init__(option_strings, dest, nargs=0, help="print the version and exit")
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        print(f"flashback {version()}")
-        parser.exit()
-
-
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="flashback",
-        description="Capture, replay and analyse how SSD performance changes as a drive is written.",
-    )
-    p.add_argument("--version", action=_Version)
-    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name, module in COMMANDS.items():
-        importlib.import_module(f"flashback.cli.{module}").add_parser(sub)
-    return p
+#: Python keyword spellings in library messages -> the option a CLI user types (regex, repl);
+#: a message that gives both ("destroy=\"X\" (--destroy X)") keeps the option only
+CLI_OPTIONS = [
+    (r'destroy="([^"]*)" \(--destroy [^)]*\)', r"--destroy \1"),
+    (r'destroy="([^"]*)"', r"--destroy \1"),
+    (r"overwrite=True \(--overwrite\)|--overwrite \(overwrite=True\)", "--overwrite"),
+    (r"overwrite=True", "--overwrite"),
+    (r"job= \(--job NAME\)", "--job NAME"),
+]
 
 
 def cli_message(text: str) -> str:
-    """A library message reworded for the command line (commands, not Python calls)."""
+    """A library message reworded for the command line (commands and options, not Python
+    calls), with control characters escaped (:func:`flashback._text.printable`)."""
+    import re
+
+    from flashback._text import printable
+
     for python_advice, command in CLI_WORDING.items():
         text = text.replace(python_advice, command)
-    return text
+    for pattern, option in CLI_OPTIONS:
+        text = re.sub(pattern, option, text)
+    return printable(text)
 
 
 def _stdout_gone() -> int:
@@ -82,10 +117,29 @@ def _stdout_gone() -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from flashback._text import PrintableStream
+
+    stdout = sys.stdout
+    sys.stdout = PrintableStream(stdout)  # type: ignore[assignment]
+    try:
+        return _main(argv)
+    finally:
+        sys.stdout = stdout
+
+
+def _main(argv: list[str] | None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv == ["--version"]:  # before argparse and any subcommand are imported
+        print(f"flashback {version()}")
+        return 0
+    if argv in (["--help"], ["-h"]):
+        print(top_help())
+        return 0
+    from flashback.cli._parser import build_parser
     from flashback.errors import FlashbackError
 
     try:
-        parser = build_parser()
+        parser = build_parser(argv)
         args = parser.parse_args(argv)
         try:
             code = int(args.func(args) or 0)

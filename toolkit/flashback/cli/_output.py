@@ -1,4 +1,4 @@
-"""How the CLI prints: plain tables that fit a terminal (80 columns) and JSON for scripts.
+"""How the CLI prints: plain tables that use the terminal's width and JSON for scripts.
 
 Nothing here imports polars: ``flashback presets`` and ``--help`` must start fast.
 """
@@ -7,17 +7,31 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import shutil
 import sys
 from typing import Any, Iterable
 
-#: Terminal width every table is kept within.
-WIDTH = 80
-#: Text cells are cut (with …) to no fewer characters than this before a table is turned.
+from flashback._text import printable
+
+#: Text cells are wrapped to no fewer characters than this before a table is turned.
 MIN_TEXT = 12
+#: A long text cell is wrapped after one of these when one falls near the end of a line.
+BREAK_AFTER = "/_-.:, "
+
+
+def table_width() -> int | None:
+    """The width tables are kept within: the terminal's, when stdout is one; else
+    ``COLUMNS`` when set; else none (a pipe or a file gets whole lines)."""
+    if sys.stdout.isatty():
+        return shutil.get_terminal_size((80, 24)).columns
+    cols = os.environ.get("COLUMNS", "")
+    return int(cols) if cols.isdigit() and int(cols) > 0 else None
 
 
 def fmt_value(v: Any) -> str:
-    """A cell: ``—`` for missing, floats to 3-4 significant figures, thousands separated."""
+    """A cell: ``—`` for missing, floats to 3-4 significant figures, thousands separated,
+    control characters escaped."""
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "—"
     if isinstance(v, bool):
@@ -33,25 +47,44 @@ def fmt_value(v: Any) -> str:
         return f"{v:.3g}"
     if isinstance(v, int):
         return f"{v:,}" if abs(v) >= 10000 else str(v)
-    return str(v)
+    return printable(v)
 
 
-def text_table(rows: list[dict[str, Any]], *, width: int = WIDTH) -> str:
-    """``rows`` as an aligned table no wider than ``width`` characters.
+def wrap_cell(text: str, width: int) -> list[str]:
+    """``text`` in lines of at most ``width`` characters, nothing left out: each line ends
+    after a separator (``/ _ - . : ,`` or a space) in its last third when there is one, else
+    at ``width``."""
+    width = max(width, 1)
+    lines = []
+    while len(text) > width:
+        cut = max(text.rfind(c, width * 2 // 3, width) for c in BREAK_AFTER)
+        cut = cut + 1 if cut > 0 else width
+        lines.append(text[:cut])
+        text = text[cut:]
+    return [*lines, text]
 
-    A table that would be wider first has its widest text columns cut (``…``, down to
-    ``MIN_TEXT`` characters); one still too wide is printed as one block per row
-    (``column  value`` lines) instead of wrapping. Text columns align left, numbers right.
+
+def text_table(rows: list[dict[str, Any]], *, width: int | None = None) -> str:
+    """``rows`` as an aligned table no wider than ``width`` characters (default:
+    :func:`table_width`; ``None`` there: as wide as the rows need).
+
+    A table that would be wider first has its widest text columns narrowed (down to
+    ``MIN_TEXT`` characters), their cells wrapped onto more lines — an identifier is never
+    cut, as a step or metric name must be typed exactly; one still too wide is printed as
+    one block per row (``column  value`` lines, long values wrapped). Text columns align
+    left, numbers right.
     """
     if not rows:
         return "(nothing)"
-    cols = list(dict.fromkeys(k for r in rows for k in r))
-    cells = [[fmt_value(r.get(c)) for c in cols] for r in rows]
+    if width is None:
+        width = table_width() or 1 << 30
+    cols = [printable(c) for c in dict.fromkeys(k for r in rows for k in r)]
+    keys = list(dict.fromkeys(k for r in rows for k in r))
+    cells = [[fmt_value(r.get(c)) for c in keys] for r in rows]
     widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(cols)]
     numeric = [
-        all(isinstance(r.get(c), (int, float)) or r.get(c) is None for r in rows) for c in cols
+        all(isinstance(r.get(c), (int, float)) or r.get(c) is None for r in rows) for c in keys
     ]
-    full = [list(row) for row in cells]  # uncut, for the turned layout
     text_cols = [i for i, num in enumerate(numeric) if not num]
 
     def total() -> int:
@@ -62,27 +95,34 @@ def text_table(rows: list[dict[str, Any]], *, width: int = WIDTH) -> str:
         if i is None or widths[i] <= max(MIN_TEXT, len(cols[i])):
             break
         widths[i] -= 1
-    for row in cells:
-        for i in text_cols:
-            if len(row[i]) > widths[i]:
-                row[i] = row[i][: widths[i] - 1] + "…"
     if total() <= width:
 
-        def line(values: list[str]) -> str:
-            return "  ".join(
-                v.rjust(w) if num else v.ljust(w) for v, w, num in zip(values, widths, numeric)
-            ).rstrip()
+        def lines_of(values: list[str]) -> list[str]:
+            parts = [wrap_cell(v, w) for v, w in zip(values, widths)]
+            height = max(len(p) for p in parts)
+            return [
+                "  ".join(
+                    (p[k] if k < len(p) else "").rjust(w)
+                    if num
+                    else (p[k] if k < len(p) else "").ljust(w)
+                    for p, w, num in zip(parts, widths, numeric)
+                ).rstrip()
+                for k in range(height)
+            ]
 
         rule = "  ".join("-" * w for w in widths)
-        return "\n".join([line(cols), rule, *(line(r) for r in cells)])
+        out = [*lines_of(cols), rule]
+        for row in cells:
+            out += lines_of(row)
+        return "\n".join(out)
     key_w = max(len(c) for c in cols)
+    room = max(width - key_w - 2, 10)
     blocks = []
-    for row in full:
+    for row in cells:
         lines = []
         for c, v in zip(cols, row):
-            room = max(width - key_w - 2, 10)
-            v = v if len(v) <= room else v[: room - 1] + "…"
-            lines.append(f"{c.ljust(key_w)}  {v}")
+            for k, part in enumerate(wrap_cell(v, room)):
+                lines.append(f"{(c if k == 0 else '').ljust(key_w)}  {part}".rstrip())
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
 
@@ -118,5 +158,5 @@ def print_tables(tables: Iterable[tuple[str, list[dict[str, Any]]]]) -> None:
         if i:
             print()
         if title:
-            print(title)
+            print(printable(title))
         print(text_table(rows))

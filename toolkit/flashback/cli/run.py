@@ -24,6 +24,7 @@ _WORKLOAD_OPTS = [
     ("engine", "io_uring|psync|auto"),
     ("interval", "reporting interval, e.g. 1s"),
     ("seed", "makes offsets and data reproducible"),
+    ("ramp", "run this long first, not recorded (fio's ramp_time), e.g. 10s"),
 ]
 
 
@@ -34,6 +35,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         p.add_argument(f"--{name.replace('_', '-')}", dest=name, help=help_)
     p.add_argument(
         "-o", "--output", help="stream the capture to this .arrow file (or save .parquet)"
+    )
+    p.add_argument(
+        "--job", metavar="NAME", help="with a fio job file of several jobs: the one to run"
     )
     p.add_argument("--step", default="", help="label for the step column")
     p.add_argument(
@@ -97,6 +101,7 @@ def save_or_rescue(cap, output: str, *, overwrite: bool) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
+    from flashback._text import printable
     from flashback.capture import check_save_path
     from flashback.errors import RunInterrupted
     from flashback.fio.jobfile import cli_job
@@ -106,7 +111,10 @@ def main(args: argparse.Namespace) -> int:
     fields = {
         name: getattr(args, name) for name, _ in _WORKLOAD_OPTS if getattr(args, name) is not None
     }
-    args.target, fields = cli_job(args.target, fields)  # TARGET may be a fio job file
+    # TARGET may be a fio job file
+    args.target, fields, notes = cli_job(args.target, fields, job=args.job)
+    for note in notes:
+        print(f"flashback: note: {printable(note)}", file=sys.stderr)
     w = Workload(**fields)
     if args.output:  # before the target is opened: a bad -o costs nothing
         check_save_path(args.output, overwrite=args.overwrite)

@@ -51,7 +51,11 @@ def save_chart(
     elif suffix == ".svg":
         body = vlc.vegalite_to_svg(spec).encode("utf-8")
     else:
-        body = vlc.vegalite_to_html(spec, bundle=True).encode("utf-8")
+        import json
+
+        from flashback.figures.page import chart_page
+
+        body = chart_page(json.loads(spec), title=path.stem).encode("utf-8")
     path.parent.mkdir(parents=True, exist_ok=True)
     write_bytes(path, body, overwrite=True)
     return path

@@ -91,6 +91,7 @@ def performance_vs_written(
         seg = seg.rename({"level": "y"})
         if test_col:
             seg = spread_over(seg, pts.select(test_col))
+        seg = _band_within_curve(seg, pts, keys=[c for c in keys if c in seg.columns])
         parts.append(seg.with_columns(pl.lit("segment").alias("layer")))
     if breakpoints is not None and not breakpoints.is_empty():
         require(breakpoints, ["x", "x_lo", "x_hi"], what="breakpoints")
@@ -162,7 +163,7 @@ def performance_vs_written(
         seg_base = base.transform_filter(alt.datum.layer == "segment")
         layers.append(
             seg_base.mark_rect(opacity=0.18).encode(
-                x="x_gb:Q", x2="x2_gb:Q", y="level_lo:Q", y2="level_hi:Q", color=color
+                x="x_gb:Q", x2="x2_gb:Q", y="band_lo:Q", y2="band_hi:Q", color=color
             )
         )
         layers.append(
@@ -260,3 +261,19 @@ def _published_marks(
     if test_col:  # marks without a test go in every panel
         marks = spread_over(marks, pts.select(test_col))
     return marks.with_columns(pl.lit("published").alias("layer"))
+
+
+def _band_within_curve(seg: pl.DataFrame, pts: pl.DataFrame, *, keys: list[str]) -> pl.DataFrame:
+    """Adds ``band_lo``/``band_hi``: each segment's interval drawn no further than the curve's
+    own range (per curve), so a short segment's wide interval does not set the axis and
+    squeeze the curve into a band; the tooltip keeps ``level_lo``/``level_hi``."""
+    rng = (
+        pts.group_by(keys).agg(pl.col("y").min().alias("_ymin"), pl.col("y").max().alias("_ymax"))
+        if keys
+        else pts.select(pl.col("y").min().alias("_ymin"), pl.col("y").max().alias("_ymax"))
+    )
+    seg = seg.join(rng, on=keys, how="left") if keys else seg.join(rng, how="cross")
+    return seg.with_columns(
+        pl.max_horizontal("level_lo", "_ymin").alias("band_lo"),
+        pl.min_horizontal("level_hi", "_ymax").alias("band_hi"),
+    ).drop("_ymin", "_ymax")

@@ -7,13 +7,22 @@ have no effect: flashback always records per-interval rows.
 
 from __future__ import annotations
 
+import dataclasses
 import re
+import warnings
 from pathlib import Path
 
 from flashback.errors import ImportFormatError, ParameterError
 
 _RW = {"read", "write", "randread", "randwrite", "randrw", "trim", "randtrim"}
-_ENGINES = {"io_uring": "io_uring", "psync": "psync", "pvsync": "psync", "sync": "psync"}
+#: fio ioengine -> flashback engine, and the one-line note said when they differ
+_ENGINES = {
+    "io_uring": ("io_uring", None),
+    "libaio": ("io_uring", "libaio runs on io_uring here (both keep iodepth I/Os in flight)"),
+    "psync": ("psync", None),
+    "pvsync": ("psync", "pvsync runs as psync here (one pread/pwrite at a time)"),
+    "sync": ("psync", "sync runs as psync here (one pread/pwrite at a time, at an offset)"),
+}
 # reporting-only options: no effect on what is run
 _NO_EFFECT = {
     "name",
@@ -91,13 +100,17 @@ def sections(path: Path) -> list[tuple[str, dict[str, str]]]:
     return out
 
 
-def read_job_file(path: str | Path, *, job: str | None = None) -> tuple[dict[str, str], str | None]:
+def read_job_file(
+    path: str | Path, *, job: str | None = None, notes: bool = False
+) -> tuple[dict[str, str], str | None]:
     """(workload fields, ``filename``) of one job of a fio job file, ``[global]`` applied.
+    ``notes``: say how an option was mapped (``ioengine=libaio`` runs on io_uring) as a
+    :class:`JobFileNote` warning, one line each.
 
     Raises:
         ImportFormatError: malformed job file, or no job section.
-        ParameterError: an option flashback does not have (named), several jobs and no
-            ``job=``, or an unknown ``job``.
+        ParameterError: an option flashback does not have, or a value it cannot read (both
+            named), several jobs and no ``job=``, or an unknown ``job``.
     """
     path = Path(path)
     secs = sections(path)
@@ -112,15 +125,53 @@ def read_job_file(path: str | Path, *, job: str | None = None) -> tuple[dict[str
         raise ImportFormatError(f"{path}: no job section (only [global])")
     if job is None and len(jobs) > 1:
         names = ", ".join(n for n, _ in jobs)
-        raise ParameterError(f"{path} holds {len(jobs)} jobs ({names}); pass job= to pick one")
+        raise ParameterError(
+            f"{path} holds {len(jobs)} jobs ({names}); pick one with job= (--job NAME)"
+        )
     chosen = [o for n, o in jobs if job is None or n == job]
     if not chosen:
-        raise ParameterError(f"{path} has no job [{job}]")
-    return _fields(chosen[0], path)
+        raise ParameterError(
+            f"{path} has no job [{job}]; its jobs are {', '.join(n for n, _ in jobs)}"
+        )
+    fields, filename, said = _fields(chosen[0], path)
+    if notes:
+        for line in said:
+            warnings.warn(line, JobFileNote, stacklevel=3)
+    return fields, filename
 
 
-def _fields(opts: dict[str, str], path: Path) -> tuple[dict[str, str], str | None]:
+class JobFileNote(UserWarning):
+    """How a job file's option was mapped onto flashback (``ioengine=libaio`` → io_uring)."""
+
+
+def ramp_workload(workload):  # type: ignore[no-untyped-def]
+    """The unrecorded part of a workload with a ramp (fio's ``ramp_time``): the same I/O for
+    ``workload.ramp_s`` seconds, with no other limit."""
+    return dataclasses.replace(
+        workload, ramp=None, time=f"{workload.ramp_s}s", written=None, loops=None
+    )
+
+
+def _number(v: str, key: str, path: Path, *, integer: bool = True, lo: float = 0, hi=None) -> float:
+    """``v`` as a number within [lo, hi] (fio's own range for ``key``).
+
+    Raises:
+        ParameterError: naming the option, when ``v`` is not one.
+    """
+    kind = "a whole number" if integer else "a number"
+    try:
+        x = int(v) if integer else float(v)
+    except ValueError:
+        x = None
+    if x is None or x < lo or (hi is not None and x > hi):
+        within = f" from {lo:g} to {hi:g}" if hi is not None else f" >= {lo:g}"
+        raise ParameterError(f"{path}: {key}={v} is not {kind}{within}; fix that line")
+    return x
+
+
+def _fields(opts: dict[str, str], path: Path) -> tuple[dict[str, str], str | None, list[str]]:
     f: dict[str, str] = {}
+    said: list[str] = []
     filename = None
     time_based = False
     runtime = None
@@ -152,9 +203,9 @@ def _fields(opts: dict[str, str], path: Path) -> tuple[dict[str, str], str | Non
         elif key == "time_based":
             time_based = _bool(v, key, path)
         elif key == "rwmixread":
-            f["rwmix_read"] = v
+            f["rwmix_read"] = str(int(_number(v, key, path, hi=100)))
         elif key == "rwmixwrite":
-            f["rwmix_read"] = str(100 - int(v))
+            f["rwmix_read"] = str(100 - int(_number(v, key, path, hi=100)))
         elif key == "direct":
             f["direct"] = "true" if _bool(v, key, path) else "false"
         elif key == "buffered":
@@ -162,9 +213,12 @@ def _fields(opts: dict[str, str], path: Path) -> tuple[dict[str, str], str | Non
         elif key == "ioengine":
             if v not in _ENGINES:
                 raise ParameterError(
-                    f"{path}: ioengine={v} is not one flashback has; use io_uring or psync"
+                    f"{path}: ioengine={v} is not one flashback has; use "
+                    f"{', '.join(sorted(_ENGINES))}"
                 )
-            f["engine"] = _ENGINES[v]
+            f["engine"], note = _ENGINES[v]
+            if note:
+                said.append(f"{path}: ioengine={note}")
         elif key in ("randseed", "seed"):
             f["seed"] = v
         elif key == "norandommap":
@@ -178,8 +232,11 @@ def _fields(opts: dict[str, str], path: Path) -> tuple[dict[str, str], str | Non
         elif key == "buffer_pattern":
             f["data"] = "pattern:" + v.lower().removeprefix("0x")
         elif key == "log_avg_msec":
-            if int(v) > 0:
-                f["interval"] = f"{int(v) / 1000:g}s"
+            ms = int(_number(v, key, path))
+            if ms > 0:
+                f["interval"] = f"{ms / 1000:g}s"
+        elif key == "ramp_time":
+            f["ramp"] = v + "s" if re.fullmatch(r"\d+(\.\d+)?", v) else v
         elif key == "filename":
             filename = v
         else:
@@ -195,7 +252,7 @@ def _fields(opts: dict[str, str], path: Path) -> tuple[dict[str, str], str | Non
             f.setdefault("loops", "1")  # fio stops at one pass or the runtime, whichever first
     elif time_based:
         raise ParameterError(f"{path}: time_based without runtime would never stop")
-    return f, filename
+    return f, filename, said
 
 
 def is_job_file(path: str | Path) -> bool:
@@ -212,18 +269,33 @@ def is_job_file(path: str | Path) -> bool:
     return False
 
 
-def cli_job(target: str, overrides: dict[str, str]) -> tuple[str, dict[str, str]]:
+def cli_job(
+    target: str, overrides: dict[str, str], *, job: str | None = None
+) -> tuple[str, dict[str, str], list[str]]:
     """For ``flashback run``: when ``target`` is a job file, (its ``filename``, its fields
-    with the command line's ``overrides`` applied); otherwise ``(target, overrides)``.
+    with the command line's ``overrides`` applied, notes on how options were mapped);
+    otherwise ``(target, overrides, [])``. A ``.fio`` path is always read as a job file,
+    never written as a data target.
 
     Raises:
-        ParameterError: the job file names no ``filename`` (or an unsupported option).
+        ParameterError: the job file names no ``filename`` (or an unsupported option), a
+            ``.fio`` path that is missing or not a job file, or ``job`` without a job file.
     """
+    if Path(target).suffix == ".fio" and not is_job_file(target):
+        what = "does not exist" if not Path(target).exists() else "is not a fio job file"
+        raise ParameterError(
+            f"{target} {what}; a .fio path is read as a fio job file, never written as a "
+            "data target (check the name)"
+        )
     if not is_job_file(target):
-        return target, overrides
-    fields, filename = read_job_file(target)
+        if job is not None:
+            raise ParameterError(f"--job {job} needs a fio job file as TARGET, not {target}")
+        return target, overrides, []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", JobFileNote)
+        fields, filename = read_job_file(target, job=job, notes=True)
     if not filename:
         raise ParameterError(
             f"{target}: the job names no filename=; add one to say what to write to"
         )
-    return filename, {**fields, **overrides}
+    return filename, {**fields, **overrides}, [str(w.message) for w in caught]

@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 from flashback.errors import ParameterError, ReplayError, ReplayInterrupted
 from flashback.replay.base import Replay, get_protocol
-from flashback.progress import make_bar
+from flashback.progress import close_progress, make_bar
 from flashback.replay.runner import Interrupted, Runner
 from flashback.replay.scaling import default_scale, parse_scale
 from flashback.targets import Target, parse_sim_spec, sim_spec
@@ -114,9 +114,11 @@ def replay(
         proto.run(runner, resolved)
     except (Interrupted, KeyboardInterrupt):
         status = "interrupted"  # the steps done so far are kept
+    except BaseException:
+        status = "failed"
+        raise
     finally:
-        if hasattr(bar, "close"):
-            bar.close()
+        close_progress(bar, status)
     meta = {
         "format": "flashback-replay/1",
         "protocol": proto.name,

@@ -54,7 +54,17 @@ def build_demo(
 ) -> tuple[Path, pl.DataFrame]:
     """Runs every review replay, writes ``out_dir/report.html`` (+ figures), returns the path
     and a summary frame (per review: numbers compared, within tolerance, median error,
-    documented but not modelled)."""
+    documented but not modelled).
+
+    Raises:
+        ParameterError: a name in ``only`` is not a review's (nothing is run or written).
+    """
+    keys = [r.key for r in REVIEWS]
+    unknown = [name for name in only or () if name not in keys]
+    if unknown:
+        from flashback.errors import ParameterError
+
+        raise ParameterError(f"{unknown[0]!r} is not a review's name; pick from: {', '.join(keys)}")
     from flashback.replay.base import get_protocol
     from flashback.replay.compare import headline
 

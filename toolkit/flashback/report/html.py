@@ -8,9 +8,7 @@ also written beside the report as PNG and SVG.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import html
-import json
 import os
 import re
 from pathlib import Path
@@ -23,23 +21,7 @@ import vl_convert as vlc
 from flashback._io import write_bytes
 
 
-# what must not appear literally inside <script>: a closing tag or comment opener, and the
-# two line separators JavaScript string literals do not allow
-_SCRIPT_UNSAFE = {
-    "<": "\\u003c",
-    ">": "\\u003e",
-    "&": "\\u0026",
-    "\u2028": "\\u2028",
-    "\u2029": "\\u2029",
-}
-
-
-def script_json(value: object) -> str:
-    """JSON for inlining inside ``<script>``: ``<``, ``>``, ``&`` and U+2028/9 are written as
-    ``\\uXXXX`` escapes (the same value to JavaScript), so text such as ``</script>`` in a
-    label cannot close the script element."""
-    text = json.dumps(value)
-    return re.sub("[<>&\u2028\u2029]", lambda m: _SCRIPT_UNSAFE[m.group()], text)
+from flashback.figures.page import script_json, vega_bundle  # noqa: F401 (one rule)
 
 
 @dataclasses.dataclass
@@ -56,12 +38,6 @@ class Section:
     @property
     def slug(self) -> str:
         return re.sub(r"[^a-z0-9]+", "-", self.title.lower()).strip("-")
-
-
-@functools.cache
-def vega_bundle() -> str:
-    """The Vega + Vega-Lite + Vega-Embed bundle as one script (assigns ``window.vegaEmbed``)."""
-    return vlc.javascript_bundle()
 
 
 def _fmt(v: object) -> str:
@@ -99,6 +75,28 @@ caption{caption-side:top;text-align:left;font-weight:600;padding:.3rem 0}
 """
 
 
+def chart_alt(spec: dict, name: str) -> str:
+    """Alt text of a chart: its title (or ``name``) and what its axes show, e.g.
+    ``Puget: write throughput — MB/s against Host data written (GB)``."""
+    title = spec.get("title")
+    title = title.get("text") if isinstance(title, dict) else title
+    titles = []
+    for part in [spec, *spec.get("layer", []), *spec.get("vconcat", []), *spec.get("hconcat", [])]:
+        enc = part.get("encoding", {}) if isinstance(part, dict) else {}
+        for ch in ("y", "x"):
+            t = enc.get(ch, {}).get("title") if isinstance(enc.get(ch), dict) else None
+            if isinstance(t, str) and t not in titles:
+                titles.append(t)
+    head = " ".join(title) if isinstance(title, list) else str(title or name)
+    return f"{head} — {' against '.join(titles[:2])}" if len(titles) >= 2 else head
+
+
+def svg_with_title(svg: str, text: str) -> str:
+    """``svg`` with ``text`` as its ``<title>`` (what screen readers and tooltips read)."""
+    end = svg.find(">", svg.find("<svg"))
+    return svg[: end + 1] + f"<title>{html.escape(text)}</title>" + svg[end + 1 :]
+
+
 def _spec(chart: alt.TopLevelMixin) -> dict:
     with alt.data_transformers.disable_max_rows():
         return chart.to_dict()
@@ -128,14 +126,22 @@ def write_report(
         for name, chart in s.charts:
             cid = f"chart-{s.slug}-{re.sub(r'[^a-z0-9]+', '-', name.lower())}"
             spec = _spec(chart)
-            body.append(f"<div class='chart' id='{cid}' data-chart='{html.escape(name)}'></div>")
+            alt_text = chart_alt(spec, name)
+            body.append(
+                f"<div class='chart' id='{cid}' data-chart='{html.escape(name)}' role='img'"
+                f" aria-label='{html.escape(alt_text)}'></div>"
+            )
             embeds.append((cid, spec))
             for fmt in figure_formats:
                 path = out / "figures" / f"{cid.removeprefix('chart-')}.{fmt}"
                 if fmt == "png":
                     write_bytes(path, vlc.vegalite_to_png(spec, scale=2), overwrite=True)
                 elif fmt == "svg":
-                    write_bytes(path, vlc.vegalite_to_svg(spec).encode(), overwrite=True)
+                    write_bytes(
+                        path,
+                        svg_with_title(vlc.vegalite_to_svg(spec), alt_text).encode(),
+                        overwrite=True,
+                    )
         for caption, df in s.tables:
             body.append(table_html(df, caption=caption))
         body.append("</section>")

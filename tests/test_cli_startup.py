@@ -1,0 +1,62 @@
+"""``flashback --version`` and ``--help`` start without importing every subcommand (they
+used to build all eight parsers first: 2.1× ``fio --version``). The time itself is measured
+in ``make bench`` (tests/bench/startup.py), not here."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import subprocess
+import sys
+
+import pytest
+
+from flashback.cli import COMMANDS, SUMMARIES
+
+PROBE = """
+import sys
+from flashback.cli import main
+try:
+    main({argv!r})
+except SystemExit:
+    pass
+loaded = sorted(m for m in sys.modules if m.startswith("flashback.cli.") or m == "argparse")
+print("LOADED", ",".join(loaded))
+"""
+
+
+def _loaded(argv: list[str]) -> list[str]:
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE.format(argv=argv)], capture_output=True, text=True, timeout=120
+    ).stdout
+    line = next(x for x in out.splitlines() if x.startswith("LOADED"))
+    return [m for m in line.removeprefix("LOADED ").split(",") if m]
+
+
+def test_version_imports_no_parser_at_all():
+    assert _loaded(["--version"]) == []
+
+
+def test_help_imports_no_subcommand_module():
+    assert _loaded(["--help"]) == []
+    text = subprocess.run(
+        [sys.executable, "-m", "flashback", "--help"], capture_output=True, text=True
+    ).stdout
+    for name, summary in SUMMARIES.items():
+        assert f"  {name}" in text and summary in text
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_a_subcommand_imports_only_its_own_module(name):
+    mods = [m for m in _loaded([name, "--help"]) if m.startswith("flashback.cli.")]
+    assert f"flashback.cli.{COMMANDS[name]}" in mods
+    subcommands = {f"flashback.cli.{m}" for m in COMMANDS.values()}
+    # only its own (and what it imports itself, as plot imports analyze's loader lazily)
+    assert len(subcommands.intersection(mods)) == 1, mods
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_summaries_say_what_each_subcommand_says(name):
+    sub = argparse.ArgumentParser().add_subparsers()
+    importlib.import_module(f"flashback.cli.{COMMANDS[name]}").add_parser(sub)
+    assert sub._choices_actions[0].help == SUMMARIES[name]

@@ -1,0 +1,102 @@
+"""The live view of a long run: a chart of throughput and latency against bytes written that
+is redrawn while intervals arrive (off the engine's thread) and left as the static chart
+when the run ends; in a terminal, a live line under the bar."""
+
+from __future__ import annotations
+
+import pytest
+
+import flashback as fb
+from flashback.live import LiveChart
+
+
+def _values(chart) -> list[dict]:
+    spec = chart.to_dict()
+    return next(iter(spec["datasets"].values()))
+
+
+def test_redrawn_while_the_run_goes_on_and_final_at_the_end(tmp_path):
+    charts = []
+    live = LiveChart(every_s=0.2, display=charts.append)
+    w = fb.Workload(rw="randwrite", bs="4k", iodepth=8, size="32m", time="3s", interval="0.05s")
+    cap = fb.run(str(tmp_path / "scratch.bin"), w, progress=live)
+    assert len(charts) >= 3, len(charts)  # several while running, and one at close
+    sizes = [len(_values(c)) for c in charts]
+    assert sizes == sorted(sizes) and sizes[0] < sizes[-1]
+    final = _values(charts[-1])
+    assert len(final) == cap.intervals.height
+    # the points are the capture's own: GB written and p99 write latency per interval
+    assert final[-1]["gb_written"] == pytest.approx(cap.intervals["host_written_bytes"][-1] / 1e9)
+    assert final[-1]["lat_p99_us"] == pytest.approx(cap.intervals["write_lat_p99_us"][-1])
+    assert live.error is None
+
+
+def test_an_interrupted_run_says_so_in_the_final_chart():
+    charts = []
+    live = LiveChart(every_s=60, display=charts.append)
+    n = []
+
+    def cb(row):
+        live(row)
+        n.append(1)
+        if len(n) == 3:
+            raise KeyboardInterrupt
+
+    w = fb.Workload(rw="randwrite", bs="4k", iodepth=32, written="200m", interval="0.1s")
+    with pytest.raises(fb.errors.RunInterrupted):
+        fb.run("sim:generic?scale=1/256", w, progress=cb)
+    live.close("interrupted")
+    assert charts and "(interrupted)" in charts[-1].to_dict()["title"]
+
+
+def test_a_replay_feeds_it_step_by_step():
+    charts = []
+    live = LiveChart(every_s=60, display=charts.append)
+    rep = fb.replay(
+        "anandtech-trim-validation", target="sim:intel-530-240g?scale=1/256", progress=live
+    )
+    assert len(charts) == 1 and live.frame().height == rep.intervals.height
+    assert live.frame()["step"].n_unique() > 1
+    assert len(_values(charts[-1])) <= 1500  # long runs drawn binned
+
+
+def test_progress_live_makes_one():
+    from flashback.progress import make_progress
+
+    w = fb.Workload(rw="randwrite", time="1s")
+    assert isinstance(make_progress("live", w, 1 << 30, label="x"), LiveChart)
+
+
+def test_terminal_live_line_under_the_bar():
+    from flashback.progress import Bar
+
+    bar = Bar(10.0, "GB written", "w")
+    assert bar.live_line() == ""
+    for mbps, p99 in [(500, 100.0)] * 5 + [(300, 900.0)] * 5:
+        bar(dict(interval_s=1.0, write_bytes=mbps * 10**6, read_bytes=0, trim_bytes=0,
+                 write_ios=1, read_ios=0, write_lat_p99_us=p99))  # fmt: skip
+    line = bar.live_line()
+    bar.close("complete")
+    assert "now 300.0 MB/s (-40 % since start)" in line and "p99 900 µs" in line
+
+
+def test_in_a_notebook_the_saved_output_is_the_static_chart(tmp_path):
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    from flashback.notebook import STATIC_MIME, VEGA_MIME
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell(
+            "import flashback as fb\nfrom flashback.notebook import setup\nsetup()\n"
+            'w = fb.Workload(rw="randwrite", bs="4k", iodepth=8, size="16m", time="2s", '
+            'interval="0.05s")\n'
+            f'cap = fb.run({str(tmp_path / "s.bin")!r}, w, progress="live")'
+        )
+    ]
+    nbclient.NotebookClient(nb, timeout=300, kernel_name="python3", resources={
+        "metadata": {"path": str(tmp_path)}}).execute()  # fmt: skip
+    outs = [o for o in nb.cells[0].outputs if o.get("output_type") == "display_data"]
+    assert len(outs) == 1, [o.get("output_type") for o in nb.cells[0].outputs]
+    data = outs[0]["data"]
+    assert VEGA_MIME in data and STATIC_MIME in data  # drawn live, kept when saved

@@ -1,0 +1,153 @@
+"""A live chart of a long run: throughput and latency against bytes written, redrawn as
+intervals arrive, in a notebook; it becomes the static chart (Vega + PNG, see
+:mod:`flashback.notebook`) when the run ends, so the saved notebook keeps it.
+
+The progress callback only appends each interval to a list (microseconds, under the lock);
+a background thread redraws every ``every_s`` seconds while the engine runs with the GIL
+released, so drawing never holds up I/O (``make bench``: ``tests/bench/live.py``).
+
+>>> cap = fb.run(target, w, progress="live")       # or fb.replay(..., progress="live")
+>>> from flashback.live import LiveChart             # the same, with options
+>>> cap = fb.run(target, w, progress=LiveChart(every_s=5))
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable
+
+#: at most this many points are drawn (consecutive intervals averaged beyond it)
+MAX_POINTS = 1500
+
+
+class LiveChart:
+    """A progress callback (``progress=LiveChart()``) that draws write throughput (MB/s) and
+    p99 write latency (µs) against host bytes written (GB).
+
+    Args:
+        every_s: seconds of wall time between two redraws.
+        display: where the chart goes: ``None`` for the notebook (an updatable IPython
+            display), or a callable receiving each chart (an Altair chart) — for tests, or a
+            dashboard.
+        title: the chart's title.
+
+    Raises:
+        Nothing when made; drawing errors end the live view (the run goes on) and the last
+            chart is drawn again at :meth:`close`.
+    """
+
+    def __init__(
+        self,
+        *,
+        every_s: float = 5.0,
+        display: Callable[[Any], None] | None = None,
+        title: str = "",
+    ) -> None:
+        self.every_s = every_s
+        self.title = title
+        self._display = display
+        self._handle: Any = None
+        self._rows: list[tuple[float, float, float | None, str]] = []
+        self._lock = threading.Lock()
+        self._drawn = 0  # rows in the last chart drawn
+        self._step = ""
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.draws = 0
+        self.error: BaseException | None = None
+        import altair  # noqa: F401  (imported here, not by the first redraw mid-run)
+        import polars  # noqa: F401
+
+    # the progress-callback protocol: __call__(row), step(name), close(status)
+    def __call__(self, row: dict) -> None:
+        dt = row["interval_s"] or 1.0
+        mbps = (row["write_bytes"] + row["read_bytes"]) / dt / 1e6
+        point = (row["host_written_bytes"] / 1e9, mbps, row.get("write_lat_p99_us"), self._step)
+        with self._lock:
+            self._rows.append(point)
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._loop, name="flashback-live", daemon=True)
+            self._thread.start()
+
+    def step(self, name: str) -> None:
+        """Labels the following intervals with a replay step's name."""
+        self._step = name
+
+    def close(self, status: str = "complete") -> None:
+        """Stops redrawing and draws the final chart with its static form (PNG), so a saved
+        notebook keeps it; ``status`` other than ``complete`` goes into the title."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+        if self._rows:
+            suffix = "" if status == "complete" else f" ({status})"
+            self._draw(final=True, suffix=suffix)
+
+    def frame(self) -> Any:
+        """The intervals seen so far as a polars frame: ``gb_written``, ``mbps``,
+        ``lat_p99_us``, ``step``."""
+        import polars as pl
+
+        with self._lock:
+            rows = list(self._rows)
+        return pl.DataFrame(
+            rows,
+            schema={"gb_written": pl.Float64, "mbps": pl.Float64, "lat_p99_us": pl.Float64,
+                    "step": pl.String},
+            orient="row",
+        )  # fmt: skip
+
+    def chart(self, *, suffix: str = "") -> Any:
+        """The chart of what has arrived (Altair): two panels sharing the bytes-written axis."""
+        import altair as alt
+        import polars as pl
+
+        df = self.frame()
+        if df.height > MAX_POINTS:  # consecutive intervals averaged: one point per bin
+            k = -(-df.height // MAX_POINTS)
+            df = (
+                df.with_row_index("_i")
+                .group_by(pl.col("_i") // k, maintain_order=True)
+                .agg(pl.col("gb_written").last(), pl.col("mbps", "lat_p99_us").mean(),
+                     pl.col("step").last())
+                .drop("_i")
+            )  # fmt: skip
+        x = alt.X("gb_written:Q", title="Host data written (GB)")
+        base = alt.Chart(df).properties(width=640, height=160)
+        top = base.mark_line().encode(x=x, y=alt.Y("mbps:Q", title="MB/s"))
+        bottom = base.mark_line(color="#d62728").encode(
+            x=x, y=alt.Y("lat_p99_us:Q", title="p99 write latency (µs)")
+        )
+        title = (self.title or "live: throughput and latency vs data written") + suffix
+        return alt.vconcat(top, bottom).properties(title=title)
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.every_s):
+            with self._lock:
+                n = len(self._rows)
+            if n == self._drawn:
+                continue
+            try:
+                self._draw(final=False)
+            except Exception as e:  # the run matters more than its picture
+                self.error = e
+                return
+
+    def _draw(self, *, final: bool, suffix: str = "") -> None:
+        chart = self.chart(suffix=suffix)
+        with self._lock:
+            self._drawn = len(self._rows)
+        self.draws += 1
+        if self._display is not None:
+            self._display(chart)
+            return
+        from IPython.display import display
+
+        from flashback.notebook import render
+
+        # while live: Vega only (cheap); at the end also the PNG a saved notebook shows
+        bundle, md = render(chart.to_dict(), static_scale=1.0 if final else 0)
+        if self._handle is None:
+            self._handle = display(bundle, metadata=md, raw=True, display_id=True)
+        else:
+            self._handle.update(bundle, metadata=md, raw=True)
