@@ -212,3 +212,13 @@ def test_timed_trim_workload_stops_on_time(tmp_path):
     assert cap.meta["duration_s"] == pytest.approx(0.5)
     assert len(cap.intervals) == 5
     assert totals(cap, "trim_ios") > 64, "many passes over the span in half a second"
+
+
+def test_offset_plus_size_past_2_pow_64_is_a_parameter_error(tmp_path):
+    """Issue 23 item 15: an offset near 2^64 raised OverflowError (outside the hierarchy)
+    from the create size offset + size, on a file and on a simulated drive."""
+    w = fb.Workload(rw="write", offset=(1 << 64) - 4096, size="1m")
+    for target in (tmp_path / "f.bin", "sim:generic?scale=1/512"):
+        with pytest.raises(fb.ParameterError, match="past byte 2\\^64"):
+            fb.run(target, w)
+    assert not (tmp_path / "f.bin").exists()

@@ -7,6 +7,7 @@ from typing import Any, Callable
 
 from flashback import _native
 from flashback.capture import Capture, from_native
+from flashback.errors import ParameterError
 from flashback.progress import close_progress, make_progress
 from flashback.workload import Workload
 
@@ -24,7 +25,7 @@ class Target:
     Raises:
         TargetError: the spec names nothing usable.
         SafetyError: writing to it is refused (nothing is written).
-        ParameterError: a simulator key is out of range.
+        ParameterError: a simulator key is out of range, or ``size`` lies past byte 2^64.
     """
 
     def __init__(
@@ -38,6 +39,11 @@ class Target:
         from flashback.units import parse_size
 
         create_size = None if size is None else parse_size(size, field="size")
+        if create_size is not None and create_size >= 1 << 64:
+            raise ParameterError(
+                f"size={create_size} bytes (the workload's offset + size) lies past byte 2^64; "
+                "use a smaller offset or size"
+            )
         self._t = _native.NativeTarget(
             os.fspath(spec), destroy=destroy, overwrite=overwrite, create_size=create_size
         )

@@ -189,7 +189,7 @@ fn lock(file: &File, path: &Path, write: bool) -> Result<()> {
     let e = io::Error::last_os_error();
     if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
         return Err(Error::Refused(format!(
-            "refusing to run on {}: another run (of flashback, or a program holding a lock on it) is using it; wait for that run to finish or give another target (nothing was written)",
+            "refusing to run on {}: another run or open target (of flashback, or a program holding a lock on it) is using it; wait for it to finish, close it, or give another target (nothing was written)",
             path.display()
         )));
     }

@@ -34,6 +34,9 @@ fn real_stat(p: &Path) -> Option<Stat> {
     })
 }
 
+/// How the guard stats a path (the real `stat`, or a fixture's answers).
+pub type StatFn = Box<dyn Fn(&Path) -> Option<Stat>>;
+
 /// Where the guard reads the kernel's views: sysfs, procfs and the device nodes.
 pub struct Roots {
     pub sys: PathBuf,
@@ -41,7 +44,7 @@ pub struct Roots {
     /// Device nodes (`/dev`) for the exclusive-open probe and the loop status ioctl; `None`
     /// in fixture trees (then loop backing files are identified by `stat`).
     pub dev: Option<PathBuf>,
-    pub stat: Box<dyn Fn(&Path) -> Option<Stat>>,
+    pub stat: StatFn,
 }
 
 impl Roots {
@@ -90,6 +93,8 @@ struct Mount {
     dev: Dev,
     point: String,
     source: String,
+    /// The device the source path names, when it is a block device (set by [`Guard::new`]).
+    source_dev: Option<Dev>,
 }
 
 fn parse_mountinfo(text: &str, out: &mut Vec<Mount>) {
@@ -113,6 +118,7 @@ fn parse_mountinfo(text: &str, out: &mut Vec<Mount>) {
             dev: (a, b),
             point: unescape(f[4]),
             source: source.unwrap_or_default(),
+            source_dev: None,
         });
     }
 }
@@ -220,7 +226,14 @@ pub struct Guard {
 impl Guard {
     /// Reads mounts (every namespace), swaps and loop devices once.
     pub fn new(roots: Roots) -> Guard {
-        let mounts = mounts(&roots.proc_);
+        let mut mounts = mounts(&roots.proc_);
+        for m in &mut mounts {
+            if m.source.starts_with('/') {
+                m.source_dev = (roots.stat)(Path::new(&m.source))
+                    .and_then(|s| s.rdev)
+                    .map(split);
+            }
+        }
         let swaps = swaps(&roots.proc_)
             .into_iter()
             .map(|p| {
@@ -289,10 +302,10 @@ impl Guard {
     }
 
     fn mounted_at(&self, dev: Dev) -> Option<&str> {
-        self.mounts.iter().find_map(|m| {
-            let src = (self.roots.stat)(Path::new(&m.source)).and_then(|s| s.rdev);
-            (m.dev == dev || src.map(split) == Some(dev)).then_some(m.point.as_str())
-        })
+        self.mounts
+            .iter()
+            .find(|m| m.dev == dev || m.source_dev == Some(dev))
+            .map(|m| m.point.as_str())
     }
 
     fn is_swap(&self, dev: Dev) -> bool {
