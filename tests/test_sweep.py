@@ -14,7 +14,7 @@ import pytest
 import flashback as fb
 
 #: metadata that legitimately differs between two runs of the same job
-VOLATILE = {"start_time", "end_time"}
+VOLATILE = {"start_time", "end_time", "run_id"}  # differ between two runs of one job
 
 
 def _jobs() -> list[fb.Job]:

@@ -33,6 +33,7 @@ fn main() {
         capture_path: None,
         no_recording: norec,
         stream_only: false,
+        overwrite_capture: false,
     };
     if let Some(p) = prefill {
         d.run(&workload(p), &opts, &mut Quiet).expect("prefill");

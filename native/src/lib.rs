@@ -5,6 +5,7 @@
 pub mod capture;
 pub mod engine;
 pub mod error;
+pub mod output;
 pub mod pelt;
 pub mod pelt_linear;
 pub mod rng;

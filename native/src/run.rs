@@ -35,6 +35,9 @@ pub struct RunOptions {
     /// With `capture_path`: the intervals go to the file only and the output holds none, so
     /// memory stays flat however long the run (the file is the capture).
     pub stream_only: bool,
+    /// With `capture_path`: an existing regular file there may be replaced (never a device,
+    /// FIFO or directory; see [`crate::output`]).
+    pub overwrite_capture: bool,
 }
 
 /// Final status of a run.
@@ -111,7 +114,12 @@ impl<'o> Session<'o> {
             "host_written_start_bytes": host_written_start,
         });
         let sink = match &opts.capture_path {
-            Some(p) => Some(IpcSink::create(p, with_sim, &meta.to_string())?),
+            Some(p) => Some(IpcSink::create(
+                p,
+                with_sim,
+                &meta.to_string(),
+                opts.overwrite_capture,
+            )?),
             None => None,
         };
         Ok(Session {

@@ -49,6 +49,7 @@ fn fresh_iops_and_time_to_cliff_follow_the_die_budget() {
                 capture_path: None,
                 no_recording: false,
                 stream_only: false,
+                overwrite_capture: false,
             },
             &mut Quiet,
         )
@@ -86,6 +87,7 @@ fn steady_iops_follows_write_amplification() {
             capture_path: None,
             no_recording: false,
             stream_only: false,
+            overwrite_capture: false,
         };
         let fill = Workload::from_pairs([("rw", "write"), ("bs", "256k")]).unwrap();
         d.run(&fill, &opts, &mut Quiet).unwrap();
@@ -136,6 +138,7 @@ fn queue_depth_one_is_latency_bound() {
                 capture_path: None,
                 no_recording: false,
                 stream_only: false,
+                overwrite_capture: false,
             },
             &mut Quiet,
         )

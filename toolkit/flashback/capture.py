@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from typing import Any
 import polars as pl
 
 from flashback import _native
+from flashback._io import atomic_output, check_output
 from flashback.errors import CaptureFileError
 
 META_KEY = "flashback.meta"
@@ -58,6 +60,9 @@ def check_save_path(path: str | os.PathLike[str], *, overwrite: bool) -> Path:
         raise CaptureFileError(
             f"{path} already exists; choose another name or pass --overwrite (overwrite=True) to replace it"
         )
+    # the guarded writer's own checks: no device, FIFO, socket or link to one, and no file
+    # another flashback process is writing (SafetyError)
+    check_output(path, overwrite=overwrite)
     return path
 
 
@@ -82,23 +87,25 @@ class Capture:
         t = self.meta.get("target") or {}
         return t.get("size_bytes")
 
-    def save(self, path: str | os.PathLike[str]) -> Path:
-        """Writes the capture to ``.arrow`` (IPC stream) or ``.parquet``, atomically,
-        replacing an existing file.
+    def save(self, path: str | os.PathLike[str], *, overwrite: bool = True) -> Path:
+        """Writes the capture to ``.arrow`` (IPC stream) or ``.parquet`` through flashback's
+        guarded writer: a temporary beside ``path``, synced, then renamed into place, so
+        ``path`` holds the old file or the new one, never a mix. An existing regular file is
+        replaced unless ``overwrite=False``; a device node, FIFO, socket or directory (or a
+        symlink to one) never is.
 
         Raises:
-            CaptureFileError: the suffix is neither ``.arrow`` nor ``.parquet``, or the
-                directory does not exist.
+            CaptureFileError: the suffix is neither ``.arrow`` nor ``.parquet``, the directory
+                does not exist, or ``path`` exists and ``overwrite`` is false.
+            SafetyError: ``path`` is (or leads to) a device node, FIFO or socket, or another
+                flashback process is writing it.
+            DeviceError: the disk is full (the message names the file and what was kept).
         """
-        path = check_save_path(path, overwrite=True)
-        meta_json = json.dumps(self.meta)
+        path = check_save_path(path, overwrite=overwrite)
+        meta_json = meta_to_json(self.meta)
         if path.suffix == ".parquet":
-            tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-            try:
-                self.intervals.write_parquet(tmp, metadata={META_KEY: meta_json})
-                os.replace(tmp, path)
-            finally:
-                tmp.unlink(missing_ok=True)
+            with atomic_output(path, overwrite=overwrite) as f:
+                self.intervals.write_parquet(f, metadata={META_KEY: meta_json})
         else:
             _native.write_capture(str(path), self.intervals, meta_json)
         return path
@@ -140,6 +147,24 @@ class Capture:
             f"Capture({len(self.intervals)} intervals, status={self.status!r}, "
             f"rw={w.get('rw')!r}, target={(self.meta.get('target') or {}).get('spec')!r})"
         )
+
+
+def _json_safe(v: Any) -> Any:
+    """``v`` with every non-finite float (NaN, ±inf) as None: strict JSON, which the
+    metadata check of every reader requires."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    if isinstance(v, dict):
+        return {k: _json_safe(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_json_safe(x) for x in v]
+    return v
+
+
+def meta_to_json(meta: dict[str, Any]) -> str:
+    """A capture's metadata as strict JSON (non-finite floats as null), as every file
+    flashback writes stores it and every reader checks it."""
+    return json.dumps(_json_safe(meta), allow_nan=False)
 
 
 def summarize(intervals: pl.DataFrame) -> pl.DataFrame:

@@ -73,8 +73,14 @@ class Target:
         capture_path: str | os.PathLike[str] | None = None,
         progress: bool | Callable[[dict], None] | None = None,
         stream_only: bool = False,
+        overwrite: bool = False,
     ) -> Capture:
         """Runs ``workload`` and returns its capture (also streamed to ``capture_path``).
+
+        ``capture_path`` goes through flashback's guarded writer: it is refused when it is
+        (or is a symlink to) a device node, FIFO, socket or directory, when it is this
+        target's own file, when another flashback process is writing it, and when it exists
+        and ``overwrite`` is false. It is locked for the whole run.
 
         ``stream_only`` (with ``capture_path``): the intervals go to the file only, so memory
         stays flat however long the run; the returned capture has the metadata (totals,
@@ -97,6 +103,7 @@ class Target:
                 capture_path=None if capture_path is None else os.fspath(capture_path),
                 progress=bar,
                 stream_only=stream_only and capture_path is not None,
+                overwrite_capture=overwrite,
             ),
             target=self,
             progress=progress,
@@ -247,4 +254,5 @@ def run(
         capture_path=capture_path,
         progress=progress,
         stream_only=stream_only,
+        overwrite=overwrite,
     )

@@ -32,6 +32,7 @@ def replay_trace(
     capture_path: str | os.PathLike[str] | None = None,
     progress: bool | Callable[[dict], None] | None = None,
     destroy: str | None = None,
+    overwrite: bool = False,
 ) -> Capture:
     """Replays a recorded block trace on ``target`` and returns the capture.
 
@@ -45,6 +46,8 @@ def replay_trace(
             (``offset * offset_scale + offset_shift_bytes``, aligned to ``align_bytes``).
         interval_s: the capture's reporting interval in seconds (default 1.0). ``interval=``
             (a duration string such as ``"100ms"``) is its deprecated spelling.
+        capture_path, overwrite: stream the capture to this file; an existing regular file
+            there is replaced only with ``overwrite`` (see :meth:`flashback.Target.run`).
 
     Raises:
         ImportFormatError: a malformed trace line (the message names file and line).
@@ -78,6 +81,7 @@ def replay_trace(
             step=step,
             capture_path=None if capture_path is None else os.fspath(capture_path),
             progress=bar,
+            overwrite_capture=overwrite,
         ),
         target=t,
         progress=progress,

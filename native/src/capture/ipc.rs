@@ -83,15 +83,13 @@ pub const FINISHED_BATCH_ROWS: usize = 1024;
 /// flushed to the OS: a crash or `kill -9` loses at most the last second of a run.
 pub const FLUSH_EVERY: Duration = Duration::from_secs(1);
 
-/// Creates (or truncates) the file a capture streams to: the one place a stream file is
-/// opened, to be switched to the guarded writer (`output.rs`) in one line.
-pub fn open_stream_file(path: &Path) -> Result<File> {
-    File::create(path).map_err(|e| {
-        Error::io(
-            format!("could not create capture file {}", path.display()),
-            e,
-        )
-    })
+/// Opens the file a capture streams to, through the guarded writer
+/// ([`crate::output::open_stream`]): never a device, FIFO or directory, an existing file only
+/// with `overwrite`, and locked against a second run for as long as it is open. The one place
+/// a stream file is opened.
+pub fn open_stream_file(path: &Path, overwrite: bool) -> Result<File> {
+    let (file, _) = crate::output::open_stream(path, overwrite)?;
+    Ok(file)
 }
 
 /// `meta_json` with a `run_id` (kept if present, else a new one) and the current `format`;
@@ -111,9 +109,9 @@ pub fn stamp_meta(meta_json: &str) -> Result<(String, String)> {
     Ok((v.to_string(), run_id))
 }
 
-/// Streams rows to a capture file as a run goes. Rows wait in memory until
-/// [`FINISHED_BATCH_ROWS`] have come or [`FLUSH_EVERY`] of wall time has passed since the
-/// last write, then go out as one checksummed batch, flushed to the OS. [`IpcSink::finalize`]
+/// Streams rows to a capture file as a run goes. Rows wait in memory until a batch's worth
+/// have come (1, 2, 4, … then [`FINISHED_BATCH_ROWS`]) or [`FLUSH_EVERY`] of wall time has
+/// passed since the last write, then go out as one checksummed batch, flushed to the OS. [`IpcSink::finalize`]
 /// appends the end of the stream and the trailer with the final metadata: the file is never
 /// read back or rewritten.
 pub struct IpcSink {
@@ -123,15 +121,21 @@ pub struct IpcSink {
     writer: Option<BatchWriter<BufWriter<File>>>,
     pending: Vec<IntervalRow>,
     last_write: Instant,
+    /// Rows the next batch waits for: 1 at first, doubling per batch up to
+    /// [`FINISHED_BATCH_ROWS`], so a run's first intervals reach the file at once (a disk that
+    /// fills early still keeps some) and later batches are large.
+    batch_rows: usize,
 }
 
 impl IpcSink {
-    /// Starts the stream with `meta_json` (which must carry the run's `run_id`).
-    pub fn create(path: &Path, with_sim: bool, meta_json: &str) -> Result<Self> {
+    /// Starts streaming to `path` (see [`open_stream_file`]) with `meta_json`, stamped with
+    /// its `run_id` and format.
+    pub fn create(path: &Path, with_sim: bool, meta_json: &str, overwrite: bool) -> Result<Self> {
         let (meta_json, run_id) = stamp_meta(meta_json)?;
         let schema = schema(with_sim, &meta_json);
-        let file = open_stream_file(path)?;
-        let writer = BatchWriter::new(BufWriter::new(file), &schema)?;
+        let file = open_stream_file(path, overwrite)?;
+        let writer = BatchWriter::new(BufWriter::new(file), &schema)
+            .map_err(|e| streaming_error(path, e))?;
         let mut s = IpcSink {
             path: path.to_path_buf(),
             schema,
@@ -139,6 +143,7 @@ impl IpcSink {
             writer: Some(writer),
             pending: Vec::with_capacity(FINISHED_BATCH_ROWS),
             last_write: Instant::now(),
+            batch_rows: 1,
         };
         s.flush()?;
         Ok(s)
@@ -151,7 +156,7 @@ impl IpcSink {
     /// Takes rows; writes a batch when enough rows or enough wall time have gathered.
     pub fn push(&mut self, rows: &[IntervalRow]) -> Result<()> {
         self.pending.extend_from_slice(rows);
-        if self.pending.len() >= FINISHED_BATCH_ROWS || self.last_write.elapsed() >= FLUSH_EVERY {
+        if self.pending.len() >= self.batch_rows || self.last_write.elapsed() >= FLUSH_EVERY {
             self.write_pending()?;
         }
         Ok(())
@@ -164,10 +169,12 @@ impl IpcSink {
         }
         let batch = rows_to_batch(&self.schema, &self.pending)?;
         self.pending.clear();
+        self.batch_rows = (self.batch_rows * 2).min(FINISHED_BATCH_ROWS);
         self.writer
             .as_mut()
             .expect("sink used after finalize")
-            .write(&batch)?;
+            .write(&batch)
+            .map_err(|e| streaming_error(&self.path, e))?;
         self.flush()
     }
 
@@ -175,7 +182,7 @@ impl IpcSink {
         let w = self.writer.as_mut().expect("sink used after finalize");
         w.get_mut()
             .flush()
-            .map_err(|e| Error::io(format!("could not write {}", self.path.display()), e))
+            .map_err(|e| streaming_error(&self.path, Error::io(String::new(), e)))
     }
 
     /// Writes the rows still waiting, the end of the stream and the trailer carrying `meta`
@@ -188,17 +195,19 @@ impl IpcSink {
             m.insert("run_id".into(), self.run_id.clone().into());
             m.insert("format".into(), stream::FORMAT.into());
         }
-        let shown = self.path.display();
-        let mut buf = w.finish(&self.run_id, Some(meta))?;
+        let path = self.path.clone();
+        let mut buf = w
+            .finish(&self.run_id, Some(meta))
+            .map_err(|e| streaming_error(&path, e))?;
         buf.flush()
-            .map_err(|e| Error::io(format!("could not finish the capture {shown}"), e))?;
+            .map_err(|e| streaming_error(&path, Error::io(String::new(), e)))?;
         buf.get_ref()
             .sync_all()
-            .map_err(|e| Error::io(format!("could not sync the capture {shown}"), e))
+            .map_err(|e| streaming_error(&path, Error::io(String::new(), e)))
     }
 }
 
-/// Writes a complete capture file atomically (temporary file + rename).
+/// Writes a complete capture file atomically (the guarded writer: temporary file + rename).
 pub fn write_capture(
     path: &Path,
     with_sim: bool,
@@ -251,35 +260,49 @@ fn write_stream(
     run_id: &str,
     fill: impl FnOnce(&mut Emit<'_>) -> Result<()>,
 ) -> Result<()> {
-    let tmp = tmp_path(path);
-    let res = (|| {
-        let file = File::create(&tmp)
-            .map_err(|e| Error::io(format!("could not create {}", tmp.display()), e))?;
-        let mut w = BatchWriter::new(BufWriter::new(file), schema)?;
-        fill(&mut |b: &RecordBatch| w.write(b))?;
-        let mut inner = w.finish(run_id, None)?;
+    // The guarded writer (`crate::output`): an exclusive temporary in the destination's
+    // directory, synced and renamed into place; dropped on error, leaving nothing behind.
+    let mut out = crate::output::OutputFile::create(path, true)?;
+    let existed = out.path().exists();
+    let werr = |e: Error| match e {
+        Error::Io { source, .. } => crate::output::write_error(path, existed, source),
+        e => e,
+    };
+    {
+        let file = out
+            .file()
+            .try_clone()
+            .map_err(|e| Error::io(format!("could not write {}", path.display()), e))?;
+        let mut w = BatchWriter::new(BufWriter::new(file), schema).map_err(werr)?;
+        fill(&mut |b: &RecordBatch| w.write(b).map_err(werr))?;
+        let mut inner = w.finish(run_id, None).map_err(werr)?;
         inner
             .flush()
-            .map_err(|e| Error::io(format!("could not write {}", tmp.display()), e))?;
-        inner
-            .get_ref()
-            .sync_all()
-            .map_err(|e| Error::io(format!("could not sync {}", tmp.display()), e))?;
-        std::fs::rename(&tmp, path).map_err(|e| {
-            Error::io(
-                format!("could not move the capture into {}", path.display()),
-                e,
-            )
-        })
-    })();
-    if res.is_err() {
-        let _ = std::fs::remove_file(&tmp);
+            .map_err(|e| crate::output::write_error(path, existed, e))?;
     }
-    res
+    out.commit()?;
+    Ok(())
 }
 
-fn tmp_path(path: &Path) -> PathBuf {
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(format!(".tmp{}", std::process::id()));
-    path.with_file_name(name)
+/// A write error while streaming to `path`: a full disk names the file and says the intervals
+/// streamed so far are kept there (salvage them with `flashback recover`).
+fn streaming_error(path: &Path, e: Error) -> Error {
+    match e {
+        Error::Io { source, .. }
+            if matches!(source.raw_os_error(), Some(libc::ENOSPC) | Some(libc::EDQUOT)) =>
+        {
+            Error::io(
+                format!(
+                    "the disk holding {} is full: the run stopped; the intervals streamed before that are kept there (salvage them with `flashback recover {}`)",
+                    path.display(),
+                    path.display()
+                ),
+                source,
+            )
+        }
+        Error::Io { source, .. } => {
+            Error::io(format!("could not write the capture {}", path.display()), source)
+        }
+        e => e,
+    }
 }

@@ -119,12 +119,7 @@ pub fn set_mark(file: &File, path: &Path) -> Result<()> {
         .metadata()
         .map_err(|e| Error::io(format!("could not stat {}", path.display()), e))?;
     let side = sidecar_of(path);
-    fs::write(&side, identity(&md)).map_err(|e| {
-        Error::io(
-            format!("could not write the marker file {}", side.display()),
-            e,
-        )
-    })
+    crate::output::write_file(&side, identity(&md).as_bytes(), true).map(|_| ())
 }
 
 /// Bytes an unprivileged writer can still allocate on the filesystem holding `file`.

@@ -5,6 +5,7 @@ use pyo3::prelude::*;
 
 mod capture;
 mod errors;
+mod output;
 mod pelt;
 mod sim;
 mod target;
@@ -36,5 +37,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     target::register(m)?;
     sim::register(m)?;
     pelt::register(m)?;
+    output::register(m)?;
     Ok(())
 }

@@ -93,7 +93,7 @@ impl NativeTarget {
     /// Runs a workload (fields as strings). Returns `(table, meta)`; Ctrl-C ends the run
     /// early with status `interrupted`. `stream_only` (with `capture_path`) returns no rows:
     /// they are in the file only.
-    #[pyo3(signature = (fields, *, step="".to_string(), capture_path=None, progress=None, no_recording=false, stream_only=false))]
+    #[pyo3(signature = (fields, *, step="".to_string(), capture_path=None, progress=None, no_recording=false, stream_only=false, overwrite_capture=false))]
     #[allow(clippy::too_many_arguments)]
     fn run<'py>(
         &self,
@@ -104,6 +104,7 @@ impl NativeTarget {
         progress: Option<Py<PyAny>>,
         no_recording: bool,
         stream_only: bool,
+        overwrite_capture: bool,
     ) -> PyResult<(ArrowTable, Bound<'py, PyAny>)> {
         let w =
             Workload::from_pairs(fields.iter().map(|(k, v)| (k.as_str(), v.as_str()))).py_err()?;
@@ -112,13 +113,14 @@ impl NativeTarget {
             capture_path,
             no_recording,
             stream_only,
+            overwrite_capture,
         };
         self.run_workload(py, &w, &opts, progress)
     }
 
     /// Replays a block trace (fio iolog v2/v3 or blkparse text) with the queue-depth, data and
     /// interval fields of `fields` (see [`crate::trace::trace_workload`]).
-    #[pyo3(signature = (path, fields, *, time_scale=None, offset_scale=1.0, offset_shift=0, align=4096, step="trace".to_string(), capture_path=None, progress=None))]
+    #[pyo3(signature = (path, fields, *, time_scale=None, offset_scale=1.0, offset_shift=0, align=4096, step="trace".to_string(), capture_path=None, progress=None, overwrite_capture=false))]
     #[allow(clippy::too_many_arguments)]
     fn run_trace<'py>(
         &self,
@@ -132,6 +134,7 @@ impl NativeTarget {
         step: String,
         capture_path: Option<PathBuf>,
         progress: Option<Py<PyAny>>,
+        overwrite_capture: bool,
     ) -> PyResult<(ArrowTable, Bound<'py, PyAny>)> {
         let remap = crate::trace::Remap {
             offset_scale,
@@ -148,6 +151,7 @@ impl NativeTarget {
             capture_path,
             no_recording: false,
             stream_only: false,
+            overwrite_capture,
         };
         self.run_workload(py, &w, &opts, progress)
     }
@@ -182,6 +186,9 @@ impl NativeTarget {
         opts: &RunOptions,
         progress: Option<Py<PyAny>>,
     ) -> PyResult<(ArrowTable, Bound<'py, PyAny>)> {
+        if let (Some(p), false) = (&opts.capture_path, self.kind == "sim") {
+            crate::output::check_not_target(p, std::path::Path::new(&self.spec)).py_err()?;
+        }
         let mut obs = PyObserver::new(progress).live(self.state.clone());
         let out = self.with_target(py, |t| {
             run_detached(py, &mut obs, |obs| t.run(w, opts, obs))

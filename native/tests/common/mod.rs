@@ -9,5 +9,6 @@ pub fn opts() -> RunOptions {
         capture_path: None,
         no_recording: true,
         stream_only: false,
+        overwrite_capture: false,
     }
 }

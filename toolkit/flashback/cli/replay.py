@@ -32,7 +32,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--destroy", help="for a block device: name it again to confirm its data is lost"
     )
     p.add_argument(
-        "--overwrite", action="store_true", help="allow writing over a foreign regular file"
+        "--overwrite",
+        action="store_true",
+        help="allow writing over a foreign regular file, and over an earlier save in -o DIR",
     )
     p.add_argument(
         "--param",
@@ -83,7 +85,7 @@ def print_result(res, *, output: str | None, as_json: bool) -> None:
 def main(args: argparse.Namespace) -> int:
     from flashback.errors import ParameterError, ReplayInterrupted
     from flashback.replay import replay
-    from flashback.replay.base import registered
+    from flashback.replay.base import check_save_dir, registered
 
     if args.list or not args.name:
         for proto in registered():
@@ -96,6 +98,8 @@ def main(args: argparse.Namespace) -> int:
             raise ParameterError(f"--param {item!r} is not KEY=VALUE; write e.g. --param loops=3")
         key, value = item.split("=", 1)
         params[key.strip()] = _value(value.strip())
+    if args.output:  # before the target is opened: a bad -o costs nothing, not hours
+        check_save_dir(args.output, overwrite=args.overwrite)
     try:
         res = replay(
             args.name,
@@ -109,7 +113,7 @@ def main(args: argparse.Namespace) -> int:
     except ReplayInterrupted as e:  # the steps done are saved and printed, then exit 130
         res = e.replay
     if args.output:  # saved before anything is printed: a closed pipe must not lose it
-        res.save(args.output)
+        res.save(args.output, overwrite=args.overwrite)
     print_result(res, output=args.output, as_json=args.json)
     if res.status != "complete":
         print(f"flashback: replay {res.status}", file=sys.stderr)

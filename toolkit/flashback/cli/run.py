@@ -64,6 +64,38 @@ def print_summary(cap, *, output: str | None, as_json: bool, streamed: bool = Fa
         print(f"capture written to {output}")
 
 
+def save_or_rescue(cap, output: str, *, overwrite: bool) -> None:
+    """Saves the finished run to ``output``; when the disk holding it is full, saves it to
+    the system's temporary directory instead, so a completed run is not lost with the process.
+
+    Raises:
+        DeviceError: the disk is full (the message names where the run was kept, if anywhere).
+        SafetyError, CaptureFileError: as :meth:`Capture.save`.
+    """
+    import os
+    import tempfile
+
+    from flashback._io import is_full_disk
+    from flashback.errors import DeviceError, FlashbackError
+
+    try:
+        cap.save(output, overwrite=overwrite)
+        return
+    except DeviceError as e:
+        if not is_full_disk(e):
+            raise
+        first = str(e)
+    run_id = str(cap.meta.get("run_id") or os.getpid())
+    rescue = os.path.join(tempfile.gettempdir(), f"flashback-rescued-{run_id}.arrow")
+    try:
+        cap.save(rescue, overwrite=False)
+    except FlashbackError as e2:
+        raise DeviceError(f"{first}; the completed run could not be kept anywhere ({e2})") from None
+    raise DeviceError(
+        f"{first}; the completed run was saved to {rescue} instead: move it where you want it"
+    ) from None
+
+
 def main(args: argparse.Namespace) -> int:
     from flashback.capture import check_save_path
     from flashback.errors import RunInterrupted
@@ -93,7 +125,7 @@ def main(args: argparse.Namespace) -> int:
     except RunInterrupted as e:
         cap = e.capture
     if args.output and not stream_to:
-        cap.save(args.output)
+        save_or_rescue(cap, args.output, overwrite=args.overwrite)
     print_summary(cap, output=args.output, as_json=args.json, streamed=stream_to is not None)
     if cap.status != "complete":
         print(f"flashback: run {cap.status}", file=sys.stderr)

@@ -4,7 +4,6 @@ read with no flashback code."""
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any, Sequence
@@ -12,9 +11,10 @@ from urllib.parse import quote
 
 import polars as pl
 
-from flashback.capture import META_KEY, Capture
+from flashback._io import atomic_output
+from flashback.capture import META_KEY, Capture, meta_to_json
 from flashback.dataset.identity import IDENTITY_SCHEMA, identity
-from flashback.errors import CaptureFileError, ParameterError
+from flashback.errors import CaptureFileError, FlashbackError, ParameterError
 
 #: the partition value of a null (unknown) key, as Hive, Spark, polars and DuckDB spell it
 NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
@@ -90,14 +90,18 @@ def to_dataset(
         pl.lit(v, dtype=IDENTITY_SCHEMA[k]).alias(k) for k, v in keep.items()
     ).select([*keep, *body.columns])
     path = directory / f"{ident['capture_id']}.parquet"
-    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
+    # The guarded writer: the temporary is nameless (O_TMPFILE), or, on a file system without
+    # it, named in the directory above the dataset (polars reads every file in the tree,
+    # hidden or not), so a crash never leaves a file a scan would trip on.
+    outside = Path(root).resolve().parent
+    staging = outside if os.access(outside, os.W_OK | os.X_OK) else None
     try:
-        frame.write_parquet(tmp, metadata={META_KEY: json.dumps(cap.meta)})
-        os.replace(tmp, path)
+        with atomic_output(path, overwrite=True, staging=staging) as f:
+            frame.write_parquet(f, metadata={META_KEY: meta_to_json(cap.meta)})
+    except FlashbackError:
+        raise
     except OSError as e:
         raise CaptureFileError(
             f"cannot write {path}: {e.strerror or e}; pass a directory you can write to"
         ) from None
-    finally:
-        tmp.unlink(missing_ok=True)
     return path

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import altair as alt
 
+from flashback._io import write_bytes
 from flashback.errors import ParameterError
 
 #: File suffixes :func:`save_chart` writes.
@@ -30,6 +31,8 @@ def save_chart(
 
     Raises:
         ParameterError: the suffix is not ``.png``, ``.svg`` or ``.html``.
+        SafetyError: ``path`` is (or leads to) a device node, FIFO, socket or directory.
+        DeviceError: the disk is full (nothing is left at ``path`` but an older file).
     """
     import vl_convert as vlc
 
@@ -50,7 +53,5 @@ def save_chart(
     else:
         body = vlc.vegalite_to_html(spec, bundle=True).encode("utf-8")
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    tmp.write_bytes(body)
-    os.replace(tmp, path)
+    write_bytes(path, body, overwrite=True)
     return path

@@ -5,13 +5,61 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import uuid
 from pathlib import Path
 from typing import Any, Callable
 
 import polars as pl
 
+from flashback._io import atomic_output, check_output, write_bytes
 from flashback.capture import Capture, summarize
-from flashback.errors import CaptureFileError, ParameterError, ReplayError
+from flashback.errors import (
+    CaptureFileError,
+    FlashbackError,
+    ParameterError,
+    ReplayError,
+)
+
+
+#: Parquet footer key of a saved replay's save id (matched against ``replay.json``'s).
+SAVE_ID_KEY = "flashback.replay_save_id"
+#: The files a saved replay consists of.
+SAVE_FILES = ("intervals.parquet", "replay.json")
+
+
+def check_save_dir(directory: str | os.PathLike[str], *, overwrite: bool) -> Path:
+    """Checks, before any long work, that a replay can be saved in ``directory``: absent (its
+    parent is then created) or a directory, whose two save files could be written.
+
+    Returns the directory. Raises:
+        SafetyError: a save file is refused by the guarded writer (a device node, FIFO, a
+            file being written by another flashback process, or an earlier save while
+            ``overwrite`` is false).
+        CaptureFileError: ``directory`` or a parent is not a directory, or a save file's
+            name is taken by a directory.
+    """
+    d = Path(directory)
+    if d.exists() and not d.is_dir():
+        raise CaptureFileError(
+            f"cannot save the replay in {d}: it is not a directory; give a directory name"
+        )
+    if not d.exists():
+        probe = d
+        while not probe.exists():
+            probe = probe.parent
+        if not probe.is_dir():
+            raise CaptureFileError(
+                f"cannot save the replay in {d}: {probe} is not a directory; give a directory name"
+            )
+        check_output(probe / f".{d.name}.probe", overwrite=False)
+        return d
+    for name in SAVE_FILES:
+        if (d / name).is_dir():
+            raise CaptureFileError(
+                f"cannot save the replay in {d}: {d / name} is a directory; give another directory"
+            )
+        check_output(d / name, overwrite=overwrite)
+    return d
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -309,30 +357,36 @@ class Replay:
 
         return compare(self, published=published, other=other, sensitivity=sensitivity)
 
-    def save(self, directory: str | os.PathLike[str]) -> Path:
-        """Writes ``intervals.parquet`` and ``replay.json`` (meta and steps) to ``directory``.
-        Each file is written beside its final name and renamed into place, so a failed save
-        leaves no half-written file.
+    def save(self, directory: str | os.PathLike[str], *, overwrite: bool = True) -> Path:
+        """Writes ``intervals.parquet`` and ``replay.json`` (meta and steps) to ``directory``
+        through flashback's guarded writer (each file appears whole or not at all; no
+        temporary is left by a crash). Both carry one fresh save id, and :meth:`load` refuses
+        a directory whose two files carry different ids, so a save cut between its two files
+        is never loaded as one replay. An earlier save there is replaced unless
+        ``overwrite=False``.
 
         Raises:
             CaptureFileError: ``directory`` cannot be created or written (names the reason).
+            SafetyError: a file in ``directory`` is a device node, FIFO or socket (or a link to
+                one), or it holds a saved replay and ``overwrite`` is false.
+            DeviceError: the disk is full (the message names the file and what was kept).
         """
-        d = Path(directory)
-        doc = {"meta": _jsonable(self.meta), "steps": _jsonable(self.step_records)}
-        tmps: list[Path] = []
+        d = check_save_dir(directory, overwrite=overwrite)
+        save_id = uuid.uuid4().hex
+        doc = {
+            "save_id": save_id,
+            "meta": _jsonable(self.meta),
+            "steps": _jsonable(self.step_records),
+        }
         try:
             d.mkdir(parents=True, exist_ok=True)
-            tmp_pq = d / f"intervals.parquet.tmp{os.getpid()}"
-            tmps.append(tmp_pq)
-            self.intervals.write_parquet(tmp_pq)
-            tmp_js = d / f"replay.json.tmp{os.getpid()}"
-            tmps.append(tmp_js)
-            tmp_js.write_text(json.dumps(doc, indent=1))
-            os.replace(tmp_pq, d / "intervals.parquet")
-            os.replace(tmp_js, d / "replay.json")
+            # intervals first, replay.json last: replay.json's id is what makes a save whole
+            with atomic_output(d / "intervals.parquet", overwrite=overwrite) as f:
+                self.intervals.write_parquet(f, metadata={SAVE_ID_KEY: save_id})
+            write_bytes(d / "replay.json", json.dumps(doc, indent=1).encode(), overwrite=overwrite)
+        except FlashbackError:
+            raise
         except OSError as e:
-            for t in tmps:
-                t.unlink(missing_ok=True)
             raise CaptureFileError(
                 f"cannot save the replay to {d}: {e.strerror or e}; give a writable directory"
             ) from e
@@ -343,7 +397,8 @@ class Replay:
         """Reads a replay written by :meth:`save`.
 
         Raises:
-            CaptureFileError: ``directory`` holds no saved replay.
+            CaptureFileError: ``directory`` holds no saved replay, or its two files come from
+                different saves (a save cut short, or two saves racing).
         """
         d = Path(directory)
         if not (d / "replay.json").exists() or not (d / "intervals.parquet").exists():
@@ -351,7 +406,16 @@ class Replay:
                 f"{d} holds no saved replay; give a directory written by Replay.save"
             )
         doc = json.loads((d / "replay.json").read_text())
-        return cls(pl.read_parquet(d / "intervals.parquet"), doc["steps"], doc["meta"])
+        with (d / "intervals.parquet").open("rb") as f:  # id and rows from one file
+            pq_id = pl.read_parquet_metadata(f).get(SAVE_ID_KEY)
+            f.seek(0)
+            intervals = pl.read_parquet(f)
+        if doc.get("save_id") != pq_id:
+            raise CaptureFileError(
+                f"{d} mixes two saves: its intervals.parquet and replay.json were written by "
+                "different saves (one was cut short); save the replay again"
+            )
+        return cls(intervals, doc["steps"], doc["meta"])
 
     def __repr__(self) -> str:
         return (

@@ -20,6 +20,8 @@ import altair as alt
 import polars as pl
 import vl_convert as vlc
 
+from flashback._io import write_bytes
+
 
 # what must not appear literally inside <script>: a closing tag or comment opener, and the
 # two line separators JavaScript string literals do not allow
@@ -128,9 +130,9 @@ def write_report(
             for fmt in figure_formats:
                 path = out / "figures" / f"{cid.removeprefix('chart-')}.{fmt}"
                 if fmt == "png":
-                    path.write_bytes(vlc.vegalite_to_png(spec, scale=2))
+                    write_bytes(path, vlc.vegalite_to_png(spec, scale=2), overwrite=True)
                 elif fmt == "svg":
-                    path.write_text(vlc.vegalite_to_svg(spec))
+                    write_bytes(path, vlc.vegalite_to_svg(spec).encode(), overwrite=True)
         for caption, df in s.tables:
             body.append(table_html(df, caption=caption))
         body.append("</section>")
@@ -155,7 +157,5 @@ def write_report(
 </body></html>
 """
     path = out / "report.html"
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(doc, encoding="utf-8")
-    os.replace(tmp, path)
+    write_bytes(path, doc.encode("utf-8"), overwrite=True)
     return path
