@@ -14,7 +14,10 @@ import pytest
 
 import flashback as fb
 
-INTERVALS = 3000  # three finished batches of 1024 rows (the last partial)
+INTERVALS = 3000
+# a stream's batches grow 1, 2, 4, ... 512 rows (1023 in all), then 1024 each: whole batches
+# end after intervals 1023, 2047 and 3000
+ENDS = (1023, 2047, INTERVALS)
 
 
 @pytest.fixture(scope="module")
@@ -37,20 +40,20 @@ def test_a_finished_capture_loads_whole(finished):
 def test_a_flipped_byte_is_reported_with_its_intervals(finished, tmp_path):
     path, cap = finished
     data = bytearray(path.read_bytes())
-    k = 1500  # in the second batch: intervals 1024-2047
+    k = 1500  # in the batch of intervals 1023-2046
     t = struct.pack("<d", cap.intervals["t_s"][k])
     at = data.find(t)
     assert at > 0 and data.count(t) == 1
     data[at + 3] ^= 0x10
     bad = tmp_path / "bad.arrow"
     bad.write_bytes(bytes(data))
-    with pytest.raises(fb.CaptureFileError, match=r"intervals 1024-2047.*checksum") as e:
+    with pytest.raises(fb.CaptureFileError, match=r"intervals 1023-2046.*checksum") as e:
         fb.load(bad)
     assert "recover" in str(e.value)
     got = fb.recover(bad)
-    assert len(got.intervals) == 1024 and got.status == "interrupted"
+    assert len(got.intervals) == 1023 and got.status == "interrupted"
     assert "checksum" in got.meta["recovered"]["damage"]
-    assert got.intervals.equals(cap.intervals.head(1024))
+    assert got.intervals.equals(cap.intervals.head(1023))
 
 
 def test_altered_metadata_is_refused(finished, tmp_path):
@@ -76,9 +79,9 @@ def test_a_finished_capture_cut_short_is_recovered(finished, tmp_path, keep):
         fb.load(cut)
     got = fb.recover(cut)
     n = len(got.intervals)
-    # whole batches of 1024 before the cut survive; the torn one is dropped (a cut in the
-    # trailer after the last batch keeps them all)
-    assert n in (1024, 2048, INTERVALS)
+    # whole batches before the cut survive; the torn one is dropped (a cut in the trailer
+    # after the last batch keeps them all)
+    assert n in ENDS
     assert got.intervals.equals(cap.intervals.head(n))
     assert got.meta["recovered"]["torn_tail"] and got.status == "interrupted"
 

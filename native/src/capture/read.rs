@@ -214,10 +214,12 @@ impl CaptureReader {
         let keeps = format!("flashback.recover() keeps the {rows} intervals before it");
         let next = catch_unwind(AssertUnwindSafe(|| self.reader.next()));
         let b = match next {
-            Err(p) => return Some(Err(Error::Format(format!(
+            Err(p) => {
+                return Some(Err(Error::Format(format!(
                 "{shown} is damaged after interval {rows} (the Arrow reader failed: {}); {keeps}",
                 crate::error::panic_message(p.as_ref())
-            )))),
+            ))))
+            }
             Ok(None) => {
                 return match self.check_end() {
                     Ok(()) => None,

@@ -111,7 +111,7 @@ impl<W: Write> BatchWriter<W> {
         let mut dict = DictionaryTracker::new(false);
         let opts = IpcWriteOptions::default();
         let enc = gen.schema_to_bytes_with_dictionary_tracker(&file_schema, &mut dict, &opts);
-        write_message(&mut w, enc, &opts)?;
+        write_message(&mut w, enc, &opts).map_err(io_error)?;
         Ok(BatchWriter {
             w,
             file_schema,
@@ -135,7 +135,7 @@ impl<W: Write> BatchWriter<W> {
             .gen
             .encode(&fb, &mut self.dict, &self.opts, &mut self.ctx)?;
         for d in dicts {
-            write_message(&mut self.w, d, &self.opts)?;
+            write_message(&mut self.w, d, &self.opts).map_err(io_error)?;
         }
         let (crc_start, values) = crc_column_offsets(&enc.ipc_message)?;
         let crc = check::crc32_update(
@@ -146,7 +146,7 @@ impl<W: Write> BatchWriter<W> {
             let at = values + 4 * i;
             enc.arrow_data[at..at + 4].copy_from_slice(&crc.to_le_bytes());
         }
-        write_message(&mut self.w, enc, &self.opts)?;
+        write_message(&mut self.w, enc, &self.opts).map_err(io_error)?;
         self.chain = check::crc32_update(self.chain, &crc.to_le_bytes());
         self.rows += n as u64;
         self.batches += 1;
@@ -171,6 +171,17 @@ impl<W: Write> BatchWriter<W> {
         self.w.write_all(&EOS).map_err(io)?;
         self.w.write_all(&t.to_bytes()?).map_err(io)?;
         Ok(self.w)
+    }
+}
+
+/// An Arrow write error, with an operating-system error kept as [`Error::Io`] (so a full
+/// disk can be told).
+fn io_error(e: arrow_schema::ArrowError) -> Error {
+    match e {
+        arrow_schema::ArrowError::IoError(_, io) => {
+            Error::io("could not write the capture stream".to_string(), io)
+        }
+        e => Error::from(e),
     }
 }
 
@@ -229,12 +240,10 @@ impl<R: Read> Read for Counting<R> {
     }
 }
 
-/// A new run id: 128 random bits in hex.
+/// A unique id for one run (128 random bits, hex), written in its metadata and its stream's
+/// trailer so that a file mixing two runs' metadata and intervals is told apart.
 pub fn new_run_id() -> String {
-    use rand::RngCore;
-    let mut b = [0u8; 16];
-    rand::rng().fill_bytes(&mut b);
-    b.iter().map(|x| format!("{x:02x}")).collect()
+    format!("{:032x}", rand::random::<u128>())
 }
 
 #[cfg(test)]

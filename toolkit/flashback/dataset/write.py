@@ -4,7 +4,6 @@ read with no flashback code."""
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any, Sequence
@@ -13,7 +12,7 @@ from urllib.parse import quote
 import polars as pl
 
 from flashback._io import atomic_output
-from flashback.capture import META_KEY, Capture
+from flashback.capture import META_KEY, Capture, meta_to_json
 from flashback.dataset.identity import IDENTITY_SCHEMA, identity
 from flashback.errors import CaptureFileError, FlashbackError, ParameterError
 
@@ -98,7 +97,7 @@ def to_dataset(
     staging = outside if os.access(outside, os.W_OK | os.X_OK) else None
     try:
         with atomic_output(path, overwrite=True, staging=staging) as f:
-            frame.write_parquet(f, metadata={META_KEY: json.dumps(cap.meta)})
+            frame.write_parquet(f, metadata={META_KEY: meta_to_json(cap.meta)})
     except FlashbackError:
         raise
     except OSError as e:
