@@ -211,7 +211,7 @@ fn run(hot: f64, hot_span: f64) -> (f64, Vec<(Tie, f64)>) {
     let mix = addresses(user, user as u64 * 8, hot, hot_span, 99);
     let (warm, measure) = mix.split_at(mix.len() / 2);
 
-    let mut sim = Ftl::new(&cfg);
+    let mut sim = Ftl::new(&cfg).expect("the drive fits in memory");
     for &l in fill.iter().chain(warm) {
         sim.write(l, UNIT);
         sim.work.clear();
