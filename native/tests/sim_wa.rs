@@ -419,7 +419,8 @@ fn compressed_data_fills_later() {
 
 #[test]
 fn slc_cache_fills_then_folds_when_idle() {
-    let mut d = SimDrive::from_spec("generic?scale=1/256&slc_cache=32m&idle_gc=on").unwrap();
+    // slc_cache is a size of the full drive, scaled with it like capacity: 8 GiB / 256 = 32 MiB
+    let mut d = SimDrive::from_spec("generic?scale=1/256&slc_cache=8g&idle_gc=on").unwrap();
     let opts = opts();
     // 24 MiB fits in the SLC cache: written once, no folding yet
     d.run(
