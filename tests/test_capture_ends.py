@@ -174,3 +174,18 @@ def test_recovering_a_large_torn_stream_costs_the_output_plus_a_batch(tmp_path):
     n, frame_bytes, grew = (int(x) for x in out.stdout.split())
     assert n > 1000
     assert grew <= 2 * frame_bytes + 32 * 2**20, (n, grew, frame_bytes)
+
+
+@pytest.mark.parametrize("suffix", [".arrow", ".parquet"])
+def test_metadata_floats_round_trip_exactly(tmp_path, suffix):
+    """The metadata's numbers come back bit for bit (a float parsed to the nearest double
+    but one changed a capture's id: ``1353.5416719466145`` came back ``…143``)."""
+    meta = {
+        "status": "complete",
+        "latency": {"write": {"mean_us": 1353.5416719466145, "p50_us": 0.1}},
+        "values": [1e-300, 2.2250738585072014e-308, 1.7976931348623157e308, 5e-324, 123456789012],
+    }
+    p = fb.Capture(pl.DataFrame({"t_s": [1.0]}), meta).save(tmp_path / f"m{suffix}")
+    back = fb.load(p).meta
+    assert back["latency"] == meta["latency"] and back["values"] == meta["values"]
+    assert fb.dataset.capture_id({k: back[k] for k in meta}) == fb.dataset.capture_id(meta)
