@@ -188,4 +188,22 @@ def test_metadata_floats_round_trip_exactly(tmp_path, suffix):
     p = fb.Capture(pl.DataFrame({"t_s": [1.0]}), meta).save(tmp_path / f"m{suffix}")
     back = fb.load(p).meta
     assert back["latency"] == meta["latency"] and back["values"] == meta["values"]
-    assert fb.dataset.capture_id({k: back[k] for k in meta}) == fb.dataset.capture_id(meta)
+    from flashback.dataset.identity import capture_id
+
+    assert capture_id({k: back[k] for k in meta}) == capture_id(meta)
+
+
+def test_a_capture_whose_checksums_were_renamed_away_is_refused(saved, tmp_path):
+    """Found by the bit-flip fuzzer: two flipped bits, one in the header checksum's key and one
+    in the checksum column's name, left a file read unchecked with another column's data."""
+    path, _ = saved
+    data = path.read_bytes()
+    assert data.count(b"flashback.meta_crc32") == 1 and data.count(b"_batch_crc32") == 1
+    bad = tmp_path / "renamed.arrow"
+    bad.write_bytes(
+        data.replace(b"flashback.meta_crc32", b"flashback.meta_crc3X").replace(
+            b"_batch_crc32", b"_batch_crc3X"
+        )
+    )
+    with pytest.raises(fb.CaptureFileError, match="checksums are missing"):
+        fb.load(bad)
