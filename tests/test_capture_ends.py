@@ -174,3 +174,36 @@ def test_recovering_a_large_torn_stream_costs_the_output_plus_a_batch(tmp_path):
     n, frame_bytes, grew = (int(x) for x in out.stdout.split())
     assert n > 1000
     assert grew <= 2 * frame_bytes + 32 * 2**20, (n, grew, frame_bytes)
+
+
+@pytest.mark.parametrize("suffix", [".arrow", ".parquet"])
+def test_metadata_floats_round_trip_exactly(tmp_path, suffix):
+    """The metadata's numbers come back bit for bit (a float parsed to the nearest double
+    but one changed a capture's id: ``1353.5416719466145`` came back ``…143``)."""
+    meta = {
+        "status": "complete",
+        "latency": {"write": {"mean_us": 1353.5416719466145, "p50_us": 0.1}},
+        "values": [1e-300, 2.2250738585072014e-308, 1.7976931348623157e308, 5e-324, 123456789012],
+    }
+    p = fb.Capture(pl.DataFrame({"t_s": [1.0]}), meta).save(tmp_path / f"m{suffix}")
+    back = fb.load(p).meta
+    assert back["latency"] == meta["latency"] and back["values"] == meta["values"]
+    from flashback.dataset.identity import capture_id
+
+    assert capture_id({k: back[k] for k in meta}) == capture_id(meta)
+
+
+def test_a_capture_whose_checksums_were_renamed_away_is_refused(saved, tmp_path):
+    """Found by the bit-flip fuzzer: two flipped bits, one in the header checksum's key and one
+    in the checksum column's name, left a file read unchecked with another column's data."""
+    path, _ = saved
+    data = path.read_bytes()
+    assert data.count(b"flashback.meta_crc32") == 1 and data.count(b"_batch_crc32") == 1
+    bad = tmp_path / "renamed.arrow"
+    bad.write_bytes(
+        data.replace(b"flashback.meta_crc32", b"flashback.meta_crc3X").replace(
+            b"_batch_crc32", b"_batch_crc3X"
+        )
+    )
+    with pytest.raises(fb.CaptureFileError, match="checksums are missing"):
+        fb.load(bad)

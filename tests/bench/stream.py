@@ -55,6 +55,7 @@ def main(argv: list[str] | None = None) -> dict:
             cpu, _ = _one(a.intervals, path)
             stream.append(cpu)
             file_bytes = os.path.getsize(path)
+            os.unlink(path)  # the next round creates it anew (no overwrite needed)
     m, s = statistics.median(mem), statistics.median(stream)
     load = os.getloadavg()[0]
     print(

@@ -141,6 +141,15 @@ impl CaptureReader {
             }
         }
         let meta = parse_meta(path, &meta_json)?;
+        let v2 = meta.get("format").and_then(Value::as_str) == Some(FORMAT);
+        if v2 && !(checked && file_schema.metadata().contains_key(check::META_CRC_KEY)) {
+            // a flashback-capture/2 file always carries both checksums: one gone means the
+            // file was altered (a flipped byte in a key or a column name)
+            return Err(Error::Format(format!(
+                "{}: its checksums are missing (the file was altered or damaged after it was written); flashback cannot trust the file",
+                path.display()
+            )));
+        }
         Ok(CaptureReader {
             path: path.to_path_buf(),
             reader,
@@ -167,15 +176,19 @@ impl CaptureReader {
                     .into(),
             );
         }
-        if !self.has_trailer() {
-            return Ok(());
-        }
         let mut rest = vec![];
         self.reader
             .get_mut()
             .take(MAX_TRAILER_BYTES + 1)
             .read_to_end(&mut rest)
             .map_err(|e| format!("its trailer could not be read ({e})"))?;
+        if !self.has_trailer() {
+            if rest.starts_with(super::stream::TRAILER_MAGIC) {
+                // a trailer, but a header that does not say so: the header was altered
+                return Err("its header does not match its trailer (the file was altered)".into());
+            }
+            return Ok(());
+        }
         let t = Trailer::parse(&rest)?;
         let run_id = self
             .meta

@@ -14,8 +14,11 @@ import polars as pl
 from flashback import columns
 from flashback.errors import AnalysisError
 
-#: columns that are cumulative (must never decrease), from the column table's kinds
-CUMULATIVE = columns.named("cumulative")
+#: running byte totals (the column table's cumulative columns in bytes): one that decreases
+#: means captures were concatenated; the clock ``t_s`` is checked as a sorted axis instead
+CUMULATIVE = tuple(
+    c["name"] for c in columns.COLUMNS if c["kind"] == "cumulative" and c["unit"] == "B"
+)
 
 
 def as_frame(data: Any) -> tuple[pl.DataFrame, dict[str, Any]]:
