@@ -277,3 +277,15 @@ def test_capture_metadata_has_the_device_and_platform_records(loopdev):
     assert d["size_bytes"] == 16 << 20
     assert d["queue"]["logical_block_size"] == 512
     assert d["loop_backing_file"].endswith(".img")
+
+
+def test_zero_fill_fallback_writes_zeros_labelled(loopdev):
+    dev = loopdev(8 << 20)
+    with open(dev, "r+b") as f:
+        f.seek(5 << 20)
+        f.write(b"\x5a" * 4096)
+    rec = fb.purge(dev, destroy=dev, method="zero-fill")
+    assert rec["label"] == "not purged (zero fill only): not a PTS purge"
+    with open(dev, "rb") as f:
+        f.seek(5 << 20)
+        assert f.read(4096) == bytes(4096)

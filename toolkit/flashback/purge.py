@@ -10,11 +10,13 @@ from __future__ import annotations
 import importlib
 import os
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flashback import _native
 from flashback.errors import ParameterError, SafetyError
-from flashback.targets import Target, parse_sim_spec
+
+if TYPE_CHECKING:  # the targets module pulls in polars; `flashback purge --help` must not
+    from flashback.targets import Target
 
 #: The methods ``method=`` accepts, in the order ``auto`` tries the native ones.
 METHODS: tuple[str, ...] = ("auto", *_native.purge_methods(), "sim-secure-erase")
@@ -150,6 +152,8 @@ def _purge_block(
     if plan:
         return rec
     if "verification" not in rec:  # a TRIM/zero-fill fallback: the engine runs it
+        from flashback.targets import Target
+
         t = target or Target(device, destroy=device)
         rec = _fallback(t, rec)
     rec["smart"] = {"before": smart_before, "after": _smart(device)}
@@ -191,6 +195,8 @@ def purge(
         DeviceError: the drive rejected a command, or the read-back found data it should have
             erased.
     """
+    from flashback.targets import Target, parse_sim_spec
+
     if isinstance(target, Target):
         return purge_target(
             target, destroy=destroy, method=method, plan=plan, verify_samples=verify_samples

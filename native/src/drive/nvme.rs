@@ -228,7 +228,7 @@ pub fn active_namespaces(dev: &dyn NvmeAdmin) -> Result<Vec<u32>> {
 /// Get Log Page `lid` for `nsid`, `len_bytes` long (a multiple of 4), from offset 0
 /// (figures 197–200: NUMD is a 0-based dword count split in NUMDL/NUMDU).
 pub fn get_log_page(dev: &dyn NvmeAdmin, lid: u8, nsid: u32, len_bytes: usize) -> Result<Vec<u8>> {
-    if len_bytes == 0 || len_bytes % 4 != 0 {
+    if len_bytes == 0 || !len_bytes.is_multiple_of(4) {
         return Err(Error::InvalidValue(format!(
             "a log page read of {len_bytes} bytes is not a whole number of dwords; ask for a positive multiple of 4"
         )));

@@ -231,6 +231,12 @@ pub fn device_record(
                     m.insert("ata_identify".into(), ata);
                 }
             }
+            if topo.kind == DevKind::Ata {
+                m.insert(
+                    "link".into(),
+                    json!({ "sata_spd": sata_link_speed(root, name) }),
+                );
+            }
             if topo.kind == DevKind::Loop {
                 m.insert(
                     "loop_backing_file".into(),
@@ -240,6 +246,18 @@ pub fn device_record(
         }
     }
     Value::Object(m)
+}
+
+/// The negotiated SATA speed of the port a disk hangs off (`.../ataN/...` in its sysfs
+/// path → `sys/class/ata_link/linkN/sata_spd`, e.g. "6.0 Gbps").
+fn sata_link_speed(root: &Path, name: &str) -> Option<String> {
+    let link = fs::read_link(root.join("sys/class/block").join(name)).ok()?;
+    let port = link.iter().find_map(|c| {
+        let c = c.to_str()?;
+        c.strip_prefix("ata")
+            .filter(|n| n.chars().all(|ch| ch.is_ascii_digit()))
+    })?;
+    read(&root.join(format!("sys/class/ata_link/link{port}/sata_spd")))
 }
 
 fn nvme_identity(a: &dyn NvmeAdmin, nsid: u32, redact: bool, m: &mut Map<String, Value>) {
@@ -409,6 +427,27 @@ mod tests {
         assert!(p["cpu_model"].as_str().unwrap().contains("Intel"), "{p}");
         assert!(!p["cpu_governors"].as_array().unwrap().is_empty(), "{p}");
         assert!(p["kernel_cmdline"].as_str().is_some());
+    }
+
+    #[test]
+    fn sata_link_speed_is_read_from_the_disks_ata_port() {
+        let d = tempfile::tempdir().unwrap();
+        let s = d.path().join("sys");
+        let dev = "devices/pci0000:00/0000:00:17.0/ata3/host2/target2:0:0/2:0:0:0/block/sdc";
+        std::fs::create_dir_all(s.join(dev).join("queue")).unwrap();
+        std::fs::write(s.join(dev).join("../../vendor"), "ATA     \n").unwrap();
+        std::os::unix::fs::symlink("../..", s.join(dev).join("device")).unwrap();
+        std::fs::create_dir_all(s.join("class/block")).unwrap();
+        std::os::unix::fs::symlink(format!("../../{dev}"), s.join("class/block/sdc")).unwrap();
+        std::fs::create_dir_all(s.join("class/ata_link/link3")).unwrap();
+        std::fs::write(s.join("class/ata_link/link3/sata_spd"), "6.0 Gbps\n").unwrap();
+        std::fs::create_dir_all(s.join("class/ata_link/link1")).unwrap();
+        std::fs::write(s.join("class/ata_link/link1/sata_spd"), "1.5 Gbps\n").unwrap();
+        std::fs::create_dir_all(s.join("block")).unwrap();
+        std::os::unix::fs::symlink(format!("../{dev}"), s.join("block/sdc")).unwrap();
+        let r = device_record(d.path(), "sdc", None, false);
+        assert_eq!(r["interface"], "sata");
+        assert_eq!(r["link"]["sata_spd"], "6.0 Gbps");
     }
 
     #[test]
