@@ -204,6 +204,18 @@ impl IpcSink {
                 "{m} (while finishing {}: the capture streamed there was altered during the run)",
                 path.display()
             )),
+            Error::Io { source, .. }
+                if matches!(source.raw_os_error(), Some(libc::ENOSPC) | Some(libc::EDQUOT)) =>
+            {
+                Error::io(
+                    format!(
+                        "the disk holding {} is full, so the capture could not be finished; the file keeps every interval streamed (salvage them with `flashback recover {}`)",
+                        path.display(),
+                        path.display()
+                    ),
+                    source,
+                )
+            }
             e => e,
         })
     }
