@@ -415,6 +415,7 @@ def test_a_full_disk_while_finishing_a_capture_names_the_file_not_an_alteration(
                capture_path=out, progress=fill_at_the_end)  # fmt: skip
     msg = str(e.value)
     assert str(out) in msg and "is full" in msg and "altered" not in msg, msg
+    assert "streamed" in msg and "flashback recover" in msg, msg
     assert len(fb.recover(out).intervals) > 0  # the streamed file is kept
 
 
