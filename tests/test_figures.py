@@ -485,6 +485,7 @@ def test_compare_errors_draws_only_published_vs_replayed_rows_by_status():
         "within tolerance",
         "outside tolerance",
         "no tolerance",
+        "borderline",  # a spread over seeds that straddles the tolerance
     ]
     sets = datasets(d)
     drawn = [r for s in sets for r in s if "rel_error_pct" in r]

@@ -16,10 +16,16 @@ PUGET = "sim:intel-520-120g?scale=1/256"
 
 
 @pytest.fixture(scope="module")
-def puget_dirty_and_clean():
+def puget_replays():
     kw = {"total_written_bytes": 6e11}  # past the review's 380 GB, where its average starts
     dirty = fb.replay("puget-cdm-loop", target=PUGET, **kw)
     clean = fb.replay("puget-cdm-loop", target=PUGET + "&dirty_rate=1", **kw)
+    return dirty, clean
+
+
+@pytest.fixture(scope="module")
+def puget_dirty_and_clean(puget_replays):
+    dirty, clean = puget_replays
     return dirty.compare(), clean.compare()
 
 
@@ -114,14 +120,14 @@ def test_the_demo_summary_has_a_total_row_and_headlines(tmp_path):
     assert "published 12.84" in heads["anand2009"]
 
 
-def test_the_level_after_the_knee_does_not_hang_on_a_second_fitted_change(puget_dirty_and_clean):
+def test_the_level_after_the_knee_does_not_hang_on_a_second_fitted_change(puget_replays):
     """The 512 KiB and 4 KiB QD32 levels are the mean of every loop after the first fitted
     change: a second change the fit may or may not find (it did at 1/32, not at 1/64) must not
     shorten the span averaged."""
     from flashback.replay.procedures.common import level_changes
     from flashback.replay.procedures.puget_checks import loops_frame
 
-    rep = fb.replay("puget-cdm-loop", target=PUGET, total_written_bytes=6e11)
+    rep = puget_replays[0]
     loops = loops_frame(rep).filter(pl.col("direction") == "write")
     cmp = rep.compare()
     for short, test in (("rand512k", "cdm_rnd512k_write"), ("rand4k_qd32", "cdm_rnd4k_qd32_write")):

@@ -169,7 +169,9 @@ def _error_bars(compared: pl.DataFrame, tolerance_pct: float | None, width: int)
             color=alt.Color(
                 "status:N",
                 title="status",
-                scale=alt.Scale(domain=list(COMPARED), range=["#4c78a8", "#d62728", "#9d9d9d"]),
+                scale=alt.Scale(
+                    domain=list(COMPARED), range=["#4c78a8", "#d62728", "#9d9d9d", "#f58518"]
+                ),
             ),
             tooltip=[
                 "metric",

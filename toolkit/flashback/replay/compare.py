@@ -47,7 +47,7 @@ BRIEF_COLUMNS = ("test", "metric", "condition", "published", "replayed", "unit",
 #: A row whose replayed spread over seeds straddles the tolerance (never counted as within).
 BORDERLINE = "borderline"
 #: ``status`` values of rows that compare a published number with a replayed one.
-COMPARED = ("within tolerance", "outside tolerance", BORDERLINE, "no tolerance")
+COMPARED = ("within tolerance", "outside tolerance", "no tolerance", BORDERLINE)
 UNMODELLED = "documented, not modelled"
 SETTING = "setting"
 #: A row replayed with another value of a parameter the review does not state.
