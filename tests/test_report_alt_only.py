@@ -41,3 +41,24 @@ def test_charts_have_alt_text(tmp_path: Path):
     )
     svg = next((tmp_path / "figures").glob("*.svg")).read_text()
     assert "<title>Write &lt;cliff&gt; — MB/s against Host data written (GB)</title>" in svg
+
+
+def test_a_wide_chart_scrolls_in_its_box_on_a_1280_px_screen(tmp_path: Path):
+    """The demo report was 1,545 px wide (its published-vs-replayed charts): a chart wider
+    than the page now scrolls inside its own box, and the page fits 1280 px."""
+    import pytest
+
+    from support.chromium import Chromium, chromium_binary
+
+    if chromium_binary() is None:
+        pytest.skip("chromium is not installed (make test installs it)")
+    df = pl.DataFrame({"x": list(range(40)), "y": [float(i) for i in range(40)]})
+    wide = alt.Chart(df).mark_bar().encode(x="x:O", y="y:Q").properties(width=1500)
+    path = write_report([Section("s", [], [("wide", wide)])], tmp_path, figure_formats=())
+    with Chromium() as b:
+        b.send("Emulation.setDeviceMetricsOverride", width=1280, height=900,
+               deviceScaleFactor=1, mobile=False)  # fmt: skip
+        b.navigate(path.as_uri())
+        b.wait_for("!!document.querySelector('.chart svg')")
+        assert b.evaluate("document.documentElement.scrollWidth") <= 1280
+        assert b.evaluate("document.querySelector('.chart').scrollWidth") > 1280

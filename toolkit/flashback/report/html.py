@@ -66,7 +66,7 @@ _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;max-width:1200px;color:#222;padding:0 1rem}
 h1{font-size:1.7rem}h2{margin-top:2.5rem;border-bottom:1px solid #ddd;padding-bottom:.3rem}
 nav a{margin-right:1rem}
-.chart{margin:1rem 0;min-height:60px}
+.chart{margin:1rem 0;min-height:60px;max-width:100%;overflow-x:auto}
 table{border-collapse:collapse;margin:1rem 0;font-size:.85rem}
 th,td{border:1px solid #ddd;padding:.25rem .5rem;text-align:right}
 th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}
