@@ -36,6 +36,7 @@ SUMMARIES = {
     "analyze": "change points and steady state of a capture, replay or fio output",
     "plot": "draw a capture's throughput and latency to a .png, .svg or .html file",
     "report": "replay every review on simulated drives and write out/report.html",
+    "purge": "purge a drive (sanitize / format / secure erase), or --plan it",
 }
 
 #: what ``flashback`` does, first line of ``--help``
