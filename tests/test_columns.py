@@ -81,7 +81,9 @@ def test_gc_copied_bytes_per_round_is_what_the_round_copied():
     copying in that round, so the rounds add up to the run's total. Summing the running total
     per round (the old rule) gave rounds many times the data the round wrote."""
     t = fb.Target(SMALL)
-    cap = t.run(fb.Workload(rw="randwrite", bs="4k", iodepth=32, written="1g", seed=3))
+    cap = t.run(
+        fb.Workload(rw="randwrite", bs="4k", iodepth=32, written="1g", seed=3, interval="0.1s")
+    )
     df = cap.intervals
     start = cap.meta["cumulative_start"]
     total_gc = int(df["gc_copied_bytes"][-1]) - start["gc_copied_bytes"]
