@@ -8,6 +8,7 @@ from pathlib import Path
 
 from flashback.errors import TelemetryFormatError
 from flashback.telemetry.nvme_cli import decode_nvme_cli
+from flashback.telemetry.probe import snapshot
 from flashback.telemetry.sensors import decode_sensors
 from flashback.telemetry.smartctl_json import decode_smartctl_json
 from flashback.telemetry.smartctl_text import decode_smartctl_text
@@ -22,6 +23,7 @@ __all__ = [
     "decode_sensors",
     "decode_smartctl_json",
     "decode_smartctl_text",
+    "snapshot",
 ]
 
 

@@ -1,0 +1,77 @@
+"""``flashback.telemetry.snapshot(device)``: a SMART snapshot through ``smartctl -j -a``,
+tested with a fake ``smartctl`` first on PATH replaying a real drive's recorded output
+(tests/data/realdrive), and the purge record that takes one before and after erasing."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+import flashback as fb
+from flashback import telemetry
+from flashback.errors import DeviceError
+
+REAL = (
+    Path(__file__).parent
+    / "data"
+    / "realdrive"
+    / "AnalogJ__scrutiny__webapp_backend_pkg_models_testdata_smart-ata-full.json"
+)
+
+
+def _fake_smartctl(bin_dir: Path, *, stdout_file: Path | None, exit_status: int, log: Path):
+    bin_dir.mkdir(exist_ok=True)
+    body = f'echo "$@" >> {log}\n'
+    body += f"cat {stdout_file}\n" if stdout_file else ""
+    p = bin_dir / "smartctl"
+    p.write_text(f"#!/bin/sh\n{body}exit {exit_status}\n")
+    p.chmod(p.stat().st_mode | stat.S_IXUSR)
+
+
+def test_snapshot_decodes_what_smartctl_printed(tmp_path, monkeypatch):
+    log = tmp_path / "calls"
+    _fake_smartctl(tmp_path / "bin", stdout_file=REAL, exit_status=4, log=log)
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}:{os.environ['PATH']}")
+    snap = telemetry.snapshot("/dev/sdz")
+    want = telemetry.decode_file(REAL)
+    assert log.read_text().split() == ["-j", "-a", "/dev/sdz"]
+    assert snap["model"] == want.model == "Samsung SSD 860 EVO 500GB"
+    assert snap["host_written_bytes"] == want.host_written_bytes is not None
+    assert snap["temp_c"] == want.temp_c
+    # bit 2 (a SMART command failed) is the drive's warning: kept, not a refusal
+    assert snap["smartctl_exit_status"] == 4
+
+
+def test_snapshot_of_a_device_smartctl_cannot_open_is_a_device_error(tmp_path, monkeypatch):
+    msg = tmp_path / "msg.json"
+    msg.write_text(
+        '{"smartctl": {"version": [7, 3], "messages": '
+        '[{"string": "/dev/sdz: Unable to detect device type", "severity": "error"}]}}'
+    )
+    _fake_smartctl(tmp_path / "bin", stdout_file=msg, exit_status=2, log=tmp_path / "calls")
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}:{os.environ['PATH']}")
+    with pytest.raises(DeviceError, match="smartctl read nothing from /dev/sdz: .*detect device"):
+        telemetry.snapshot("/dev/sdz")
+
+
+def test_snapshot_without_smartctl_says_how_to_get_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))  # no smartctl anywhere
+    with pytest.raises(DeviceError, match="smartmontools"):
+        telemetry.snapshot("/dev/sdz")
+
+
+def test_a_purge_records_smart_before_and_after(loopdev, tmp_path, monkeypatch):
+    """The purge record holds the drive's SMART snapshot at both ends (here a fake smartctl
+    answers for the loop device with a real drive's output); before this hook existed the
+    record said 'not recorded'."""
+    dev = loopdev(8 << 20)
+    log = tmp_path / "calls"
+    _fake_smartctl(tmp_path / "bin", stdout_file=REAL, exit_status=0, log=log)
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}:{os.environ['PATH']}")
+    rec = fb.purge(dev, destroy=dev)
+    assert isinstance(rec["smart"]["before"], dict), rec["smart"]
+    assert rec["smart"]["after"]["model"] == "Samsung SSD 860 EVO 500GB"
+    assert log.read_text().count(dev) == 2
