@@ -434,11 +434,16 @@ class Replay:
             raise CaptureFileError(
                 f"{d} holds no saved replay; give a directory written by Replay.save"
             )
-        doc = json.loads((d / "replay.json").read_text())
-        with (d / "intervals.parquet").open("rb") as f:  # id and rows from one file
-            pq_id = pl.read_parquet_metadata(f).get(SAVE_ID_KEY)
-            f.seek(0)
-            intervals = pl.read_parquet(f)
+        doc = _read_document(d / "replay.json")
+        try:
+            with (d / "intervals.parquet").open("rb") as f:  # id and rows from one file
+                pq_id = pl.read_parquet_metadata(f).get(SAVE_ID_KEY)
+                f.seek(0)
+                intervals = pl.read_parquet(f)
+        except (Exception, pl.exceptions.PanicException) as e:  # noqa: BLE001 (any reader failure)
+            raise CaptureFileError(
+                f"{d / 'intervals.parquet'} is damaged ({type(e).__name__}); save the replay again"
+            ) from None
         if doc.get("save_id") != pq_id:
             raise CaptureFileError(
                 f"{d} mixes two saves: its intervals.parquet and replay.json were written by "
@@ -511,6 +516,38 @@ def _merged(d: dict[str, Any], shared: dict[str, Any]) -> dict[str, Any]:
 _MISSING = object()
 #: Marks a shared entry that is the common part of a nested dict, not a value.
 _NESTED = "__shared_part__"
+
+
+def _read_document(path: Path) -> dict[str, Any]:
+    """``replay.json`` parsed and checked for the shape :meth:`Replay.save` writes: an object
+    with a ``meta`` object, a ``steps`` list of objects (each ``capture_meta`` an object or
+    null), an optional ``capture_meta_shared`` object and a string ``save_id``.
+
+    Raises:
+        CaptureFileError: the file is not that (names the file and what is wrong).
+    """
+
+    def bad(why: str) -> CaptureFileError:
+        return CaptureFileError(f"{path} is not a saved replay's document: {why}; save it again")
+
+    try:
+        doc = json.loads(path.read_bytes().decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:
+        raise bad(f"it does not parse as JSON ({type(e).__name__})") from None
+    if not isinstance(doc, dict):
+        raise bad("not a JSON object")
+    if not isinstance(doc.get("meta"), dict):
+        raise bad("'meta' is not an object")
+    steps = doc.get("steps")
+    if not isinstance(steps, list) or not all(isinstance(x, dict) for x in steps):
+        raise bad("'steps' is not a list of objects")
+    if any(not isinstance(x.get("capture_meta", {}), (dict, type(None))) for x in steps):
+        raise bad("a step's 'capture_meta' is neither an object nor null")
+    if not isinstance(doc.get("capture_meta_shared", {}), dict):
+        raise bad("'capture_meta_shared' is not an object")
+    if "save_id" in doc and not isinstance(doc["save_id"], str):
+        raise bad("'save_id' is not a string")
+    return doc
 
 
 def document_steps(doc: dict[str, Any]) -> list[dict[str, Any]]:
