@@ -508,7 +508,10 @@ def test_kill_9_between_replay_save_files_is_never_loaded_mixed(tmp_path):
         def die(*a, **k):
             open({str(marker)!r}, "w").close()
             os.kill(os.getpid(), signal.SIGKILL)
-        base.write_bytes = die  # replay.json is written last
+        orig = base.write_bytes  # replay.json is written last
+        base.write_bytes = lambda p, *a, **k: (
+            die() if str(p).endswith("replay.json") else orig(p, *a, **k)
+        )
         replace = os.replace  # (how flashback 0.1 at f483b33 published it)
         os.replace = lambda a, b: die() if str(b).endswith("replay.json") else replace(a, b)
         rep.save({str(out)!r})

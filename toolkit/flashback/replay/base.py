@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import io
 import json
 import os
 import uuid
@@ -11,7 +13,7 @@ from typing import Any, Callable
 
 import polars as pl
 
-from flashback._io import atomic_output, check_output, write_bytes
+from flashback._io import check_output, write_bytes
 from flashback.capture import Capture, summarize
 from flashback.errors import (
     CaptureFileError,
@@ -410,8 +412,13 @@ class Replay:
         try:
             d.mkdir(parents=True, exist_ok=True)
             # intervals first, replay.json last: replay.json's id is what makes a save whole
-            with atomic_output(d / "intervals.parquet", overwrite=overwrite) as f:
-                self.intervals.write_parquet(f, metadata={SAVE_ID_KEY: save_id})
+            buf = io.BytesIO()
+            self.intervals.write_parquet(buf, metadata={SAVE_ID_KEY: save_id})
+            pq = buf.getvalue()
+            # checked at load before any parquet reader sees the bytes: a damaged file is
+            # refused, never parsed (a reader can abort the process on crafted lengths)
+            doc["intervals_sha256"] = hashlib.sha256(pq).hexdigest()
+            write_bytes(d / "intervals.parquet", pq, overwrite=overwrite)
             write_bytes(d / "replay.json", json.dumps(doc, indent=1).encode(), overwrite=overwrite)
         except FlashbackError:
             raise
@@ -435,11 +442,16 @@ class Replay:
                 f"{d} holds no saved replay; give a directory written by Replay.save"
             )
         doc = _read_document(d / "replay.json")
+        pq = (d / "intervals.parquet").read_bytes()  # id, checksum and rows from one read
+        want = doc.get("intervals_sha256")
+        if want is not None and hashlib.sha256(pq).hexdigest() != want:
+            raise CaptureFileError(
+                f"{d} mixes two saves or is damaged: its intervals.parquet does not match the "
+                "checksum replay.json holds; save the replay again"
+            )
         try:
-            with (d / "intervals.parquet").open("rb") as f:  # id and rows from one file
-                pq_id = pl.read_parquet_metadata(f).get(SAVE_ID_KEY)
-                f.seek(0)
-                intervals = pl.read_parquet(f)
+            pq_id = pl.read_parquet_metadata(io.BytesIO(pq)).get(SAVE_ID_KEY)
+            intervals = pl.read_parquet(io.BytesIO(pq))
         except (Exception, pl.exceptions.PanicException) as e:  # noqa: BLE001 (any reader failure)
             raise CaptureFileError(
                 f"{d / 'intervals.parquet'} is damaged ({type(e).__name__}); save the replay again"
@@ -547,6 +559,8 @@ def _read_document(path: Path) -> dict[str, Any]:
         raise bad("'capture_meta_shared' is not an object")
     if "save_id" in doc and not isinstance(doc["save_id"], str):
         raise bad("'save_id' is not a string")
+    if not isinstance(doc.get("intervals_sha256", ""), str):
+        raise bad("'intervals_sha256' is not a string")
     return doc
 
 
