@@ -7,16 +7,11 @@ from typing import Any
 
 from flashback.errors import TelemetryFormatError
 from flashback.telemetry import ata_units
-from flashback.telemetry.snapshot import Snapshot, nvme_units_to_bytes
+from flashback.telemetry.snapshot import Snapshot, json_int, nvme_units_to_bytes
 
 
 def _int(d: dict[str, Any], key: str, where: str) -> int | None:
-    v = d.get(key)
-    if v is None:
-        return None
-    if isinstance(v, bool) or not isinstance(v, int):
-        raise TelemetryFormatError(f"smartctl JSON: {where}.{key} is {v!r}, not an integer")
-    return v
+    return json_int(d, key, f"smartctl JSON: {where}.")
 
 
 def _version(doc: dict[str, Any]) -> str | None:

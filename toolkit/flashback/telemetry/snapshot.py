@@ -12,6 +12,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from flashback.errors import TelemetryFormatError
+
 #: an NVMe "Data Unit" is 1000 units of 512 bytes (NVMe base spec, SMART/Health log 02h,
 #: bytes 48-63: "reported in thousands of units of 512 bytes ... rounded up")
 NVME_DATA_UNIT_BYTES = 512_000
@@ -123,3 +125,18 @@ def kelvin_to_c(k: float | None) -> float | None:
     if k is None or k == 0:
         return None
     return float(k) - 273.0
+
+
+def json_int(d: dict[str, Any], key: str, label: str) -> int | None:
+    """``d[key]`` of a tool's JSON as an integer, ``None`` when absent (``label`` names the
+    tool and object in the error).
+
+    Raises:
+        TelemetryFormatError: anything else (a string, a bool, a float).
+    """
+    v = d.get(key)
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise TelemetryFormatError(f"{label}{key} is {v!r}, not an integer")
+    return v
