@@ -10,6 +10,7 @@ becomes "write amplification 1.0").
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any
 
 from flashback.errors import TelemetryFormatError
@@ -128,15 +129,31 @@ def kelvin_to_c(k: float | None) -> float | None:
 
 
 def json_int(d: dict[str, Any], key: str, label: str) -> int | None:
-    """``d[key]`` of a tool's JSON as an integer, ``None`` when absent (``label`` names the
-    tool and object in the error).
+    """``d[key]`` of a tool's JSON as a count: ``None`` when absent, else a non-negative
+    integer (``label`` names the tool and object in the error).
 
     Raises:
-        TelemetryFormatError: anything else (a string, a bool, a float).
+        TelemetryFormatError: anything else (a string, a bool, a float, a negative number).
     """
     v = d.get(key)
     if v is None:
         return None
     if isinstance(v, bool) or not isinstance(v, int):
         raise TelemetryFormatError(f"{label}{key} is {v!r}, not an integer")
+    if v < 0:
+        raise TelemetryFormatError(f"{label}{key} is {v!r}, a negative count")
     return v
+
+
+def json_float(d: dict[str, Any], key: str, label: str) -> float | None:
+    """``d[key]`` of a tool's JSON as a finite number (a temperature): ``None`` when absent.
+
+    Raises:
+        TelemetryFormatError: not a finite int or float (a string, a bool, NaN).
+    """
+    v = d.get(key)
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        raise TelemetryFormatError(f"{label}{key} is {v!r}, not a number")
+    return float(v)
