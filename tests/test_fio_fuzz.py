@@ -14,21 +14,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import flashback as fb
+from support.fuzz import allowed, json_value
 
 DATA = Path(__file__).resolve().parent / "data" / "fio"
 LOGS = sorted(DATA.glob("louwrentius__fio-plot__test-data01_randread-4k-01-01_*.1.log"))
 NORMAL = DATA / "chris-sanders__ceph-fio-results__bluestore_onejob_randread-4k.out"
 FAST = settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
-
-
-def allowed(fn, *args, **kwargs):
-    """Runs ``fn``; a FlashbackError is an answer, anything else fails the test."""
-    try:
-        return fn(*args, **kwargs)
-    except fb.FlashbackError as e:
-        msg = str(e)
-        assert msg and "\n" not in msg.strip(), f"not one sentence: {msg!r}"
-        return None
 
 
 DEEP = 200_000
@@ -73,14 +64,6 @@ def test_garbage_json_fields_beside_logs_are_import_errors(tmp_path, name):
         fb.read_fio(LOGS + [p])
 
 
-json_scalar = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=8))
-json_value = st.recursive(
-    json_scalar,
-    lambda inner: st.one_of(
-        st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=8), inner, max_size=4)
-    ),
-    max_leaves=20,
-)
 fio_dir = st.one_of(
     json_value,
     st.fixed_dictionaries(

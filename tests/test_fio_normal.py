@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import flashback as fb
+from support.edit import edited
 
 DATA = Path(__file__).resolve().parent / "data" / "fio"
 CS = "chris-sanders__ceph-fio-results__bluestore_"
@@ -30,8 +31,7 @@ def test_normal_output_named_log_in_a_list_checks_the_logs(tmp_path):
     # checked against it: "issued : total=r=967045/w=0/d=0"
     assert cap.intervals["read_ios"].sum() == pytest.approx(967045, rel=0.01)
     # and still checked: an edited group line is refused
-    bad = tmp_path / "edited.log"
-    bad.write_text(out.read_text().replace("READ: io=3777.6MB", "READ: io=3877.6MB"))
+    bad = edited(out, "READ: io=3777.6MB", "READ: io=3877.6MB", tmp_path / "edited.log")
     with pytest.raises(fb.FioFormatError, match="read_bytes=4065958298 "):
         fb.read_fio(E21 + [bad])
 
@@ -112,10 +112,7 @@ def test_fio2210_normal_output_alone():
 
 
 def test_a_group_whose_jobs_do_not_add_up_is_refused(tmp_path):
-    text = ONE_OUT.read_text()
-    assert text.count("READ: io=75348KB") == 1
-    p = tmp_path / "edited.out"
-    p.write_text(text.replace("READ: io=75348KB", "READ: io=85348KB"))
+    p = edited(ONE_OUT, "READ: io=75348KB", "READ: io=85348KB", tmp_path / "edited.out")
     with pytest.raises(fb.FioFormatError, match="group 3"):
         fb.read_fio(p)
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 import flashback as fb
+from support.edit import edited
 
 DATA = Path(__file__).resolve().parent / "data" / "fio"
 FP = "louwrentius__fio-plot__"
@@ -271,11 +272,8 @@ def test_fio37_client_server_json_is_the_hosts_jobs():
 
 
 def test_client_stats_that_do_not_add_up_are_refused(tmp_path):
-    text = PB_JSON.read_text()
     # the first host job's read io_bytes, 488804352, one 4 KiB I/O short
-    assert text.count('"io_bytes" : 488804352,') == 1
-    p = tmp_path / "r.json"
-    p.write_text(text.replace('"io_bytes" : 488804352,', '"io_bytes" : 488800256,'))
+    p = edited(PB_JSON, '"io_bytes" : 488804352,', '"io_bytes" : 488800256,', tmp_path / "r.json")
     with pytest.raises(fb.FioFormatError, match="All clients"):
         fb.read_fio(p)
 
@@ -327,10 +325,7 @@ def test_fio2210_averaged_logs_match_the_normal_output():
 def test_normal_output_run_status_bytes_are_checked(tmp_path):
     # the same output with the group's "READ: io=" edited 3777.6MB -> 3877.6MB (2.6 % more)
     # while the issued count stays (3877.6 × 2^20 = 4065958297.6 bytes): the logs no longer match
-    text = E21_OUT.read_text()
-    assert text.count("READ: io=3777.6MB") == 1
-    p = tmp_path / "randread-4k.out"
-    p.write_text(text.replace("READ: io=3777.6MB", "READ: io=3877.6MB"))
+    p = edited(E21_OUT, "READ: io=3777.6MB", "READ: io=3877.6MB", tmp_path / "randread-4k.out")
     with pytest.raises(fb.FioFormatError, match="read_bytes=4065958298 "):
         fb.read_fio(E21 + [p])
 

@@ -8,6 +8,7 @@ import pytest
 
 import flashback as fb
 from flashback.live import LiveChart
+from support.interrupt import ctrl_c_on_call
 
 
 def _values(chart) -> list[dict]:
@@ -34,14 +35,7 @@ def test_redrawn_while_the_run_goes_on_and_final_at_the_end(tmp_path):
 def test_an_interrupted_run_says_so_in_the_final_chart():
     charts = []
     live = LiveChart(every_s=60, display=charts.append)
-    n = []
-
-    def cb(row):
-        live(row)
-        n.append(1)
-        if len(n) == 3:
-            raise KeyboardInterrupt
-
+    cb, _ = ctrl_c_on_call(3, live)
     w = fb.Workload(rw="randwrite", bs="4k", iodepth=32, written="200m", interval="0.1s")
     with pytest.raises(fb.errors.RunInterrupted):
         fb.run("sim:generic?scale=1/256", w, progress=cb)

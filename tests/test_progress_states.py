@@ -17,6 +17,7 @@ import pytest
 
 import flashback as fb
 from flashback.progress import Bar, Lines, _total
+from support.interrupt import ctrl_c_on_call
 
 SIM = "sim:generic?scale=1/256"
 
@@ -97,26 +98,14 @@ def test_ctrl_c_in_the_callback_of_a_simulated_run_is_not_lost():
     # a simulated run hands its rows over at the end, after its last poll for Ctrl-C: a
     # KeyboardInterrupt raised by the callback then was dropped and the run came back complete
     w = fb.Workload(rw="randwrite", bs="4k", iodepth=32, written="300m", interval="0.1s")
-    calls = []
-
-    def cb(row):
-        calls.append(row)
-        if len(calls) == 1:
-            raise KeyboardInterrupt
-
+    cb, calls = ctrl_c_on_call(1)
     with pytest.raises(fb.errors.RunInterrupted) as e:
         fb.run(SIM, w, progress=cb)
     assert e.value.capture.status == "interrupted" and len(calls) == 1
 
 
 def test_ctrl_c_in_the_callback_stops_a_replay():
-    calls = []
-
-    def cb(row):
-        calls.append(row)
-        if len(calls) == 3:
-            raise KeyboardInterrupt
-
+    cb, _ = ctrl_c_on_call(3)
     with pytest.raises(fb.errors.ReplayInterrupted) as e:
         fb.replay("puget-cdm-loop", target="sim:intel-520-120g?scale=1/256", progress=cb)
     rep = e.value.replay

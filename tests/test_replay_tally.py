@@ -8,7 +8,7 @@ import pytest
 
 import flashback as fb
 from flashback.replay.base import check_row, get_protocol, protocols
-from flashback.replay.compare import UNMODELLED, _status, headline, tally
+from flashback.replay.compare import UNMODELLED, _status, headline, headline_compared, tally
 from flashback.replay.mechanisms import MECHANISMS, absent
 
 NAMES = sorted(protocols()["name"].to_list())
@@ -48,6 +48,19 @@ def test_a_row_naming_a_mechanism_the_preset_has_is_compared(puget_dirty_and_cle
     for cmp in (dirty, clean):
         assert _row(cmp, "cdm_seq_write", "breakpoint_1_gb")["status"] == UNMODELLED
     assert tally(dirty)["compared"] > tally(clean)["compared"]
+
+
+def test_a_headline_row_is_compared_only_with_a_compared_status(puget_dirty_and_clean):
+    """The demo's total counted a review as comparing its headline whenever the row was
+    there ("not compared" missing from its text): on a drive without the SandForce dirty
+    state Puget's headline row is 'documented, not modelled' and compares nothing."""
+    dirty, clean = puget_dirty_and_clean
+    proto = get_protocol("puget-cdm-loop")
+    assert _row(clean, "cdm_seq_write", "avg_mbps")["status"] == UNMODELLED
+    assert not headline(proto, clean).startswith("not compared")  # the row is there
+    assert not headline_compared(proto, clean)
+    assert headline_compared(proto, dirty)
+    assert not headline_compared(get_protocol("snia-pts"), clean)  # a reason, not a row
 
 
 def test_status_follows_the_replayed_configuration():

@@ -29,14 +29,10 @@ def sim_cap():
     return fb.run("sim:generic?capacity=512m", w)
 
 
-def _with_drive_counters(cap: Capture) -> Capture:
-    """The capture as the engine wrote it: the simulated drive reports its counters in the
-    drive_* columns (native/src/telemetry/sim.rs), units in meta.telemetry."""
-    return cap
-
-
 def test_windows_bound_the_simulators_ground_truth(sim_cap):
-    cap = _with_drive_counters(sim_cap)
+    # the engine writes the simulated drive's counters in the drive_* columns
+    # (native/src/telemetry/sim.rs) and their units in meta.telemetry
+    cap = sim_cap
     out = fb.write_amplification(cap, window_bytes=200e6)
     assert out.height >= 5
     iv = cap.intervals
@@ -71,12 +67,12 @@ def test_sim_drive_reports_counters_through_the_drive_columns(sim_cap):
 
 
 def test_default_window_is_set_by_the_counter_unit(sim_cap):
-    out = fb.write_amplification(_with_drive_counters(sim_cap))
+    out = fb.write_amplification(sim_cap)
     assert (out["host_bytes"].drop_nulls() >= HOST_UNIT / wa.DEFAULT_RESOLUTION).all()
 
 
 def test_no_nand_counter_is_none_with_reason_never_one(sim_cap):
-    cap = _with_drive_counters(sim_cap)
+    cap = sim_cap
     iv = cap.intervals.with_columns(pl.lit(None, pl.UInt64).alias("drive_nand_written_bytes"))
     meta = {
         **cap.meta,
@@ -101,7 +97,7 @@ def test_capture_without_telemetry_is_refused_with_the_reason():
 
 
 def test_backwards_counter_and_bad_window_are_errors(sim_cap):
-    cap = _with_drive_counters(sim_cap)
+    cap = sim_cap
     with pytest.raises(AnalysisError, match="positive"):
         fb.write_amplification(cap, window_bytes=-1)
     iv = cap.intervals.with_columns(pl.col("drive_nand_written_bytes").reverse())

@@ -241,16 +241,23 @@ pub fn check_output(path: &Path, overwrite: bool) -> Result<PathBuf> {
 /// Opens the existing destination and takes the exclusive lock on it; refuses when another
 /// process holds it or the name no longer leads to the file that was checked.
 fn lock_existing(d: &Destination) -> Result<Option<File>> {
-    let Some((dev, ino)) = d.existing else {
+    if d.existing.is_none() {
         return Ok(None);
-    };
+    }
+    open_locked(d, libc::O_RDONLY).map(Some)
+}
+
+/// Opens the existing destination (`access`: `O_RDONLY` or `O_RDWR`, never following a link,
+/// non-blocking), checks it is still the regular file that was checked and takes the
+/// exclusive lock on it.
+fn open_locked(d: &Destination, access: libc::c_int) -> Result<File> {
     let cname = cstr(&d.name)?;
     // SAFETY: valid dir fd and NUL-terminated name; the fd is owned below.
     let fd = unsafe {
         libc::openat(
             d.dir.as_raw_fd(),
             cname.as_ptr(),
-            libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC | libc::O_NOCTTY,
+            access | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC | libc::O_NOCTTY,
         )
     };
     if fd < 0 {
@@ -260,11 +267,11 @@ fn lock_existing(d: &Destination) -> Result<Option<File>> {
     let f = unsafe { File::from_raw_fd(fd) };
     let st = fstat(f.as_raw_fd())
         .map_err(|e| Error::io(format!("could not examine {}", d.path.display()), e))?;
-    if (st.st_dev, st.st_ino) != (dev, ino) || refused_kind(st.st_mode).is_some() {
+    if Some((st.st_dev, st.st_ino)) != d.existing || refused_kind(st.st_mode).is_some() {
         return Err(changed(d));
     }
     flock_exclusive(&f, &d.path)?;
-    Ok(Some(f))
+    Ok(f)
 }
 
 fn changed(d: &Destination) -> Error {
@@ -646,35 +653,22 @@ pub fn write_file(path: &Path, data: &[u8], overwrite: bool) -> Result<PathBuf> 
 /// locked for as long as the returned file is open, so a second run cannot stream into it.
 pub fn open_stream(path: &Path, overwrite: bool) -> Result<(File, PathBuf)> {
     let dest = resolve(path, overwrite)?;
-    let cname = cstr(&dest.name)?;
-    let dirfd = dest.dir.as_raw_fd();
-    let flags = libc::O_RDWR | libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NOCTTY;
     let file = if dest.existing.is_some() {
         // Lock first, check identity, then truncate: a second writer never truncates a stream
         // that another run is writing.
-        // SAFETY: valid dir fd and NUL-terminated name.
-        let fd = unsafe { libc::openat(dirfd, cname.as_ptr(), flags | libc::O_NONBLOCK) };
-        if fd < 0 {
-            return Err(changed(&dest));
-        }
-        // SAFETY: fd was just returned by openat.
-        let f = unsafe { File::from_raw_fd(fd) };
-        let st = fstat(fd)
-            .map_err(|e| Error::io(format!("could not examine {}", dest.path.display()), e))?;
-        if Some((st.st_dev, st.st_ino)) != dest.existing || refused_kind(st.st_mode).is_some() {
-            return Err(changed(&dest));
-        }
-        flock_exclusive(&f, &dest.path)?;
+        let f = open_locked(&dest, libc::O_RDWR)?;
         f.set_len(0)
             .map_err(|e| write_error(&dest.path, false, e))?;
         // SAFETY: valid fd; clear O_NONBLOCK (harmless on a regular file, but keep it plain).
-        unsafe { libc::fcntl(fd, libc::F_SETFL, 0) };
+        unsafe { libc::fcntl(f.as_raw_fd(), libc::F_SETFL, 0) };
         f
     } else {
+        let cname = cstr(&dest.name)?;
+        let flags = libc::O_RDWR | libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NOCTTY;
         // SAFETY: valid dir fd and NUL-terminated name.
         let fd = unsafe {
             libc::openat(
-                dirfd,
+                dest.dir.as_raw_fd(),
                 cname.as_ptr(),
                 flags | libc::O_CREAT | libc::O_EXCL,
                 MODE,

@@ -18,6 +18,7 @@ import numpy as np
 import polars as pl
 
 from flashback.errors import AnalysisError
+from flashback.telemetry.wa import ratio_bounds
 
 #: a temperature within this many °C of the drive's warning threshold counts as "at it"
 TEMP_MARGIN_C = 3.0
@@ -60,10 +61,13 @@ def _wa(df: pl.DataFrame, a: int, b: int, cols: tuple[str, str], units: tuple[fl
     h0, h1, n0, n1 = hv[a], hv[b], nv[a], nv[b]
     if any(v is None or not np.isfinite(float(v)) for v in (h0, h1, n0, n1)):
         return None
-    dh, dn = float(h1) - float(h0), float(n1) - float(n0)
-    if dh <= units[0]:
-        return None
-    return dn / dh, max(dn - units[1], 0) / (dh + units[0]), (dn + units[1]) / (dh - units[0])
+    w = ratio_bounds(
+        host_bytes=float(h1) - float(h0),
+        nand_bytes=float(n1) - float(n0),
+        host_error_bytes=units[0],
+        nand_error_bytes=units[1],
+    )
+    return None if w.wa is None else (w.wa, w.wa_lo, w.wa_hi)
 
 
 def explain(

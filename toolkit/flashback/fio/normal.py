@@ -29,6 +29,15 @@ _RUN_IO = re.compile(
 _POW = {"": 0, "K": 1, "M": 2, "G": 3, "T": 4, "P": 5}
 
 
+def _printed_io(num: str, prefix: str, iec: str, decimal: bool) -> tuple[float, float]:
+    """(bytes, rounding) of a printed ``io=`` figure (``num`` ``prefix`` ``iec`` "B"): the
+    rounding is one unit of the last digit printed. fio 2.x's KB/MB and 3.x's KiB/MiB are
+    1024-based, fio 3.x's kB/MB (``decimal``) 1000-based."""
+    unit = (1000.0 if decimal and not iec else 1024.0) ** _POW[prefix.upper()]
+    decimals = len(num.split(".")[1]) if "." in num else 0
+    return float(num) * unit, unit * 10.0**-decimals
+
+
 def is_normal(head: str) -> bool:
     return bool(re.search(r"\(groupid=\d+, jobs=\d+\)", head))
 
@@ -56,13 +65,10 @@ def printed_bytes(path: Path) -> tuple[dict[str, float], dict[str, float]]:
     rounding: dict[str, float] = {}
     for m in _RUN_IO.finditer(text):
         d, num, prefix, iec = m.groups()
-        # fio 2.x's KB/MB and 3.x's KiB/MiB are 1024-based, fio 3.x's kB/MB 1000-based
-        base = 1000.0 if decimal_units and not iec else 1024.0
-        unit = base ** _POW[prefix.upper()]
-        decimals = len(num.split(".")[1]) if "." in num else 0
+        printed, rounded = _printed_io(num, prefix, iec, decimal_units)
         key = f"{d.lower()}_bytes"
-        out[key] = out.get(key, 0.0) + float(num) * unit
-        rounding[key] = rounding.get(key, 0.0) + unit * 10.0**-decimals
+        out[key] = out.get(key, 0.0) + printed
+        rounding[key] = rounding.get(key, 0.0) + rounded
     return out, rounding
 
 
@@ -200,11 +206,8 @@ def _job(path: Path, m: re.Match, block: str, bs: dict, decimal: bool) -> dict:
         dm = _DIR3.match(line) or _DIR2.match(line)
         if dm:
             d = DIRS.index(dm["d"])
-            base = 1000.0 if decimal and not dm["i"] else 1024.0
-            unit = base ** _POW[dm["p"].upper()]
-            printed = float(dm["io"]) * unit
-            digits = len(dm["io"].split(".")[1]) if "." in dm["io"] else 0
-            fixed = sizes[d] if sizes else _power_of_two(printed, counts[d], unit * 10.0**-digits)
+            printed, rounding = _printed_io(dm["io"], dm["p"], dm["i"], decimal)
+            fixed = sizes[d] if sizes else _power_of_two(printed, counts[d], rounding)
             cur = {
                 "total_ios": counts[d],
                 "io_bytes": counts[d] * fixed if fixed else int(round(printed)),
@@ -272,12 +275,9 @@ def _check_groups(path: Path, text: str, jobs: list[dict], decimal: bool) -> Non
             )
         for m in _RUN_IO.finditer(body):
             d, num, prefix, iec = m.groups()
-            base = 1000.0 if decimal and not iec else 1024.0
-            unit = base ** _POW[prefix.upper()]
-            decimals = len(num.split(".")[1]) if "." in num else 0
-            want = float(num) * unit
+            want, rounding = _printed_io(num, prefix, iec, decimal)
             got = sum(int((j.get(d.lower()) or {}).get("io_bytes", 0)) for j in mine)
-            tol = unit * 10.0**-decimals + 0.001 * want
+            tol = rounding + 0.001 * want
             if abs(got - want) > tol:
                 raise FioFormatError(
                     f"{path}: group {g}'s jobs moved {got} {d.lower()} bytes but its Run "

@@ -8,18 +8,13 @@ from __future__ import annotations
 from typing import Any
 
 from flashback.errors import TelemetryFormatError
-from flashback.telemetry.snapshot import Snapshot, kelvin_to_c, nvme_units_to_bytes
+from flashback.telemetry.snapshot import Snapshot, json_int, kelvin_to_c, nvme_units_to_bytes
 
 _REQUIRED = ("temperature", "data_units_written", "power_on_hours")
 
 
 def _int(doc: dict[str, Any], key: str) -> int | None:
-    v = doc.get(key)
-    if v is None:
-        return None
-    if isinstance(v, bool) or not isinstance(v, int):
-        raise TelemetryFormatError(f"nvme smart-log JSON: {key} is {v!r}, not an integer")
-    return v
+    return json_int(doc, key, "nvme smart-log JSON: ")
 
 
 def decode_nvme_cli(doc: dict[str, Any]) -> Snapshot:

@@ -26,6 +26,8 @@ def snapshot(device: str, *, timeout_s: float = 60.0) -> dict[str, Any]:
     Raises:
         DeviceError: smartctl is not installed, timed out, or read nothing from ``device``
             (its own message is given).
+        TelemetryFormatError: what smartctl printed is not smartctl JSON, or a number in it
+            is of the wrong type (see :func:`~flashback.telemetry.decode_smartctl_json`).
     """
     exe = shutil.which("smartctl")
     if exe is None:
@@ -45,13 +47,13 @@ def snapshot(device: str, *, timeout_s: float = 60.0) -> dict[str, Any]:
         doc = None
     if not isinstance(doc, dict) or r.returncode & _FATAL_BITS:
         msgs = []
-        if isinstance(doc, dict):
-            msgs = [
-                m.get("string", "")
-                for m in doc.get("smartctl", {}).get("messages", [])
-                if isinstance(m, dict)
-            ]
-        why = "; ".join(m for m in msgs if m) or (r.stderr.strip() or f"exit status {r.returncode}")
+        head = doc.get("smartctl") if isinstance(doc, dict) else None
+        got = head.get("messages") if isinstance(head, dict) else None
+        if isinstance(got, list):
+            msgs = [m.get("string") for m in got if isinstance(m, dict)]
+        why = "; ".join(m for m in msgs if isinstance(m, str) and m) or (
+            r.stderr.strip() or f"exit status {r.returncode}"
+        )
         raise DeviceError(f"smartctl read nothing from {device}: {why}")
     snap = dataclasses.asdict(decode_smartctl_json(doc))
     snap["smartctl_exit_status"] = r.returncode

@@ -7,20 +7,32 @@ from typing import Any
 
 from flashback.errors import TelemetryFormatError
 from flashback.telemetry import ata_units
-from flashback.telemetry.snapshot import Snapshot, nvme_units_to_bytes
+from flashback.telemetry.snapshot import Snapshot, json_float, json_int, nvme_units_to_bytes
 
 
-def _int(d: dict[str, Any], key: str, where: str) -> int | None:
-    v = d.get(key)
+def _int(d: dict[str, Any], key: str, where: str = "") -> int | None:
+    return json_int(d, key, f"smartctl JSON: {where}." if where else "smartctl JSON: ")
+
+
+def _obj(doc: dict[str, Any], key: str) -> dict[str, Any]:
+    """The object ``doc[key]`` (``{}`` when absent): smartctl prints these as JSON objects."""
+    v = doc.get(key)
     if v is None:
-        return None
-    if isinstance(v, bool) or not isinstance(v, int):
-        raise TelemetryFormatError(f"smartctl JSON: {where}.{key} is {v!r}, not an integer")
+        return {}
+    if not isinstance(v, dict):
+        raise TelemetryFormatError(f"smartctl JSON: {key} is {v!r}, not an object")
+    return v
+
+
+def _str(doc: dict[str, Any], key: str) -> str | None:
+    v = doc.get(key)
+    if v is not None and not isinstance(v, str):
+        raise TelemetryFormatError(f"smartctl JSON: {key} is {v!r}, not a string")
     return v
 
 
 def _version(doc: dict[str, Any]) -> str | None:
-    v = (doc.get("smartctl") or {}).get("version")
+    v = _obj(doc, "smartctl").get("version")
     if isinstance(v, list) and v:
         return ".".join(str(x) for x in v)
     return None
@@ -29,9 +41,9 @@ def _version(doc: dict[str, Any]) -> str | None:
 def _drivedb(doc: dict[str, Any]) -> str | None:
     """smartctl ≥ 7.3 prints the drive database's version in ``smartctl -j`` under
     ``smartctl.drive_database_version.string``; older versions do not."""
-    db = (doc.get("smartctl") or {}).get("drive_database_version")
-    if isinstance(db, dict):
-        return db.get("string")
+    db = _obj(doc, "smartctl").get("drive_database_version")
+    if isinstance(db, dict) and isinstance(db.get("string"), str):
+        return db["string"]
     return None
 
 
@@ -39,29 +51,30 @@ def decode_smartctl_json(doc: dict[str, Any]) -> Snapshot:
     """One snapshot from a parsed ``smartctl -j`` document.
 
     Raises:
-        TelemetryFormatError: not smartctl JSON (no ``smartctl`` or ``device`` object), or a
-            counter of the wrong type.
+        TelemetryFormatError: not smartctl JSON (no ``smartctl`` or ``device`` object), an
+            object, counter or temperature of the wrong type, or a negative count.
     """
     if not isinstance(doc, dict) or "smartctl" not in doc or "device" not in doc:
         raise TelemetryFormatError(
             "not smartctl JSON: no 'smartctl' and 'device' objects; run smartctl -j"
         )
-    protocol = (doc.get("device") or {}).get("protocol")
+    protocol = _obj(doc, "device").get("protocol")
     common: dict[str, Any] = dict(
         source="smartctl-json",
         protocol=protocol,
-        model=doc.get("model_name"),
-        family=doc.get("model_family"),
-        serial=doc.get("serial_number"),
-        firmware=doc.get("firmware_version"),
+        model=_str(doc, "model_name"),
+        family=_str(doc, "model_family"),
+        serial=_str(doc, "serial_number"),
+        firmware=_str(doc, "firmware_version"),
         smartctl_version=_version(doc),
         drivedb_version=_drivedb(doc),
-        power_on_hours=(doc.get("power_on_time") or {}).get("hours"),
+        power_on_hours=_int(_obj(doc, "power_on_time"), "hours", "power_on_time"),
     )
     reasons: dict[str, str] = {}
     if common["drivedb_version"] is None:
         reasons["drivedb_version"] = "this smartctl's JSON does not print it"
-    temp = (doc.get("temperature") or {}).get("current")
+    temps = _obj(doc, "temperature")
+    temp = json_float(temps, "current", "smartctl JSON: temperature.")
     if protocol == "NVMe":
         log = doc.get("nvme_smart_health_information_log")
         if not isinstance(log, dict):
@@ -76,7 +89,7 @@ def decode_smartctl_json(doc: dict[str, Any]) -> Snapshot:
             reasons[k] = "not in this smartctl JSON output"
         return Snapshot(
             **common,
-            temp_c=None if temp is None else float(temp),
+            temp_c=temp,
             warning_temp_time_min=_int(log, "warning_temp_time", w),
             critical_temp_time_min=_int(log, "critical_comp_time", w),
             host_written_bytes=host,
@@ -86,13 +99,17 @@ def decode_smartctl_json(doc: dict[str, Any]) -> Snapshot:
             media_errors=_int(log, "media_errors", w),
             reasons=reasons,
         )
-    table = (doc.get("ata_smart_attributes") or {}).get("table") or []
+    table = _obj(doc, "ata_smart_attributes").get("table") or []
+    if not isinstance(table, list) or not all(isinstance(a, dict) for a in table):
+        raise TelemetryFormatError(
+            "smartctl JSON: ata_smart_attributes.table is not a list of objects"
+        )
     attrs: dict[int, tuple[str, int]] = {}
     for a in table:
-        raw = (a.get("raw") or {}).get("value")
-        if isinstance(a.get("id"), int) and isinstance(raw, int):
+        raw = a["raw"].get("value") if isinstance(a.get("raw"), dict) else None
+        if isinstance(a.get("id"), int) and isinstance(raw, int) and raw >= 0:
             attrs[a["id"]] = (str(a.get("name", "")), raw)
-    sector = int(doc.get("logical_block_size") or 512)
+    sector = _int(doc, "logical_block_size") or 512
     host, host_err, why_host = ata_units.decode_counter(
         common["family"], attrs, quantity="host", sector_bytes=sector
     )
@@ -108,14 +125,14 @@ def decode_smartctl_json(doc: dict[str, Any]) -> Snapshot:
         reasons["percentage_used"] = (
             "no device statistics (GP log 04h) in this output (smartctl -x)"
         )
-    limit = (doc.get("temperature") or {}).get("op_limit_max")
+    limit = json_float(temps, "op_limit_max", "smartctl JSON: temperature.")
     if limit is None:
         reasons["temp_warning_c"] = "no SCT temperature limits in this output (smartctl -x)"
     reasons["temp_critical_c"] = "ATA reports no critical temperature"
     return Snapshot(
         **common,
-        temp_c=None if temp is None else float(temp),
-        temp_warning_c=None if limit is None else float(limit),
+        temp_c=temp,
+        temp_warning_c=limit,
         host_written_bytes=host,
         host_written_error_bytes=host_err,
         nand_written_bytes=nand,
@@ -126,8 +143,10 @@ def decode_smartctl_json(doc: dict[str, Any]) -> Snapshot:
 
 
 def _device_stat(doc: dict[str, Any], name: str) -> int | None:
-    for page in (doc.get("ata_device_statistics") or {}).get("pages") or []:
-        for row in page.get("table") or []:
-            if row.get("name") == name and isinstance(row.get("value"), int):
-                return int(row["value"])
+    pages = _obj(doc, "ata_device_statistics").get("pages") or []
+    for page in pages if isinstance(pages, list) else []:
+        rows = page.get("table") if isinstance(page, dict) else None
+        for row in rows if isinstance(rows, list) else []:
+            if isinstance(row, dict) and row.get("name") == name:
+                return _int(row, "value", f"ata_device_statistics {name!r}")
     return None

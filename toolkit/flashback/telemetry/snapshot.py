@@ -10,7 +10,10 @@ becomes "write amplification 1.0").
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any
+
+from flashback.errors import TelemetryFormatError
 
 #: an NVMe "Data Unit" is 1000 units of 512 bytes (NVMe base spec, SMART/Health log 02h,
 #: bytes 48-63: "reported in thousands of units of 512 bytes ... rounded up")
@@ -123,3 +126,34 @@ def kelvin_to_c(k: float | None) -> float | None:
     if k is None or k == 0:
         return None
     return float(k) - 273.0
+
+
+def json_int(d: dict[str, Any], key: str, label: str) -> int | None:
+    """``d[key]`` of a tool's JSON as a count: ``None`` when absent, else a non-negative
+    integer (``label`` names the tool and object in the error).
+
+    Raises:
+        TelemetryFormatError: anything else (a string, a bool, a float, a negative number).
+    """
+    v = d.get(key)
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise TelemetryFormatError(f"{label}{key} is {v!r}, not an integer")
+    if v < 0:
+        raise TelemetryFormatError(f"{label}{key} is {v!r}, a negative count")
+    return v
+
+
+def json_float(d: dict[str, Any], key: str, label: str) -> float | None:
+    """``d[key]`` of a tool's JSON as a finite number (a temperature): ``None`` when absent.
+
+    Raises:
+        TelemetryFormatError: not a finite int or float (a string, a bool, NaN).
+    """
+    v = d.get(key)
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        raise TelemetryFormatError(f"{label}{key} is {v!r}, not a number")
+    return float(v)
