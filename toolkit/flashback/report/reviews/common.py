@@ -64,6 +64,41 @@ def compare_part(
     return table
 
 
+def procedure(replays: list[fb.Replay], *, variants: tuple[str, ...] = ()) -> list[list[str]]:
+    """What a section's charts may show, in the order the replays ran it: one list of labels
+    per step — its name, the parts of its name, its ``condition``, ``test`` and ``pattern``
+    — after one list per variant (one replay each, e.g. ``incompressible`` then
+    ``compressible``). Steps that add no label not seen before are left out."""
+    out = [[v] for v in variants]
+    seen = set(variants)
+    for rep in replays:
+        st = rep.steps
+        if st.is_empty():
+            continue
+        cols = [c for c in ("condition", "test", "pattern") if c in st.columns]
+        for row in st.select("step", *cols).iter_rows():
+            labels = [row[0], *row[0].split("/"), *row[1:]]
+            labels = list(dict.fromkeys(v for v in labels if isinstance(v, str) and v))
+            if not seen.issuperset(labels):
+                out.append(labels)
+                seen.update(labels)
+    return out
+
+
+def in_order(frame: pl.DataFrame, col: str, order: list[list[str]]) -> pl.DataFrame:
+    """``frame`` stably sorted by the first step of ``order`` (:func:`procedure`) naming
+    ``col``'s value (values it does not name last): figures show categories in the order
+    they first appear."""
+    rank: dict[str, int] = {}
+    for i, labels in enumerate(order):
+        for v in labels:
+            rank.setdefault(v, i)
+    key = (
+        pl.col(col).cast(pl.String).replace_strict(rank, default=len(order), return_dtype=pl.Int64)
+    )
+    return frame.sort(key, maintain_order=True)
+
+
 def runs(rep: fb.Replay) -> pl.DataFrame:
     """The replay's run steps (no erase/discard/idle rows)."""
     st = rep.steps
