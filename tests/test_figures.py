@@ -3,6 +3,8 @@ inputs without MaxRowsError, and real PNG/SVG files from save_chart. No pixel co
 
 from __future__ import annotations
 
+import re
+
 import altair as alt
 import numpy as np
 import polars as pl
@@ -591,3 +593,22 @@ def test_save_png_and_svg(tmp_path):
     assert "Steady state from t = 1400 s" in text  # real content, rendered offline
     with pytest.raises(ParameterError):
         ff.save_chart(chart, tmp_path / "x.pdf")
+
+
+def test_performance_vs_written_has_its_data_legend():
+    """The dashed second data type once switched the merged colour legend off: the chart
+    showed red and blue curves with no key."""
+    import vl_convert as vlc
+
+    curves = pl.DataFrame(
+        {
+            "gb": [0.0, 1.0, 2.0] * 2,
+            "write_mbps": [500.0, 300.0, 200.0, 520.0, 510.0, 505.0],
+            "data": ["incompressible"] * 3 + ["compressible"] * 3,
+        }
+    )
+    svg = vlc.vegalite_to_svg(
+        fb.figures.performance_vs_written(curves, x="gb", test=None, data="data").to_dict()
+    )
+    labels = re.findall(r"role-legend-label[^>]*><text[^>]*>([^<]*)<", svg)
+    assert labels == ["incompressible", "compressible"]  # in the order they ran

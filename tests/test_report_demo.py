@@ -160,11 +160,10 @@ def _drawn_charts(report_html: Path) -> list[dict]:
                deviceScaleFactor=1, mobile=False)  # fmt: skip
         b.navigate(report_html.as_uri())
         total = b.evaluate("document.querySelectorAll('.chart').length")
-        b.wait_for(
-            "[...document.querySelectorAll('.chart')].filter(d => d.querySelector('svg')).length"
-            f" === {total}",
-            timeout_s=60,
+        drawn = b.wait_for(
+            f"document.querySelectorAll('.chart[data-drawn]').length === {total}", timeout_s=90
         )
+        assert drawn, "not every chart was drawn"
         return b.evaluate(CHARTS)
 
 

@@ -124,11 +124,12 @@ def performance_vs_written(
     )
     base = alt.Chart(df).properties(width=width, height=height)
     # Curves that coincide (compressible = incompressible where compression does not help)
-    # stay visible: every data type after the first is dashed, drawn over a solid line.
+    # stay visible: every data type after the first is dashed, drawn over a solid line. The
+    # dash shares the colour's legend (a strokeDash legend=None dropped the merged legend).
     dash = (
         alt.StrokeDash(
             f"{data_col}:N",
-            legend=None,
+            sort=data_order,
             scale=alt.Scale(domain=data_order, range=[[1, 0], [6, 4], [2, 2], [8, 2, 2, 2]]),
         )
         if data_col

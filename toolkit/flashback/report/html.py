@@ -154,6 +154,7 @@ def write_report(
         body.append("</section>")
     script = "\n".join(
         f"vegaEmbed({script_json('#' + cid)}, {script_json(spec)}, {{renderer: 'svg', actions: false}})"
+        f".then(() => {{ document.getElementById({script_json(cid)}).dataset.drawn = '1'; }})"
         f".catch(e => console.error({script_json(f'chart {cid} failed: ')} + e));"
         for cid, spec in embeds
     )

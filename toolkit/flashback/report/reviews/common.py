@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import polars as pl
@@ -64,11 +65,16 @@ def compare_part(
     return table
 
 
+_COUNTER = re.compile(r"\d{2,}")
+
+
 def procedure(replays: list[fb.Replay], *, variants: tuple[str, ...] = ()) -> list[list[str]]:
     """What a section's charts may show, in the order the replays ran it: one list of labels
     per step — its name, the parts of its name, its ``condition``, ``test`` and ``pattern``
     — after one list per variant (one replay each, e.g. ``incompressible`` then
-    ``compressible``). Steps that add no label not seen before are left out."""
+    ``compressible``). Step names (and parts) with a loop or round counter (two or more
+    digits, e.g. ``cdm_loop_0003``) are left out — charts draw loops and rounds as points, not
+    categories — and so are steps that add no label not seen before."""
     out = [[v] for v in variants]
     seen = set(variants)
     for rep in replays:
@@ -77,8 +83,8 @@ def procedure(replays: list[fb.Replay], *, variants: tuple[str, ...] = ()) -> li
             continue
         cols = [c for c in ("condition", "test", "pattern") if c in st.columns]
         for row in st.select("step", *cols).iter_rows():
-            labels = [row[0], *row[0].split("/"), *row[1:]]
-            labels = list(dict.fromkeys(v for v in labels if isinstance(v, str) and v))
+            names = [v for v in (row[0], *row[0].split("/")) if not _COUNTER.search(v)]
+            labels = list(dict.fromkeys(v for v in (*names, *row[1:]) if isinstance(v, str) and v))
             if not seen.issuperset(labels):
                 out.append(labels)
                 seen.update(labels)
