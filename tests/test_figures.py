@@ -612,3 +612,20 @@ def test_performance_vs_written_has_its_data_legend():
     )
     labels = re.findall(r"role-legend-label[^>]*><text[^>]*>([^<]*)<", svg)
     assert labels == ["incompressible", "compressible"]  # in the order they ran
+
+
+def test_one_colour_per_label_from_one_table():
+    """A label has its table colour in every chart; labels the table lacks get a stable
+    colour, and two of them never share one in a chart (seq_write_new and seq_write_used
+    hashed to one colour)."""
+    from flashback.figures import COLORS, color_of, color_scale
+
+    a = color_scale(["after_trim", "fresh", "used"]).to_dict()
+    b = color_scale(["clean", "after_torture", "after_trim"]).to_dict()
+    assert dict(zip(a["domain"], a["range"]))["after_trim"] == COLORS["after_trim"]
+    assert dict(zip(b["domain"], b["range"]))["after_trim"] == COLORS["after_trim"]
+    steps = ["seq_write_new", "seq_write_used", "seq_write_trim", "random_write_new"]
+    s = color_scale(steps).to_dict()
+    assert s["domain"] == steps and len(set(s["range"])) == len(steps)
+    assert color_of("seq_write_new") == color_of("seq_write_new")
+    assert not set(s["range"]) & set(COLORS.values())

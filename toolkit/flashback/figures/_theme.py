@@ -78,9 +78,19 @@ def color_of(label: object) -> str:
 def color_scale(labels: list) -> alt.Scale:
     """A nominal colour scale over ``labels`` in their order (the legend's order), each
     label coloured by :func:`color_of`: the one place a figure's categorical colours come
-    from."""
+    from. Two labels the table does not name whose hashes meet take the next free extra
+    colour, so one chart never draws two labels alike (their colour can then differ from
+    another chart's)."""
     domain = first_seen(labels)
-    return alt.Scale(domain=domain, range=[color_of(v) for v in domain])
+    colors = [COLORS.get(str(v)) for v in domain]
+    taken = {c for c in colors if c}
+    for i, v in enumerate(domain):
+        if colors[i] is None:  # not in the table: its hashed colour, or the next one free
+            start = EXTRA_COLORS.index(color_of(v))
+            ring = EXTRA_COLORS[start:] + EXTRA_COLORS[:start]
+            colors[i] = next((c for c in ring if c not in taken), ring[0])
+            taken.add(colors[i])
+    return alt.Scale(domain=domain, range=colors)
 
 
 def first_seen(values: Iterable[Any]) -> list[Any]:
