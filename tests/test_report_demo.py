@@ -159,9 +159,12 @@ def _drawn_charts(report_html: Path) -> list[dict]:
         b.send("Emulation.setDeviceMetricsOverride", width=1280, height=900,
                deviceScaleFactor=1, mobile=False)  # fmt: skip
         b.navigate(report_html.as_uri())
-        total = b.evaluate("document.querySelectorAll('.chart').length")
+        # counted when the page has loaded (a count taken earlier can miss charts of a
+        # large report still being parsed)
         drawn = b.wait_for(
-            f"document.querySelectorAll('.chart[data-drawn]').length === {total}", timeout_s=90
+            "document.readyState === 'complete' && document.querySelectorAll("
+            "'.chart[data-drawn]').length === document.querySelectorAll('.chart').length",
+            timeout_s=120,
         )
         assert drawn, "not every chart was drawn"
         return b.evaluate(CHARTS)
