@@ -12,7 +12,7 @@ SYS_STAMP := $(VENV)/.system-deps
 BUILD_STAMP := $(VENV)/.built
 RUST_SRC := $(shell find native/src -name '*.rs' 2>/dev/null) native/Cargo.toml native/Cargo.lock
 
-.PHONY: setup demo test test-rust test-python test-slow bench lab fmt lint clean
+.PHONY: setup demo test test-rust test-python test-slow bench lab fmt lint clean readme-figure
 
 setup: $(BUILD_STAMP)
 
@@ -47,6 +47,12 @@ $(BUILD_STAMP): $(BIN)/python $(SYS_STAMP) $(RUST_SRC) pyproject.toml
 
 demo: setup
 	$(BIN)/flashback report -o out
+
+# The README's picture (data/readme/report-puget.png), its Vega-Lite spec and its inputs,
+# from Puget's loop replayed at the demo's scale; offline (vl-convert). tests/test_readme_figure.py
+# fails when the committed picture is no longer what this makes.
+readme-figure: setup
+	$(BIN)/python -m flashback.report.readme data/readme
 
 test: setup test-rust test-python
 

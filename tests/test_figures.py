@@ -3,6 +3,8 @@ inputs without MaxRowsError, and real PNG/SVG files from save_chart. No pixel co
 
 from __future__ import annotations
 
+import re
+
 import altair as alt
 import numpy as np
 import polars as pl
@@ -591,3 +593,39 @@ def test_save_png_and_svg(tmp_path):
     assert "Steady state from t = 1400 s" in text  # real content, rendered offline
     with pytest.raises(ParameterError):
         ff.save_chart(chart, tmp_path / "x.pdf")
+
+
+def test_performance_vs_written_has_its_data_legend():
+    """The dashed second data type once switched the merged colour legend off: the chart
+    showed red and blue curves with no key."""
+    import vl_convert as vlc
+
+    curves = pl.DataFrame(
+        {
+            "gb": [0.0, 1.0, 2.0] * 2,
+            "write_mbps": [500.0, 300.0, 200.0, 520.0, 510.0, 505.0],
+            "data": ["incompressible"] * 3 + ["compressible"] * 3,
+        }
+    )
+    svg = vlc.vegalite_to_svg(
+        fb.figures.performance_vs_written(curves, x="gb", test=None, data="data").to_dict()
+    )
+    labels = re.findall(r"role-legend-label[^>]*><text[^>]*>([^<]*)<", svg)
+    assert labels == ["incompressible", "compressible"]  # in the order they ran
+
+
+def test_one_colour_per_label_from_one_table():
+    """A label has its table colour in every chart; labels the table lacks get a stable
+    colour, and two of them never share one in a chart (seq_write_new and seq_write_used
+    hashed to one colour)."""
+    from flashback.figures import COLORS, color_of, color_scale
+
+    a = color_scale(["after_trim", "fresh", "used"]).to_dict()
+    b = color_scale(["clean", "after_torture", "after_trim"]).to_dict()
+    assert dict(zip(a["domain"], a["range"]))["after_trim"] == COLORS["after_trim"]
+    assert dict(zip(b["domain"], b["range"]))["after_trim"] == COLORS["after_trim"]
+    steps = ["seq_write_new", "seq_write_used", "seq_write_trim", "random_write_new"]
+    s = color_scale(steps).to_dict()
+    assert s["domain"] == steps and len(set(s["range"])) == len(steps)
+    assert color_of("seq_write_new") == color_of("seq_write_new")
+    assert not set(s["range"]) & set(COLORS.values())

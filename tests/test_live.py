@@ -94,3 +94,45 @@ def test_in_a_notebook_the_saved_output_is_the_static_chart(tmp_path):
     assert len(outs) == 1, [o.get("output_type") for o in nb.cells[0].outputs]
     data = outs[0]["data"]
     assert VEGA_MIME in data and STATIC_MIME in data  # drawn live, kept when saved
+
+
+def test_a_live_redraw_puts_new_points_into_the_vega_compiled_once(monkeypatch):
+    """In a notebook each redraw went through Altair and a Vega-Lite compile (about a
+    second of work for 1,500 points, every few seconds of the run); now the spec is compiled
+    once and a redraw only puts the new points in it. The final chart is compiled afresh
+    (with its PNG)."""
+    import vl_convert as vlc
+
+    from flashback.notebook import STATIC_MIME, VEGA_MIME
+
+    compiles = []
+    real = vlc.vegalite_to_vega
+    monkeypatch.setattr(vlc, "vegalite_to_vega", lambda spec: compiles.append(1) or real(spec))
+    shown = []
+
+    class Collect(LiveChart):
+        def _show(self, bundle, md):
+            shown.append(bundle)
+
+    live = Collect(every_s=3600)
+
+    def feed(n):
+        for i in range(n):
+            live(dict(interval_s=1.0, write_bytes=500 * 10**6, read_bytes=0,
+                      host_written_bytes=(len(live._rows) + 1) * 10**9, write_lat_p99_us=90.0))  # fmt: skip
+
+    def values(bundle):
+        data = bundle[VEGA_MIME]["data"]
+        return next(d["values"] for d in data if "values" in d)
+
+    feed(10)
+    live._draw(final=False)
+    feed(2000)  # past MAX_POINTS: drawn binned
+    live._draw(final=False)
+    assert len(compiles) == 1
+    assert [len(values(b)) for b in shown] == [10, live.points().height]
+    assert values(shown[-1]) == live.points().to_dicts()
+    assert STATIC_MIME not in shown[-1]
+    live.close("complete")
+    assert len(compiles) == 2 and STATIC_MIME in shown[-1]
+    assert len(values(shown[-1])) == live.points().height

@@ -127,3 +127,136 @@ def test_a_breakpoint_is_one_value_in_text_and_tables(report):
         assert quoted[: len(found)] == found, (test, quoted, found)
         checked += 1
     assert checked >= 1  # the quick puget replay finds change points in one or more tests
+
+
+#: every chart of every section as the reader sees it: the section's procedure, and per
+#: chart its legends (label, symbol colour), facet headers and axis labels with positions
+CHARTS = """(() => [...document.querySelectorAll('section')].map(sec => {
+  const at = e => { const r = e.getBoundingClientRect(); return [r.top, r.left]; };
+  const text = (root, sel) => [...root.querySelectorAll(sel)]
+    .map(t => ({label: t.textContent, at: at(t)}));
+  return {
+    id: sec.id,
+    procedure: sec.dataset.procedure ? JSON.parse(sec.dataset.procedure) : null,
+    charts: [...sec.querySelectorAll('.chart')].map(div => ({
+      id: div.id,
+      legends: [...div.querySelectorAll('.role-legend')].map(lg => {
+        const sym = [...lg.querySelectorAll('.role-legend-symbol path')];
+        return text(lg, '.role-legend-label text').map((t, i) => ({...t,
+          fill: sym[i].getAttribute('fill'), stroke: sym[i].getAttribute('stroke'),
+          opacity: sym[i].getAttribute('fill-opacity') || sym[i].getAttribute('opacity')}));
+      }),
+      headers: [...div.querySelectorAll('.role-row-header, .role-column-header')]
+        .map(h => text(h, '.role-title-text text')),
+      axes: [...div.querySelectorAll('.role-axis')].map(ax => text(ax, '.role-axis-label text')),
+    })),
+  };
+}))()"""
+
+
+def _drawn_charts(report_html: Path) -> list[dict]:
+    with Chromium() as b:
+        b.send("Emulation.setDeviceMetricsOverride", width=1280, height=900,
+               deviceScaleFactor=1, mobile=False)  # fmt: skip
+        b.navigate(report_html.as_uri())
+        # counted when the page has loaded (a count taken earlier can miss charts of a
+        # large report still being parsed)
+        drawn = b.wait_for(
+            "document.readyState === 'complete' && document.querySelectorAll("
+            "'.chart[data-drawn]').length === document.querySelectorAll('.chart').length",
+            timeout_s=120,
+        )
+        assert drawn, "not every chart was drawn"
+        return b.evaluate(CHARTS)
+
+
+def _color(entry: dict) -> str:
+    fill = entry["fill"]
+    return (fill if fill not in (None, "", "none", "transparent") else entry["stroke"]).lower()
+
+
+def colour_and_order_faults(sections: list[dict]) -> list[str]:
+    """What breaks 'one colour per label in every chart' and 'procedure order' in the drawn
+    report: a label in two colours, two labels of one legend in one colour, a legend, facet
+    headers or axis labels out of the section's procedure order, or a chart placed before a
+    chart of an earlier step."""
+    faults: list[str] = []
+    colours: dict[str, dict[str, str]] = {}
+    for sec in sections:
+        for ch in sec["charts"]:
+            for legend in ch["legends"]:
+                if len({e["opacity"] for e in legend}) > 1:
+                    continue  # an opacity legend (the steady-state bands), not a colour one
+                by_colour: dict[str, str] = {}
+                for e in legend:
+                    colours.setdefault(e["label"], {})[_color(e)] = ch["id"]
+                    other = by_colour.setdefault(_color(e), e["label"])
+                    if other != e["label"]:
+                        faults.append(f"{ch['id']}: {other!r} and {e['label']!r} share {_color(e)}")
+    for label, where in colours.items():
+        if len(where) > 1:
+            faults.append(f"{label!r} is drawn in {len(where)} colours: {where}")
+    for sec in sections:
+        if sec["id"] == "summary":
+            continue
+        if not sec["procedure"]:
+            faults.append(f"{sec['id']}: no procedure")
+            continue
+        rank: dict[str, int] = {}
+        for i, labels in enumerate(sec["procedure"]):
+            for v in labels:
+                rank.setdefault(v, i)
+        firsts = []
+        for ch in sec["charts"]:
+            seqs = [*ch["legends"], *ch["headers"], *ch["axes"]]
+            for seq in seqs:
+                tops = {round(e["at"][0]) for e in seq}
+                lefts = {round(e["at"][1]) for e in seq}
+                key = (lambda e: e["at"][1]) if len(lefts) > len(tops) else (lambda e: e["at"][0])
+                shown = [e["label"] for e in sorted(seq, key=key) if e["label"] in rank]
+                if [rank[v] for v in shown] != sorted(rank[v] for v in shown):
+                    faults.append(f"{ch['id']}: {shown} out of procedure order")
+            ranks = [rank[e["label"]] for seq in seqs for e in seq if e["label"] in rank]
+            if ranks:
+                firsts.append((min(ranks), ch["id"]))
+        if [r for r, _ in firsts] != sorted(r for r, _ in firsts):
+            faults.append(f"{sec['id']}: charts out of procedure order: {firsts}")
+    return faults
+
+
+def test_one_colour_per_label_and_procedure_order(report):
+    """Every label (a drive state, data type, variant, status) has one colour in every chart
+    of the report, and every chart shows its categories — legend entries, panels, bars —
+    in the order the review's procedure ran them, charts in that order too. The report once
+    drew after_trim purple in one section and tableau blue in another, BeHardware's runs as
+    new, trim, used and Puget's tests alphabetically."""
+    path, _ = report
+    sections = _drawn_charts(path)
+    assert sum(len(s["charts"]) for s in sections) >= 12
+    legends = [e for s in sections for c in s["charts"] for lg in c["legends"] for e in lg]
+    assert {"fresh", "used", "after_trim", "incompressible"} <= {e["label"] for e in legends}
+    assert colour_and_order_faults(sections) == []
+
+
+def test_the_check_finds_a_label_in_two_colours_and_panels_out_of_order():
+    def legend(*pairs):
+        return [dict(label=lab, fill=c, stroke=None, opacity="1", at=[i * 10, 0])
+                for i, (lab, c) in enumerate(pairs)]  # fmt: skip
+
+    def header(*labels):
+        return [dict(label=lab, at=[0, i * 100]) for i, lab in enumerate(labels)]
+
+    proc = [["secure_erase"], ["new", "fresh"], ["used"], ["trim", "after_trim"]]
+    good = [{"id": "a", "procedure": proc, "charts": [
+        {"id": "c1", "legends": [legend(("fresh", "#1"), ("used", "#2"))], "headers": [
+            header("new", "used", "trim")], "axes": []},
+    ]}]  # fmt: skip
+    assert colour_and_order_faults(good) == []
+    bad = [{"id": "a", "procedure": proc, "charts": [
+        {"id": "c1", "legends": [legend(("fresh", "#1"), ("after_trim", "#3"))], "headers": [
+            header("new", "trim", "used")], "axes": []},
+        {"id": "c2", "legends": [legend(("after_trim", "#9"))], "headers": [], "axes": []},
+    ]}]  # fmt: skip
+    faults = colour_and_order_faults(bad)
+    assert any("'after_trim' is drawn in 2 colours" in f for f in faults), faults
+    assert any("['new', 'trim', 'used'] out of procedure order" in f for f in faults), faults

@@ -24,6 +24,12 @@ factory                               review figure
 :func:`capture_overview`              a capture: throughput and latency (``flashback plot``)
 ====================================  ===========================================
 
+Colours: a label (a drive state such as ``fresh`` or ``after_trim``, a data type, a
+variant, ``published``/``replayed``, a compare status, a latency statistic) has one colour
+in every chart, from one table (:data:`COLORS`, :func:`color_of`). Categories are shown in
+the order they first appear in the input frame — for a replay's frames, the order of its
+procedure.
+
 Inputs are frames, never result objects: ``capture.intervals`` / ``replay.intervals``
 (design schema), per-step or per-loop summaries, ``fb.published(...)`` rows,
 ``Segments.to_frame()`` (``x_start, x_end, level, level_lo, level_hi``) and
@@ -36,7 +42,14 @@ all offline).
 >>> fb.figures.save_chart(chart, "out/trim.svg")  # doctest: +SKIP
 """
 
-from flashback.figures._theme import CONDITION_COLORS, THEME_NAME, use_theme
+from flashback.figures._theme import (
+    COLORS,
+    CONDITION_COLORS,
+    THEME_NAME,
+    color_of,
+    color_scale,
+    use_theme,
+)
 from flashback.figures.bars import max_avg_bars
 from flashback.figures.consistency import consistency_panel, iops_scatter
 from flashback.figures.latency import latency_percentiles
@@ -52,7 +65,10 @@ from flashback.figures.written import performance_vs_written
 use_theme()
 
 __all__ = [
+    "COLORS",
     "CONDITION_COLORS",
+    "color_of",
+    "color_scale",
     "THEME_NAME",
     "use_theme",
     "save_chart",

@@ -2,22 +2,102 @@
 
 from __future__ import annotations
 
+from typing import Any, Iterable
+
 import altair as alt
 
 THEME_NAME = "flashback"
 
-#: Colours for drive states and data types, used by every chart that shows them.
-CONDITION_COLORS: dict[str, str] = {
+#: The one colour table of every figure: a label (a drive state, a data type, a variant, a
+#: compare status, a latency statistic) has the colour given here in every chart that shows
+#: it. Synonyms share a colour (``clean`` is ``fresh``: just erased; ``after_torture`` is
+#: ``used``); labels not listed get one from :data:`EXTRA_COLORS` by a stable hash of the
+#: label (:func:`color_of`), the same in every chart and every run.
+COLORS: dict[str, str] = {
+    # drive states (the conditions of a replay's steps)
     "fresh": "#1b9e77",
     "clean": "#1b9e77",
+    "fill": "#a6761d",
+    "precondition": "#a6761d",
     "used": "#d95f02",
     "torture": "#d95f02",
-    "after_trim": "#7570b3",
+    "after_torture": "#d95f02",
+    "idle": "#bbbbbb",
     "after_idle": "#e7298a",
+    "trim": "#bcbddc",
+    "after_trim": "#7570b3",
+    "round": "#666666",
     "steady_state": "#666666",
+    # data types
     "compressible": "#1f77b4",
     "incompressible": "#d62728",
+    # over-provisioning variants (AnandTech consistency)
+    "default": "#17becf",
+    "default_op": "#17becf",
+    "+25% OP": "#8c564b",
+    # the review's numbers beside the replay's
+    "published": "#7b1fa2",
+    "replayed": "#4c78a8",
+    # compare statuses (flashback.replay.compare.COMPARED)
+    "within tolerance": "#2e7d32",
+    "outside tolerance": "#c62828",
+    "no tolerance": "#9d9d9d",
+    "borderline": "#f9a825",
+    # latency statistics
+    "mean": "#3182bd",
+    "p50": "#6baed6",
+    "p99": "#fd8d3c",
+    "p999": "#e6550d",
+    "max": "#969696",
+    # simulator write amplification
+    "interval": "#9ecae1",
+    "cumulative": "#a50f15",
 }
+
+#: Kept for callers of the old name: the same table.
+CONDITION_COLORS = COLORS
+
+#: Colours for labels :data:`COLORS` does not name, none of them in the table.
+EXTRA_COLORS = (
+    "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#5254a3", "#8ca252",
+    "#bd9e39", "#ad494a", "#a55194", "#6b6ecf", "#b5cf6b", "#e7ba52", "#d6616b",
+)  # fmt: skip
+
+
+def color_of(label: object) -> str:
+    """The colour (``#rrggbb``) of ``label`` in every chart: :data:`COLORS`, else one of
+    :data:`EXTRA_COLORS` chosen by a stable hash (CRC-32) of the label's text."""
+    import zlib
+
+    text = str(label)
+    if text in COLORS:
+        return COLORS[text]
+    return EXTRA_COLORS[zlib.crc32(text.encode()) % len(EXTRA_COLORS)]
+
+
+def color_scale(labels: list) -> alt.Scale:
+    """A nominal colour scale over ``labels`` in their order (the legend's order), each
+    label coloured by :func:`color_of`: the one place a figure's categorical colours come
+    from. Two labels the table does not name whose hashes meet take the next free extra
+    colour, so one chart never draws two labels alike (their colour can then differ from
+    another chart's)."""
+    domain = first_seen(labels)
+    colors = [COLORS.get(str(v)) for v in domain]
+    taken = {c for c in colors if c}
+    for i, v in enumerate(domain):
+        if colors[i] is None:  # not in the table: its hashed colour, or the next one free
+            start = EXTRA_COLORS.index(color_of(v))
+            ring = EXTRA_COLORS[start:] + EXTRA_COLORS[:start]
+            colors[i] = next((c for c in ring if c not in taken), ring[0])
+            taken.add(colors[i])
+    return alt.Scale(domain=domain, range=colors)
+
+
+def first_seen(values: Iterable[Any]) -> list[Any]:
+    """The distinct non-null values of a column (or any iterable) in the order they first
+    appear — the order a replay ran them in, for frames built from its steps or intervals."""
+    return list(dict.fromkeys(v for v in values if v is not None))
+
 
 FONT = "DejaVu Sans, Helvetica, Arial, sans-serif"
 

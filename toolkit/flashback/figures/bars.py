@@ -6,31 +6,21 @@ from __future__ import annotations
 import altair as alt
 import polars as pl
 
-from flashback.figures._theme import CONDITION_COLORS
+from flashback.figures._theme import color_scale, first_seen
 from flashback.figures._util import clean, require
 
-# Order in which drive states are shown, left to right.
-CONDITION_ORDER = [
-    "fresh",
-    "clean",
-    "used",
-    "torture",
-    "after_idle",
-    "after_trim",
-    "steady_state",
-    "compressible",
-    "incompressible",
-]
 
-
-def _color(values: list[str], title: str) -> alt.Color:
-    domain = [c for c in CONDITION_ORDER if c in values] + sorted(
-        v for v in values if v not in CONDITION_ORDER
-    )
-    palette = alt.Scale(domain=domain, range=[CONDITION_COLORS.get(v, "#4c78a8") for v in domain])
-    if any(v not in CONDITION_COLORS for v in domain):
-        palette = alt.Scale(domain=domain, scheme="tableau10")
-    return alt.Color("_c:N", title=title, scale=palette, sort=domain)
+def _color(
+    values: list[str], title: str, *, order: list[str] | None = None
+) -> tuple[alt.Color, list[str]]:
+    """Colour by the ``_c`` column, and the labels in the order shown: those in ``order``
+    (present ones), then the rest in the order given; colours from the one table
+    (:func:`color_scale`)."""
+    present = first_seen(values)
+    domain = [v for v in order or () if v in present] + [
+        v for v in present if v not in (order or ())
+    ]
+    return alt.Color("_c:N", title=title, scale=color_scale(domain), sort=domain), domain
 
 
 def _value_title(unit: str) -> str:
@@ -58,7 +48,8 @@ def max_avg_bars(
     Args:
         summary: one row per (test, data type) with the maximum and average columns, e.g.
             a replay's per-step summary aggregated over loops.
-        test, data: columns naming the test (x groups) and data type (colour/offset).
+        test, data: columns naming the test (x groups) and data type (colour/offset); both
+            shown in the order they first appear in ``summary`` (the order they ran in).
         max_col, avg_col: columns of the two statistics.
         unit: unit shown in the axis title.
 
@@ -79,13 +70,13 @@ def max_avg_bars(
             pl.col(data).alias("_c"),
         )
     )
-    color = _color(long["_c"].unique().to_list(), "Data")
+    color, shown = _color(long["_c"].to_list(), "Data")
     return (
         alt.Chart(long)
         .mark_bar()
         .encode(
             x=alt.X(f"{test}:N", title="Test", sort=None),
-            xOffset=alt.XOffset("_c:N"),
+            xOffset=alt.XOffset("_c:N", sort=shown),
             y=alt.Y("value:Q", title=_value_title(unit)),
             color=color,
             tooltip=[test, data, "stat", alt.Tooltip("value:Q", format=".1f")],

@@ -71,7 +71,9 @@ def iops_scatter(
         .properties(width=width, height=height)
     )
     if var_col:
-        return chart.facet(column=alt.Column(f"{var_col}:N", title=None))
+        # variants in the order they first appear (the order they ran), not alphabetical
+        order = list(dict.fromkeys(df[var_col].to_list()))
+        return chart.facet(column=alt.Column(f"{var_col}:N", title=None, sort=order))
     return chart
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import altair as alt
 import polars as pl
 
+from flashback.figures._theme import color_scale
 from flashback.figures._util import bin_mean, clean, require, title_for
 
 PERCENTILES = ("mean", "p50", "p99", "p999", "max")
@@ -64,7 +65,9 @@ def latency_percentiles(
             title=f"{op.capitalize()} latency (µs)",
             scale=alt.Scale(type="log") if log else alt.Scale(),
         ),
-        color=alt.Color("stat:N", title="Statistic", sort=list(stats)),
+        color=alt.Color(
+            "stat:N", title="Statistic", sort=list(stats), scale=color_scale(list(stats))
+        ),
         tooltip=[
             "stat",
             alt.Tooltip(f"{x}:Q", format=".1f"),

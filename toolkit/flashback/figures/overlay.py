@@ -5,6 +5,7 @@ from __future__ import annotations
 import altair as alt
 import polars as pl
 
+from flashback.figures._theme import COLORS, color_scale, first_seen
 from flashback.figures._util import bin_mean, clean, require, title_for
 
 _UNIT_OF = {"_mbps": "MB/s", "_iops": "IOPS", "_us": "us", "_ms": "ms"}
@@ -56,7 +57,14 @@ def published_overlay(
         .encode(
             x=alt.X(f"{x}:Q", title=x_title),
             y=alt.Y(f"{y}:Q", title=title_for(y)),
-            color=alt.Color(f"{ser}:N", title="Replayed") if ser else alt.value("#4c78a8"),
+            color=alt.Color(
+                f"{ser}:N",
+                title="Replayed",
+                scale=color_scale(first_seen(df[ser])),
+                sort=first_seen(df[ser]),
+            )
+            if ser
+            else alt.value(COLORS["replayed"]),
         )
     )
     unit = _unit_for(y)
@@ -79,14 +87,14 @@ def published_overlay(
     if not pts.is_empty():
         layers.append(
             alt.Chart(clean(pts))
-            .mark_point(shape="diamond", size=90, filled=True, color="#d62728")
+            .mark_point(shape="diamond", size=90, filled=True, color=COLORS["published"])
             .encode(x="x:Q", y="value:Q", tooltip=tip)
         )
     levels = pub.filter((pl.col("unit") == unit) & pl.col("x").is_null())
     if not levels.is_empty():
         layers.append(
             alt.Chart(clean(levels))
-            .mark_rule(strokeDash=[6, 3], color="#d62728")
+            .mark_rule(strokeDash=[6, 3], color=COLORS["published"])
             .encode(y="value:Q", tooltip=tip)
         )
     if in_gb:
@@ -169,9 +177,7 @@ def _error_bars(compared: pl.DataFrame, tolerance_pct: float | None, width: int)
             color=alt.Color(
                 "status:N",
                 title="status",
-                scale=alt.Scale(
-                    domain=list(COMPARED), range=["#4c78a8", "#d62728", "#9d9d9d", "#f58518"]
-                ),
+                scale=color_scale(list(COMPARED)),
             ),
             tooltip=[
                 "metric",

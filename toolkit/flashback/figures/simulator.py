@@ -5,6 +5,7 @@ from __future__ import annotations
 import altair as alt
 import polars as pl
 
+from flashback.figures._theme import color_scale
 from flashback.figures._util import bin_mean, clean, require
 
 
@@ -52,7 +53,7 @@ def wa_free_blocks(
     color = alt.Color(
         "kind:N",
         title="WA",
-        scale=alt.Scale(domain=["interval", "cumulative"], range=["#9ecae1", "#d62728"]),
+        scale=color_scale(["interval", "cumulative"]),
     )
     base = alt.Chart(wa_long).encode(
         x=x_enc,

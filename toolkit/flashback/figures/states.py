@@ -8,7 +8,8 @@ import polars as pl
 
 from flashback.errors import AnalysisError
 from flashback.figures._util import clean, require
-from flashback.figures.bars import CONDITION_ORDER, _color, _value_title
+from flashback.figures._theme import first_seen
+from flashback.figures.bars import _color, _value_title
 
 
 def _published_marks(
@@ -37,6 +38,7 @@ def condition_bars(
     unit: str = "MB/s",
     published: pl.DataFrame | None = None,
     title: str | None = None,
+    order: list[str] | None = None,
     width: int = 480,
 ) -> alt.LayerChart:
     """Grouped bars: one group per drive (or test), one bar per state (fresh/used/after_trim).
@@ -45,6 +47,10 @@ def condition_bars(
         frame: long frame with ``group``, ``condition`` and ``value`` columns — e.g.
             ``fb.published(test="as_ssd_seq_write")`` or a replay's per-step summary.
         unit: unit of ``value`` shown in the axis title.
+        order: states in the order their bars (and legend) show them — a replay's procedure
+            order; states not named follow in the order they first appear in ``frame``.
+            Groups are shown in the order they first appear. Colours come from the one
+            table (:func:`flashback.figures.color_of`).
         published: optional ``fb.published(...)`` rows drawn as black ticks on the bars of
             the same state (matched by drive when the names agree, else by state alone).
 
@@ -53,16 +59,16 @@ def condition_bars(
     """
     require(frame, [group, condition, value], what="frame")
     df = clean(frame.select(group, condition, value).with_columns(pl.col(condition).alias("_c")))
-    states = df["_c"].unique().to_list()
-    y_off = alt.YOffset("_c:N", sort=[c for c in CONDITION_ORDER if c in states])
+    color, states = _color(df["_c"].to_list(), "State", order=order)
+    y_off = alt.YOffset("_c:N", sort=states)
     chart = (
         alt.Chart(df)
         .mark_bar()
         .encode(
-            y=alt.Y(f"{group}:N", title=None, sort=None),
+            y=alt.Y(f"{group}:N", title=None, sort=first_seen(df[group])),
             yOffset=y_off,
             x=alt.X(f"{value}:Q", title=_value_title(unit)),
-            color=_color(states, "State"),
+            color=color,
             tooltip=[group, condition, alt.Tooltip(f"{value}:Q", format=".1f")],
         )
         .properties(width=width)
@@ -81,7 +87,7 @@ def condition_bars(
                 alt.Chart(marks)
                 .mark_tick(color="black", thickness=3, orient="vertical")
                 .encode(
-                    y=alt.Y(f"{group}:N", sort=None),
+                    y=alt.Y(f"{group}:N", sort=first_seen(df[group])),
                     yOffset=y_off,
                     x="published:Q",
                     tooltip=[group, condition, alt.Tooltip("published:Q", format=".1f")],
@@ -145,7 +151,7 @@ def relative_to_fresh(
                 title="Performance relative to fresh (%)",
                 scale=alt.Scale(domain=[0, top]),
             ),
-            color=_color(df["_c"].unique().to_list(), "State"),
+            color=_color(df["_c"].to_list(), "State", order=list(order))[0],
             tooltip=[drive, condition, alt.Tooltip("pct_of_fresh:Q", format=".1f")],
         )
         .properties(width=width)

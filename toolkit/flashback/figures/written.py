@@ -5,12 +5,12 @@ from __future__ import annotations
 import altair as alt
 import polars as pl
 
-from flashback.figures._theme import CONDITION_COLORS
+from flashback.figures._theme import COLORS, color_scale, first_seen
 from flashback.figures._util import bin_mean, clean, require, spread_over, title_for, x_in_gb
 
 
-#: The review's own marks: a colour no data type uses (incompressible is red).
-PUBLISHED_COLOR = "#7b1fa2"
+#: The review's own marks: the table's colour of ``published``.
+PUBLISHED_COLOR = COLORS["published"]
 
 
 def _name_group(frame: pl.DataFrame, curves: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
@@ -46,8 +46,10 @@ def performance_vs_written(
             ``test`` / ``data`` columns when named and present (e.g. ``cdm_seq_write``,
             ``incompressible``). ``x`` in bytes when its name ends ``_bytes``, else in GB.
         x, y: column names. The y axis title carries the unit from the name (``MB/s``).
-        test: column that splits panels (rows); ignored when absent.
-        data: column coloured (compressible vs incompressible); ignored when absent.
+        test: column that splits panels (rows, in the order the tests first appear in
+            ``curves``: the order they ran); ignored when absent.
+        data: column coloured (compressible vs incompressible; colours from the one table,
+            :func:`flashback.figures.color_of`); ignored when absent.
         segments: ``Segments.to_frame()``-style frame: ``x_start``, ``x_end``, ``level``,
             ``level_lo``, ``level_hi`` in the units of ``x``; optional ``test``/``data``
             columns (or the ``group`` column of ``changepoints(by=...)``) place them in
@@ -113,32 +115,22 @@ def performance_vs_written(
     df = clean(pl.concat(parts, how="diagonal_relaxed"))
 
     x_enc = alt.X("x_gb:Q", title=title_for(x))
+    # tests and data types in the order they first appear in ``curves`` (the order they ran)
+    data_order = first_seen(curves[data_col]) if data_col else []
     color = (
-        alt.Color(
-            f"{data_col}:N",
-            title="Data",
-            scale=alt.Scale(
-                domain=sorted(df[data_col].drop_nulls().unique().to_list()),
-                range=[
-                    CONDITION_COLORS.get(v, "#444444")
-                    for v in sorted(df[data_col].drop_nulls().unique().to_list())
-                ],
-            ),
-        )
+        alt.Color(f"{data_col}:N", title="Data", scale=color_scale(data_order), sort=data_order)
         if data_col
-        else alt.value("#1f77b4")
+        else alt.value(COLORS["replayed"])
     )
     base = alt.Chart(df).properties(width=width, height=height)
     # Curves that coincide (compressible = incompressible where compression does not help)
-    # stay visible: every data type after the first is dashed, drawn over a solid line.
+    # stay visible: every data type after the first is dashed, drawn over a solid line. The
+    # dash shares the colour's legend (a strokeDash legend=None dropped the merged legend).
     dash = (
         alt.StrokeDash(
             f"{data_col}:N",
-            legend=None,
-            scale=alt.Scale(
-                domain=sorted(df[data_col].drop_nulls().unique().to_list()),
-                range=[[1, 0], [6, 4], [2, 2], [8, 2, 2, 2]],
-            ),
+            sort=data_order,
+            scale=alt.Scale(domain=data_order, range=[[1, 0], [6, 4], [2, 2], [8, 2, 2, 2]]),
         )
         if data_col
         else alt.value([1, 0])
@@ -212,7 +204,9 @@ def performance_vs_written(
         )
     chart = alt.layer(*layers)
     if test_col:
-        chart = chart.facet(row=alt.Row(f"{test_col}:N", title=None)).resolve_scale(y="independent")
+        chart = chart.facet(
+            row=alt.Row(f"{test_col}:N", title=None, sort=first_seen(curves[test_col]))
+        ).resolve_scale(y="independent")
     return chart
 
 

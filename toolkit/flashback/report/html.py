@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import html
+import json
 import os
 import re
 from pathlib import Path
@@ -34,6 +35,11 @@ class Section:
     tables: list[tuple[str, pl.DataFrame]] = dataclasses.field(default_factory=list)
     #: one line per replay shown: "<protocol>: PTS-conformant run" or its departures
     conformance: list[str] = dataclasses.field(default_factory=list)
+    #: the labels of the section's replays, one list per step in the order they ran (step
+    #: names and their parts, conditions, tests, variants;
+    #: :func:`flashback.report.reviews.common.procedure`), written as the section's
+    #: ``data-procedure``: its charts show them in this order
+    procedure: list[list[str]] = dataclasses.field(default_factory=list)
 
     @property
     def slug(self) -> str:
@@ -120,7 +126,8 @@ def write_report(
     body, embeds = [], []
     nav = " ".join(f"<a href='#{s.slug}'>{html.escape(s.title)}</a>" for s in sections)
     for s in sections:
-        body.append(f"<section id='{s.slug}'><h2>{html.escape(s.title)}</h2>")
+        proc = f" data-procedure='{html.escape(json.dumps(s.procedure))}'" if s.procedure else ""
+        body.append(f"<section id='{s.slug}'{proc}><h2>{html.escape(s.title)}</h2>")
         body.extend(f"<p class='conformance'>{html.escape(c)}</p>" for c in s.conformance)
         body.extend(f"<p>{html.escape(p)}</p>" for p in s.paragraphs)
         for name, chart in s.charts:
@@ -147,6 +154,7 @@ def write_report(
         body.append("</section>")
     script = "\n".join(
         f"vegaEmbed({script_json('#' + cid)}, {script_json(spec)}, {{renderer: 'svg', actions: false}})"
+        f".then(() => {{ document.getElementById({script_json(cid)}).dataset.drawn = '1'; }})"
         f".catch(e => console.error({script_json(f'chart {cid} failed: ')} + e));"
         for cid, spec in embeds
     )

@@ -6,7 +6,7 @@ import polars as pl
 
 from flashback import figures
 from flashback.report.html import Section
-from flashback.report.reviews.common import SEEDS, compare_part, replay, runs
+from flashback.report.reviews.common import SEEDS, compare_part, procedure, replay, runs
 
 NAME = "anand2009-new-vs-used"
 PRESET = "intel-x25m-80g"
@@ -25,6 +25,7 @@ def build(*, scale: str, progress: bool) -> tuple[Section, pl.DataFrame]:
             "and used drives: reads lose little once a drive has been written all over.",
             f"Replayed on the simulated {PRESET} shrunk by {scale}.",
         ],
+        procedure=procedure([rep]),
     )
     s.charts.append(("new vs used", figures.new_vs_used(frame)))
     return s, compare_part(s, rep.compare(seeds=SEEDS))

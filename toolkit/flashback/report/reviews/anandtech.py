@@ -7,7 +7,7 @@ import polars as pl
 import flashback as fb
 from flashback import figures
 from flashback.report.html import Section
-from flashback.report.reviews.common import SEEDS, compare_part, replay, runs
+from flashback.report.reviews.common import SEEDS, compare_part, procedure, replay, runs
 
 PRESET = "intel-530-240g"
 PRESET_335 = "intel-335-240g"
@@ -42,6 +42,7 @@ def build_consistency(*, scale: str, progress: bool) -> tuple[Section, pl.DataFr
             f"seconds and GB in the charts and tables are quoted at the review drive's scale "
             f"(replayed values divided by {scale}); IOPS and write amplification as measured.",
         ],
+        procedure=procedure([default, op25, ssd335], variants=("default", "+25% OP")),
     )
     s.charts.append(
         (
@@ -85,6 +86,7 @@ def build_trim(*, scale: str, progress: bool) -> tuple[Section, pl.DataFrame]:
             "the review used it to check whether TRIM restores a tortured drive.",
             f"Replayed on the simulated {PRESET} shrunk by {scale}.",
         ],
+        procedure=procedure([rep]),
     )
     s.charts.append(
         ("clean, torture, trim", figures.condition_bars(frame, title="sequential write"))

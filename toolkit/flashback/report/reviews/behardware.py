@@ -6,7 +6,7 @@ import polars as pl
 
 from flashback import figures
 from flashback.report.html import Section
-from flashback.report.reviews.common import SEEDS, compare_part, replay, runs
+from flashback.report.reviews.common import SEEDS, compare_part, procedure, replay, runs
 
 NAME = "behardware-used-trim"
 PRESET = "crucial-m4-128g"
@@ -19,7 +19,7 @@ def build(*, scale: str, progress: bool) -> tuple[Section, pl.DataFrame]:
     # the group its label names (bars keyed by step name sat off-centre, beside the
     # neighbouring label)
     bars = st.select(
-        (pl.col("pattern").cast(pl.String) + " write").alias("test"),
+        pl.col("pattern").cast(pl.String).alias("test"),
         "condition",
         pl.col("write_mbps").alias("value"),
     )
@@ -32,18 +32,27 @@ def build(*, scale: str, progress: bool) -> tuple[Section, pl.DataFrame]:
             "and the table, are quoted at the review drive's scale (replayed values divided by "
             f"{scale}); speeds are as measured.",
         ],
+        procedure=procedure([rep]),
     )
-    s.charts.append(("states", figures.condition_bars(bars, group="test", title="MB/s per run")))
+    s.charts.append(
+        ("states", figures.condition_bars(bars, group="test", title="write MB/s per run"))
+    )
     per_second = rep.intervals.filter(pl.col("step").str.contains("random"))
     if per_second.height:
-        per_second = per_second.with_columns(
-            (pl.col("t_s") / rep.scale).alias("t_s"), pl.col("step").alias("run")
-        )
+        # coloured by drive state as the bars above, one panel per run in the order it ran
+        per_second = per_second.join(
+            rep.steps.select("step", "condition"), on="step", how="left", maintain_order="left"
+        ).with_columns((pl.col("t_s") / rep.scale).alias("t_s"), pl.col("step").alias("run"))
         s.charts.append(
             (
                 "random write per second",
                 figures.step_series(
-                    per_second, y="write_mbps", facet="run", width=260, height=160
+                    per_second,
+                    y="write_mbps",
+                    facet="run",
+                    color="condition",
+                    width=260,
+                    height=160,
                 ).properties(title="random writes, one panel per run (s at review scale)"),
             )
         )

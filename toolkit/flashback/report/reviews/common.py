@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import polars as pl
@@ -62,6 +63,46 @@ def compare_part(
         pass
     section.tables.append((name, table))
     return table
+
+
+_COUNTER = re.compile(r"\d{2,}")
+
+
+def procedure(replays: list[fb.Replay], *, variants: tuple[str, ...] = ()) -> list[list[str]]:
+    """What a section's charts may show, in the order the replays ran it: one list of labels
+    per step — its name, the parts of its name, its ``condition``, ``test`` and ``pattern``
+    — after one list per variant (one replay each, e.g. ``incompressible`` then
+    ``compressible``). Step names (and parts) with a loop or round counter (two or more
+    digits, e.g. ``cdm_loop_0003``) are left out — charts draw loops and rounds as points, not
+    categories — and so are steps that add no label not seen before."""
+    out = [[v] for v in variants]
+    seen = set(variants)
+    for rep in replays:
+        st = rep.steps
+        if st.is_empty():
+            continue
+        cols = [c for c in ("condition", "test", "pattern") if c in st.columns]
+        for row in st.select("step", *cols).iter_rows():
+            names = [v for v in (row[0], *row[0].split("/")) if not _COUNTER.search(v)]
+            labels = list(dict.fromkeys(v for v in (*names, *row[1:]) if isinstance(v, str) and v))
+            if not seen.issuperset(labels):
+                out.append(labels)
+                seen.update(labels)
+    return out
+
+
+def in_order(frame: pl.DataFrame, col: str, order: list[list[str]]) -> pl.DataFrame:
+    """``frame`` stably sorted by the first step of ``order`` (:func:`procedure`) naming
+    ``col``'s value (values it does not name last): figures show categories in the order
+    they first appear."""
+    rank: dict[str, int] = {}
+    for i, labels in enumerate(order):
+        for v in labels:
+            rank.setdefault(v, i)
+    key = (
+        pl.col(col).cast(pl.String).replace_strict(rank, default=len(order), return_dtype=pl.Int64)
+    )
+    return frame.sort(key, maintain_order=True)
 
 
 def runs(rep: fb.Replay) -> pl.DataFrame:

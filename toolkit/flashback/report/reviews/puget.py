@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import altair as alt
 import polars as pl
 
 import flashback as fb
@@ -10,7 +11,7 @@ from flashback.report.html import Section
 from flashback.report.html import _fmt as fmt_cell
 from flashback.replay.procedures.common import level_changes
 from flashback.replay.procedures.puget_checks import loops_frame
-from flashback.report.reviews.common import SEEDS, compare_part, replay
+from flashback.report.reviews.common import SEEDS, compare_part, in_order, procedure, replay
 
 NAME = "puget-cdm-loop"
 PRESET = "intel-520-120g"
@@ -103,19 +104,57 @@ def published_marks(tests: list[str]) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=schema)
 
 
-def build(*, scale: str, progress: bool) -> tuple[Section, pl.DataFrame]:
-    rnd = replay(NAME, preset=PRESET, scale=scale, progress=progress, data="random")
-    zer = replay(NAME, preset=PRESET, scale=scale, progress=progress, data="zeros")
-    curves = pl.concat([_loops(rnd, "incompressible"), _loops(zer, "compressible")])
+def figure_inputs(rnd: fb.Replay, zer: fb.Replay) -> dict[str, pl.DataFrame]:
+    """The main figure's frames from the incompressible (``rnd``) and compressible (``zer``)
+    replays: ``curves`` (one row per loop and write test, tests in the order the loop runs
+    them — CrystalDiskMark's seq, 512K, 4K, 4K QD32), the incompressible curves' fitted
+    ``segments`` and ``breakpoints``, and the review's ``published`` marks."""
+    order = procedure([rnd, zer], variants=("incompressible", "compressible"))
+    curves = in_order(
+        pl.concat([_loops(rnd, "incompressible"), _loops(zer, "compressible")]), "test", order
+    )
     inc = curves.filter(pl.col("data") == "incompressible")
-    segs, bps, found = [], [], []
+    segs, bps = [], []
     for (test,), part in inc.group_by("test", maintain_order=True):
         seg, bp = _segments(part, test)
         segs.append(seg)
         bps.append(bp)
+    return {
+        "curves": curves,
+        "segments": pl.concat(segs),
+        "breakpoints": pl.concat(bps),
+        "published": published_marks(curves["test"].unique(maintain_order=True).to_list()),
+    }
+
+
+def main_figure(inputs: dict[str, pl.DataFrame]) -> alt.FacetChart:
+    """Write speed against GB written per test (:func:`figure_inputs`' frames): the replayed
+    curves, their change points and the review's knees and levels — the report's first
+    Puget chart and the README's picture."""
+    return figures.performance_vs_written(
+        inputs["curves"],
+        x="gb_written_full",
+        y="write_mbps",
+        test="test",
+        data="data",
+        segments=inputs["segments"],
+        breakpoints=inputs["breakpoints"],
+        published=inputs["published"],
+    )
+
+
+def build(*, scale: str, progress: bool) -> tuple[Section, pl.DataFrame]:
+    rnd = replay(NAME, preset=PRESET, scale=scale, progress=progress, data="random")
+    zer = replay(NAME, preset=PRESET, scale=scale, progress=progress, data="zeros")
+    inputs = figure_inputs(rnd, zer)
+    curves, segments, breakpoints = inputs["curves"], inputs["segments"], inputs["breakpoints"]
+    found = []
+    for test in curves.filter(pl.col("data") == "incompressible")["test"].unique(
+        maintain_order=True
+    ):
+        bp = breakpoints.filter(pl.col("test") == test)
         where = ", ".join(f"{fmt_cell(v)} GB" for v in bp["x"]) or "none"  # as in the tables
         found.append(f"{test}: {where}")
-    segments, breakpoints = pl.concat(segs), pl.concat(bps)
     s = Section(
         "Puget Systems — Intel 520 under a CrystalDiskMark loop",
         [
@@ -131,22 +170,9 @@ def build(*, scale: str, progress: bool) -> tuple[Section, pl.DataFrame]:
             "after about 380 GB at about 160 MB/s: its knees and levels are drawn as purple "
             "dotted rules beside the replayed curves and fitted change points.",
         ],
+        procedure=procedure([rnd, zer], variants=("incompressible", "compressible")),
     )
-    s.charts.append(
-        (
-            "performance vs written",
-            figures.performance_vs_written(
-                curves,
-                x="gb_written_full",
-                y="write_mbps",
-                test="test",
-                data="data",
-                segments=segments,
-                breakpoints=breakpoints,
-                published=published_marks(curves["test"].unique().to_list()),
-            ),
-        )
-    )
+    s.charts.append(("performance vs written", main_figure(inputs)))
     summary = curves.group_by("test", "data", maintain_order=True).agg(
         pl.col("write_mbps").max().alias("max_mbps"), pl.col("write_mbps").mean().alias("avg_mbps")
     )

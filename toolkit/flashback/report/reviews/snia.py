@@ -6,7 +6,7 @@ import polars as pl
 
 from flashback import figures
 from flashback.report.html import Section
-from flashback.report.reviews.common import SEEDS, compare_part, replay, runs
+from flashback.report.reviews.common import SEEDS, compare_part, procedure, replay, runs
 
 NAME = "snia-pts"
 PRESET = "generic"
@@ -27,6 +27,7 @@ def build(*, scale: str, progress: bool) -> tuple[Section, pl.DataFrame]:
             f"Run on the simulated {PRESET} shrunk by {scale}; GB written are quoted at the "
             f"full drive's scale (replayed bytes divided by {scale}).",
         ],
+        procedure=procedure([rep]),
     )
     if rounds.height >= 5:
         s.charts.append(

@@ -6,7 +6,7 @@ import polars as pl
 
 from flashback import figures
 from flashback.report.html import Section
-from flashback.report.reviews.common import SEEDS, compare_part, replay, runs
+from flashback.report.reviews.common import SEEDS, compare_part, procedure, replay, runs
 
 NAME = "xbit-pts-degradation"
 PRESET = "intel-335-240g"
@@ -25,6 +25,14 @@ def build(*, scale: str, progress: bool) -> tuple[Section, pl.DataFrame]:
             "after 30 minutes idle and after TRIM, and quoted each as a share of the fresh speed.",
             f"Replayed on the simulated {PRESET} shrunk by {scale}.",
         ],
+        procedure=procedure([rep]),
     )
-    s.charts.append(("relative to fresh", figures.relative_to_fresh(frame)))
+    s.charts.append(
+        (
+            "relative to fresh",
+            figures.relative_to_fresh(
+                frame, order=tuple(frame["condition"].unique(maintain_order=True))
+            ),
+        )
+    )
     return s, compare_part(s, rep.compare(sensitivity=True, seeds=SEEDS))
