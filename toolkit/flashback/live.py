@@ -143,7 +143,7 @@ class LiveChart:
             return
         from IPython.display import display
 
-        from flashback.notebook import render
+        from flashback._render import render
 
         # while live: Vega only (cheap); at the end also the PNG a saved notebook shows
         bundle, md = render(chart.to_dict(), static_scale=1.0 if final else 0)

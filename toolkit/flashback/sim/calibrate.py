@@ -24,8 +24,10 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-import flashback as fb
 from flashback.errors import ParameterError
+from flashback.replay.api import replay
+from flashback.targets import Target
+from flashback.workload import Workload
 
 
 @dataclass(frozen=True)
@@ -154,7 +156,7 @@ def _metric(df, metric: str) -> float:
 def _replay_rows(spec: str, scale: str, o: ReplayObservation) -> pl.DataFrame:
     from flashback.replay.scaling import parse_scale
 
-    return fb.replay(o.protocol, target=spec, scale=parse_scale(scale), **dict(o.params)).compare()
+    return replay(o.protocol, target=spec, scale=parse_scale(scale), **dict(o.params)).compare()
 
 
 def _row(frame: pl.DataFrame, o: ReplayObservation, column: str) -> float:
@@ -211,15 +213,15 @@ def _simulate(
             published.append(o.value if o.value is not None else _row(replays[key], o, "published"))
             continue
         published.append(o.value)
-        t = fb.Target(spec)
+        t = Target(spec)
         for p in o.prep:
             if p == "trim":
                 t.discard(offset=0)
             elif isinstance(p, str) and p.startswith("idle:"):
                 t.idle(float(p[5:]))
             else:
-                t.run(fb.Workload(**p))
-        cap = t.run(fb.Workload(**o.workload))
+                t.run(Workload(**p))
+        cap = t.run(Workload(**o.workload))
         out.append(_metric(cap.intervals, o.metric))
     return out, published
 
@@ -378,16 +380,16 @@ def dirty_ratio(preset: str, *, dirty_rate: float, scale: str = "1/128") -> floa
     from flashback.replay.procedures.common import mbps
     from flashback.targets import sim_spec
 
-    t = fb.Target(
+    t = Target(
         sim_spec(preset, {"scale": scale, "dirty_rate": f"{dirty_rate:.6g}", "trim_efficacy": 1})
     )
     mib = 1 << 20
     size = t.size_bytes // 16 // mib * mib
-    asssd = fb.Workload(rw="write", bs="1m", size=size, data="random")
+    asssd = Workload(rw="write", bs="1m", size=size, data="random")
     clean = t.run(asssd).intervals
-    t.run(fb.Workload(rw="write", bs="128k", iodepth=4, data="random"))
+    t.run(Workload(rw="write", bs="128k", iodepth=4, data="random"))
     t.run(
-        fb.Workload(
+        Workload(
             rw="randwrite",
             bs="4k",
             iodepth=32,
