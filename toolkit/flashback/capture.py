@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import polars as pl
 
@@ -112,7 +112,7 @@ class Capture:
         self,
         root: str | os.PathLike[str],
         *,
-        partition_by: tuple[str, ...] = ("model", "serial", "test"),
+        partition_by: Sequence[str] = ("model", "serial", "test"),
     ) -> Path:
         """Writes the capture into a hive-partitioned Parquet dataset under ``root``
         (``model=.../serial=.../test=.../<capture_id>.parquet``) and returns the file's path;

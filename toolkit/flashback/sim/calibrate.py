@@ -109,7 +109,7 @@ class Calibration:
 
     preset: str
     values: dict[str, float]
-    observations: list[Observation]
+    observations: list[Observation | ReplayObservation]
     simulated: list[float]
     residuals: list[float]
     evaluations: int
@@ -127,7 +127,7 @@ class Calibration:
             f"calibration of {self.preset} (scale {self.scale}, {self.evaluations} evaluations)"
         ]
         lines += [f"  {k} = {v:.4g}" for k, v in self.values.items()]
-        pub = self.published or [o.value for o in self.observations]
+        pub: list[float | None] = [*self.published] or [o.value for o in self.observations]
         for o, v, s, r in zip(self.observations, pub, self.simulated, self.residuals):
             lines.append(f"  {o.name}: published {v:.4g}, simulated {s:.4g}, residual {r:+.1%}")
         return "\n".join(lines)
@@ -265,6 +265,7 @@ def calibrate(
     )
     values = {p.key: float(lo[i] + fit.x[i] * span[i]) for i, p in enumerate(params)}
     sim = evaluate(preset, observations, values, scale=scale)
+    assert published is not None  # resid ran: least_squares evaluates at least once
     pub = [float(v) for v in published]
     return Calibration(
         preset=preset,
@@ -400,7 +401,9 @@ def dirty_ratio(preset: str, *, dirty_rate: float, scale: str = "1/128") -> floa
     t.discard(offset=0)
     t.idle(60.0)  # the torture's queued NAND work drains (it would weigh on a scaled-down pass)
     after = t.run(asssd).intervals
-    return mbps(after) / mbps(clean)
+    after_mbps, clean_mbps = mbps(after), mbps(clean)
+    assert after_mbps is not None and clean_mbps is not None  # both passes wrote
+    return after_mbps / clean_mbps
 
 
 def fit_dirty_rate(
