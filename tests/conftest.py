@@ -19,7 +19,7 @@ import flashback
 IS_ROOT = os.geteuid() == 0
 
 #: pytest-timeout's limit for tests marked slow (10k fuzz cases, long studies); the others
-#: have pyproject's ``timeout`` (300 s)
+#: have pyproject's ``timeout`` (1200 s)
 SLOW_TIMEOUT_S = 3600
 
 
