@@ -18,6 +18,16 @@ import flashback
 
 IS_ROOT = os.geteuid() == 0
 
+#: pytest-timeout's limit for tests marked slow (10k fuzz cases, long studies); the others
+#: have pyproject's ``timeout`` (1200 s)
+SLOW_TIMEOUT_S = 3600
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker("slow") and not item.get_closest_marker("timeout"):
+            item.add_marker(pytest.mark.timeout(SLOW_TIMEOUT_S))
+
 
 def _have(cmd: str) -> bool:
     return shutil.which(cmd) is not None

@@ -45,6 +45,8 @@ BAD = {
     ),
     "one_point": (_ok(1), {}, "at least"),
     "wrong_column": (_ok(), {"y": "write_mbs"}, "not a column"),
+    # a list of keys is for a dataset (LazyFrame); on a frame it was an AttributeError
+    "by_list_on_a_frame": (_ok(), {"by": ["t_s"]}, "LazyFrame"),
 }
 
 

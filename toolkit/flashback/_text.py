@@ -1,5 +1,6 @@
 """Text that reaches a terminal: control characters escaped, one rule for every message,
-table cell and progress label flashback prints.
+table cell and progress label flashback prints; and :func:`fmt_value`, how a table cell shows
+a number (the CLI's tables and the HTML report's alike).
 
 A file name, step name or preset may hold ESC, BEL, a carriage return or a bidirectional
 override; printed raw, they move the cursor, recolour or rewrite the terminal. Each such
@@ -9,7 +10,9 @@ spells it; every other character, accented and non-Latin letters included, is ke
 
 from __future__ import annotations
 
+import math
 import unicodedata
+from typing import Any
 
 #: Unicode categories shown escaped: controls, format characters (bidi overrides,
 #: zero-width joiners), surrogates, private use, unassigned, line and paragraph separators
@@ -31,6 +34,27 @@ def printable(text: object, *, keep_newlines: bool = False) -> str:
         else:
             out.append(ch)
     return "".join(out)
+
+
+def fmt_value(v: Any) -> str:
+    """A cell: ``—`` for missing, floats to 3-4 significant figures, thousands separated,
+    control characters escaped."""
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "—"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float):
+        a = abs(v)
+        if a == 0:
+            return "0"
+        if a >= 1000:
+            return f"{v:,.0f}"
+        if a >= 10:
+            return f"{v:.1f}"
+        return f"{v:.3g}"
+    if isinstance(v, int):
+        return f"{v:,}" if abs(v) >= 10000 else str(v)
+    return printable(v)
 
 
 class PrintableStream:

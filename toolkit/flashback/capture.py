@@ -16,19 +16,17 @@ from what fio measured.
 from __future__ import annotations
 
 import dataclasses
-import json
-import math
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import polars as pl
 
 from flashback import _native
 from flashback._io import atomic_output, check_output
+from flashback._meta import META_KEY, meta_to_json
 from flashback.errors import CaptureFileError
 
-META_KEY = "flashback.meta"
 #: file suffixes a capture can be saved as; all but ``.parquet`` are Arrow IPC streams
 SAVE_SUFFIXES = (".arrow", ".arrows", ".ipc", ".parquet")
 
@@ -114,7 +112,7 @@ class Capture:
         self,
         root: str | os.PathLike[str],
         *,
-        partition_by: tuple[str, ...] = ("model", "serial", "test"),
+        partition_by: Sequence[str] = ("model", "serial", "test"),
     ) -> Path:
         """Writes the capture into a hive-partitioned Parquet dataset under ``root``
         (``model=.../serial=.../test=.../<capture_id>.parquet``) and returns the file's path;
@@ -147,24 +145,6 @@ class Capture:
             f"Capture({len(self.intervals)} intervals, status={self.status!r}, "
             f"rw={w.get('rw')!r}, target={(self.meta.get('target') or {}).get('spec')!r})"
         )
-
-
-def _json_safe(v: Any) -> Any:
-    """``v`` with every non-finite float (NaN, ±inf) as None: strict JSON, which the
-    metadata check of every reader requires."""
-    if isinstance(v, float) and not math.isfinite(v):
-        return None
-    if isinstance(v, dict):
-        return {k: _json_safe(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple)):
-        return [_json_safe(x) for x in v]
-    return v
-
-
-def meta_to_json(meta: dict[str, Any]) -> str:
-    """A capture's metadata as strict JSON (non-finite floats as null), as every file
-    flashback writes stores it and every reader checks it."""
-    return json.dumps(_json_safe(meta), allow_nan=False)
 
 
 def summarize(intervals: pl.DataFrame) -> pl.DataFrame:

@@ -7,6 +7,8 @@ built-in exception a caller would naturally catch (``ValueError``, ``OSError``,
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class FlashbackError(Exception):
     """Base class of every flashback error."""
@@ -82,7 +84,8 @@ class RunInterrupted(KeyboardInterrupt):
     :class:`FlashbackError`, since nothing went wrong.
     """
 
-    def __init__(self, capture: object, message: str = "run interrupted (Ctrl-C)") -> None:
+    # Any, not Capture/Replay: this module is below the ones defining them (tests/test_layers.py)
+    def __init__(self, capture: Any, message: str = "run interrupted (Ctrl-C)") -> None:
         super().__init__(message)
         self.capture = capture
 
@@ -94,11 +97,11 @@ class ReplayInterrupted(RunInterrupted):
     top to bottom) stops as Ctrl-C should, rather than going on with a partial result.
     """
 
-    def __init__(self, replay: object, message: str = "replay interrupted (Ctrl-C)") -> None:
+    def __init__(self, replay: Any, message: str = "replay interrupted (Ctrl-C)") -> None:
         super().__init__(replay, message)
 
     @property
-    def replay(self) -> object:
+    def replay(self) -> Any:
         """The :class:`~flashback.Replay` of the steps done before Ctrl-C."""
         return self.capture
 

@@ -151,7 +151,7 @@ class LiveChart:
         if self._display is not None:
             self._display(self.chart(suffix=suffix))
             return
-        from flashback.notebook import VEGA_MIME, render
+        from flashback._render import VEGA_MIME, render
 
         if final:  # the chart a saved notebook keeps: Vega and its PNG
             bundle, md = render(self.chart(suffix=suffix).to_dict(), static_scale=1.0)
@@ -183,7 +183,7 @@ class LiveChart:
 def render_live(vega: dict, *, title: str = "") -> tuple[dict, dict]:
     """The MIME bundle of a compiled Vega spec (no PNG), as :func:`flashback.notebook.render`
     makes it while a chart is live."""
-    from flashback.notebook import VEGA_MIME
+    from flashback._render import VEGA_MIME
 
     text = f"<chart: {title or 'live'}>"
     return {VEGA_MIME: vega, "text/plain": text}, {

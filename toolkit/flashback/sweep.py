@@ -15,7 +15,7 @@ import os
 import time
 from concurrent.futures import BrokenExecutor, Executor, Future, as_completed
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence, cast
 
 import polars as pl
 
@@ -86,7 +86,8 @@ class Job:
             return run(self.target, self.workload)
         from flashback.replay import replay
 
-        rep = replay(self.replay, target=self.target, **self.params)
+        # a Job holds a workload or a protocol's name (checked when it is made)
+        rep = replay(cast(str, self.replay), target=self.target, **self.params)
         cap = rep.capture()
         # A replay's metadata has no host or version of its own: its run steps carry them.
         for step in rep.step_records:
@@ -368,10 +369,13 @@ def sweep(
         out_dir = os.fspath(Path(out).absolute())
     own = executor is None
     workers = min(max_workers or os.cpu_count() or 1, len(jobs))
-    if own:
-        executor = _local_pool(workers)
+    pool: Executor | Any  # Any: a dask client's executor is not typed as one
+    if executor is None:
+        pool = _local_pool(workers)
     elif hasattr(executor, "get_executor"):
-        executor = executor.get_executor()
+        pool = executor.get_executor()
+    else:
+        pool = executor
     report = _reporter(progress, len(jobs))
     results: list[Any] = [None] * len(jobs)
     failed: dict[int, FlashbackError] = {}
@@ -400,7 +404,7 @@ def sweep(
 
     futures: dict[Future, int] = {}
     try:
-        futures = {executor.submit(run_job, job, out_dir): i for i, job in enumerate(jobs)}
+        futures = {pool.submit(run_job, job, out_dir): i for i, job in enumerate(jobs)}
         for fut in as_completed(futures):
             i = futures[fut]
             try:
@@ -417,7 +421,7 @@ def sweep(
         raise
     finally:
         if own:
-            executor.shutdown(wait=True, cancel_futures=True)
+            pool.shutdown(wait=True, cancel_futures=True)
     if broken:
         for i, outcome in sorted(_run_isolated(jobs, sorted(broken), out_dir, workers).items()):
             finish(i, outcome)

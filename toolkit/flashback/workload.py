@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, Literal, cast
 
 from flashback import _native
 from flashback.errors import ParameterError
+
+
+#: fio's I/O patterns flashback runs (native/src/workload/mod.rs reads them)
+Rw = Literal["read", "write", "randread", "randwrite", "randrw", "trim", "randtrim"]
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -26,7 +30,7 @@ class Workload:
         ParameterError: a field is malformed or out of range (the message names it).
     """
 
-    rw: str = "write"
+    rw: Rw = "write"
     bs: int | str | None = None
     iodepth: int | None = None
     jobs: int | None = None
@@ -96,7 +100,8 @@ class Workload:
         from flashback.fio.jobfile import read_job_file
 
         fields, _filename = read_job_file(path, job=job, notes=True)
-        return cls(**fields)
+        # option -> its text: every field takes the text the native core parses
+        return cls(**cast(dict[str, Any], fields))
 
     def replace(self, **changes: Any) -> "Workload":
         """A copy with some fields changed (validated again).

@@ -17,7 +17,7 @@ def pelt_l2(signal: list[float], pen: float, min_size: int) -> list[int]:
         return sum((v - m) ** 2 for v in seg)
 
     f = {0: 0.0}
-    prev = {0: None}
+    prev: dict[int, int | None] = {0: None}
     admissible: list[int] = []
     for s in list(range(min_size, n)) + [n]:
         t_new = s - min_size
@@ -30,10 +30,11 @@ def pelt_l2(signal: list[float], pen: float, min_size: int) -> list[int]:
                 best, best_t = v, t
         f[s], prev[s] = best, best_t
         admissible = [t for v, t in vals if v <= best + pen]
-    out, s = [], n
-    while s:
-        out.append(s)
-        s = prev[s]
+    out: list[int] = []
+    end: int | None = n
+    while end:
+        out.append(end)
+        end = prev[end]
     return out[::-1]
 
 
@@ -69,7 +70,7 @@ def pelt_linear(x: list[float], y: list[float], pen: float, min_size: int) -> li
         return max(syy - (sxy * sxy / sxx if sxx > 1e-12 * k else 0.0), 0.0)
 
     f = {0: 0.0}
-    prev = {0: 0}
+    prev: dict[int, int | None] = {0: 0}
     for s in list(range(m, n)) + [n]:
         best, best_t = float("inf"), None
         for t in [0] + list(range(m, n)):
@@ -79,8 +80,9 @@ def pelt_linear(x: list[float], y: list[float], pen: float, min_size: int) -> li
             if v < best:
                 best, best_t = v, t
         f[s], prev[s] = best, best_t
-    out, s = [], n
-    while s:
-        out.append(s)
-        s = prev[s]
+    out: list[int] = []
+    end: int | None = n
+    while end:
+        out.append(end)
+        end = prev[end]
     return out[::-1]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, Unpack, get_args, overload
 
 import numpy as np
 import polars as pl
@@ -15,6 +15,9 @@ from flashback.analysis.crops import crops
 from flashback.analysis.pelt import default_jump, l2_cost, search
 from flashback.analysis.segments import Segments
 from flashback.errors import AnalysisError
+
+if TYPE_CHECKING:
+    from flashback.dataset.grouped import Grouped
 
 #: LR threshold for a ~95 % change-location interval (Hansen 2000: −2 ln(1 − √0.95))
 LOCATION_LR_95 = 7.35
@@ -36,7 +39,36 @@ LINEAR_PENALTY_FACTOR = 4.0
 #: a drive throttles)
 CAPTURE_SUFFIXES = ("_mbps", "_iops", "_us")
 
-MODELS = ("auto", "step", "linear")
+#: the options passed as strings; each tuple below lists its alias's values
+Model = Literal["auto", "step", "linear"]
+MODELS: tuple[Model, ...] = get_args(Model)
+#: flashback's own costs (``auto``, ``l2``, ``huber``, ``normal``) and ruptures' models
+Cost = Literal[
+    "auto", "l2", "huber", "normal", "l1", "rbf", "cosine", "linear", "clinear", "rank",
+    "mahalanobis", "ar",
+]  # fmt: skip
+#: the search by name (:data:`flashback.analysis.pelt._RUPTURES`); a ruptures estimator
+#: instance is also accepted
+Method = Literal["pelt", "binseg", "bottomup", "window", "kernelcpd"]
+Transform = Literal["auto", "log", "none"]
+
+
+class ChangepointOptions(TypedDict, total=False):
+    """The keywords of :func:`changepoints` other than ``by`` (for its overloads)."""
+
+    x: str
+    y: str
+    transform: Transform | None
+    penalty: str | float
+    min_size: int | None
+    method: Method | object
+    cost: Cost
+    capacity_bytes: float | None
+    confidence: float
+    min_change_pct: float | str | None
+    model: Model
+    level: float | None
+
 
 #: above this many rows the piecewise-linear search runs on this many bins (equal numbers of
 #: rows) and each break found is then moved to the row that minimises the two-line cost
@@ -384,9 +416,9 @@ def _one(
                 "x_end": float(xs[e - 1]),
                 "t_start_s": float(t0[s]) if t0 is not None else nan,
                 "t_end_s": float(t[e - 1]) if t is not None else nan,
-                "gb_start": float(hb0[s]) / 1e9 if hb is not None else nan,
+                "gb_start": float(hb0[s]) / 1e9 if hb0 is not None else nan,
                 "gb_end": float(hb[e - 1]) / 1e9 if hb is not None else nan,
-                "fills_start": float(hb0[s]) / capacity if hb is not None and capacity else nan,
+                "fills_start": float(hb0[s]) / capacity if hb0 is not None and capacity else nan,
                 "fills_end": float(hb[e - 1]) / capacity if hb is not None and capacity else nan,
                 "level": lv,
                 "level_lo": lo,
@@ -448,23 +480,32 @@ def explicit_penalty(penalty: object) -> float:
     return pen
 
 
+# a dataset (LazyFrame) split by ``by`` gives one result per group; anything else one Segments
+@overload
+def changepoints(
+    data: pl.LazyFrame, *, by: str | list[str] | pl.Expr, **options: Unpack[ChangepointOptions]
+) -> Grouped: ...
+@overload
+def changepoints(
+    data: Any, *, by: str | pl.Expr | None = None, **options: Unpack[ChangepointOptions]
+) -> Segments: ...
 def changepoints(
     data: Any,
     *,
     x: str = "host_written_bytes",
     y: str = "write_mbps",
-    transform: str | None = "auto",
+    transform: Transform | None = "auto",
     penalty: str | float = "auto",
     min_size: int | None = None,
-    method: Any = "pelt",
-    cost: str = "auto",
-    by: str | pl.Expr | None = None,
+    method: Method | Any = "pelt",
+    cost: Cost = "auto",
+    by: str | list[str] | pl.Expr | None = None,
     capacity_bytes: float | None = None,
     confidence: float = 0.95,
     min_change_pct: float | str | None = "auto",
-    model: str = "auto",
+    model: Model = "auto",
     level: float | None = None,
-) -> Segments:
+) -> Segments | Grouped:
     """Finds where the level of ``y`` changes along ``x``.
 
     Args:
@@ -541,7 +582,7 @@ def changepoints(
         )  # fmt: skip
     df, meta = frames.as_frame(data)
     capacity = frames.capacity_bytes(meta, capacity_bytes)
-    kw = dict(
+    kw: dict[str, Any] = dict(
         x=x,
         y=y,
         transform=transform,
@@ -577,6 +618,11 @@ def changepoints(
             long_run_sigma=math.sqrt(info["lrv"]),
             min_change_pct=info["min_change_pct"],
             model=info["model"],
+        )
+    if isinstance(by, list):  # per_group (above) takes lists; a frame here has one key
+        raise AnalysisError(
+            "by= as a list of columns splits a dataset (a pl.LazyFrame from "
+            "flashback.scan_captures); for a frame or capture pass one column or an expression"
         )
     expr = pl.col(by) if isinstance(by, str) else by
     if isinstance(by, str) and by not in df.columns:

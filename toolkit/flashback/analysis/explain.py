@@ -132,7 +132,8 @@ def explain(
         i = int(min(np.searchsorted(x, bp, side="left"), n - 1))
         a = max(int(np.searchsorted(x, lo, side="left")) - PAD_ROWS, 0)
         b = min(int(np.searchsorted(x, hi, side="right")) + PAD_ROWS, n - 1)
-        causes, ev = [], []
+        causes: list[str] = []
+        ev: list[str] = []
         hb = float(host[i]) if host is not None else None
         _throttle(df, a, b, causes, ev)
         _temperature(df, a, b, tlim, causes, ev)
@@ -214,9 +215,12 @@ def _throttle(df: pl.DataFrame, a: int, b: int, causes: list, ev: list) -> None:
     if "drive_throttle" not in df.columns:
         return
     v = df["drive_throttle"][max(a - 1, 0) : b + 1].drop_nulls()
-    if v.len() and v.max() > 0 and (v[0] != v.max() or a == 0):
+    if not v.len():
+        return
+    top = float(v.max())  # type: ignore[arg-type]  # a numeric column, not empty
+    if top > 0 and (v[0] != top or a == 0):
         causes.append("throttle")
-        ev.append(f"the drive reports thermal throttling (level {int(v.max())})")
+        ev.append(f"the drive reports thermal throttling (level {int(top)})")
 
 
 def _temperature(
@@ -225,9 +229,12 @@ def _temperature(
     if "drive_temp_c" not in df.columns or tlim is None:
         return
     v = df["drive_temp_c"][a : b + 1].drop_nulls()
-    if v.len() and v.max() >= tlim - TEMP_MARGIN_C:
+    if not v.len():
+        return
+    top = float(v.max())  # type: ignore[arg-type]  # a numeric column, not empty
+    if top >= tlim - TEMP_MARGIN_C:
         causes.append("temperature")
-        ev.append(f"drive at {v.max():.0f} °C, its warning threshold is {tlim:.0f} °C")
+        ev.append(f"drive at {top:.0f} °C, its warning threshold is {tlim:.0f} °C")
 
 
 def _idle(df: pl.DataFrame, a: int, b: int, causes: list, ev: list) -> None:

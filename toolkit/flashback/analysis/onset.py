@@ -147,8 +147,8 @@ def steady_state_onset(
     m = max(3, k // 50)
     try:
         ends = list(_native.pelt_linear_search(xbin, ybin, pen, m))
-    except (ParameterError, OverflowError) as e:
-        raise AnalysisError(str(e)) from None
+    except (ParameterError, OverflowError) as err:
+        raise AnalysisError(str(err)) from None
     starts = [0] + ends[:-1]
     back = (lambda v: float(np.exp(v))) if transform == "log" else float
     seg_rows = []

@@ -146,8 +146,9 @@ def segmented_fit(
     bt = np.asarray(boots)
     q = [(1 - confidence) / 2 * 100, (1 + confidence) / 2 * 100]
     ci = {
-        name: tuple(float(v) for v in np.percentile(bt[:, i], q))
+        name: (float(lo_hi[0]), float(lo_hi[1]))
         for i, name in enumerate(("x1", "x2", "level_before", "level_after"))
+        for lo_hi in [np.percentile(bt[:, i], q)]
     }
     return SegmentedFit(
         x=x,

@@ -24,7 +24,7 @@ Rules (``rule=``):
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, Unpack, get_args, overload
 
 import numpy as np
 import polars as pl
@@ -33,7 +33,11 @@ from flashback.analysis import frames
 from flashback.analysis.rounds import to_rounds
 from flashback.errors import AnalysisError
 
-RULES = ("snia", "tkperf", "band", "ssspt", "fio_iops", "fio_iops_slope")
+if TYPE_CHECKING:
+    from flashback.dataset.grouped import Grouped
+
+Rule = Literal["snia", "tkperf", "band", "ssspt", "fio_iops", "fio_iops_slope"]
+RULES: tuple[Rule, ...] = get_args(Rule)
 
 #: TKperf's ``testMesWindow``: the slope is multiplied by 4 whatever the window
 TKPERF_MES_WINDOW = 4
@@ -94,6 +98,7 @@ class SteadyState:
         """
         if not self.reached:
             return f"steady state NOT reached ({self.rule}, {', '.join(self.y)})"
+        assert self.window is not None  # reached: the window is the one found
         o = self.onset or {}
         # a frame of rounds without times or bytes gives no onset: say nothing, not "nan s"
         where = [
@@ -178,11 +183,33 @@ def _verdict(
     }
 
 
+class SteadyStateOptions(TypedDict, total=False):
+    """The keywords of :func:`steady_state` other than ``by`` (for its overloads)."""
+
+    y: str | list[str]
+    rule: Rule
+    round: str | float
+    window: int | None
+    max_rounds: int | None
+    ss_dur: float
+    ss_ramp: float
+    limit: float | None
+    capacity_bytes: float | None
+
+
+@overload
+def steady_state(
+    data: Any, *, by: None = None, **options: Unpack[SteadyStateOptions]
+) -> SteadyState: ...
+@overload
+def steady_state(
+    data: Any, *, by: str | list[str] | pl.Expr, **options: Unpack[SteadyStateOptions]
+) -> Grouped: ...
 def steady_state(
     data: Any,
     *,
     y: str | list[str] = "write_iops",
-    rule: str = "snia",
+    rule: Rule = "snia",
     round: str | float = "60s",
     window: int | None = None,
     max_rounds: int | None = 25,
@@ -191,7 +218,7 @@ def steady_state(
     limit: float | None = None,
     capacity_bytes: float | None = None,
     by: str | list[str] | pl.Expr | None = None,
-) -> SteadyState:
+) -> SteadyState | Grouped:
     """Applies a steady-state rule to a capture (per-interval data, aggregated into rounds
     with :func:`to_rounds`) or to a frame of rounds (a frame with a ``round`` column).
 

@@ -12,59 +12,12 @@ from __future__ import annotations
 import os
 import sys
 
-# subcommand name -> module in this package
-COMMANDS = {
-    "run": "run",
-    "presets": "presets",
-    "recover": "recover",
-    "replay": "replay",
-    "published": "published",
-    "analyze": "analyze",
-    "plot": "plot",
-    "report": "report",
-    "purge": "purge",
-}
-
-#: subcommand name -> its one-line help, for ``flashback --help`` without importing every
-#: subcommand's module (each module's ``add_parser`` says the same; a test holds them equal)
-SUMMARIES = {
-    "run": "run one workload on a file, block device or sim: drive",
-    "presets": "list the simulated-drive presets",
-    "recover": "salvage a capture whose tail was torn by a crash",
-    "replay": "replay a review's test procedure on a target",
-    "published": "print the numbers the five reviews published",
-    "analyze": "change points and steady state of a capture, replay or fio output",
-    "plot": "draw a capture's throughput and latency to a .png, .svg or .html file",
-    "report": "replay every review on simulated drives and write out/report.html",
-    "purge": "purge a drive (sanitize / format / secure erase), or --plan it",
-}
-
-#: what ``flashback`` does, first line of ``--help``
-DESCRIPTION = "Capture, replay and analyse how SSD performance changes as a drive is written."
-
-
-def top_help() -> str:
-    """``flashback --help``: usage, :data:`DESCRIPTION` and one line per subcommand
-    (:data:`SUMMARIES`), without argparse (start-up: see ``make bench``)."""
-    w = max(len(n) for n in SUMMARIES)
-    lines = [f"  {n.ljust(w)}  {h}" for n, h in SUMMARIES.items()]
-    return "\n".join(
-        [
-            "usage: flashback [-h] [--version] COMMAND ...",
-            "",
-            DESCRIPTION,
-            "",
-            "commands:",
-            *lines,
-            "",
-            "options:",
-            "  -h, --help  show this help message and exit",
-            "  --version   print the version and exit",
-            "",
-            "flashback COMMAND --help describes a command's options.",
-        ]
-    )
-
+# the table lives in _commands (which the parser reads too); flashback.cli.COMMANDS and
+# the others stay importable from here
+from flashback.cli._commands import COMMANDS as COMMANDS
+from flashback.cli._commands import DESCRIPTION as DESCRIPTION
+from flashback.cli._commands import SUMMARIES as SUMMARIES
+from flashback.cli._commands import top_help, version
 
 #: Python-API advice in library messages -> the command a CLI user types instead.
 CLI_WORDING = {
@@ -75,14 +28,6 @@ CLI_WORDING = {
 
 #: Exit status after the reader of stdout went away (as a shell reports SIGPIPE: 128 + 13).
 EXIT_BROKEN_PIPE = 141
-
-
-def version() -> str:
-    """The flashback version, from the native module (importlib.metadata scans every
-    installed distribution: ten times slower)."""
-    from flashback import _native
-
-    return _native.__version__
 
 
 #: Python keyword spellings in library messages -> the option a CLI user types (regex, repl);

@@ -12,7 +12,7 @@ import shutil
 import sys
 from typing import Any, Iterable
 
-from flashback._text import printable
+from flashback._text import fmt_value, printable
 
 #: Text cells are wrapped to no fewer characters than this before a table is turned.
 MIN_TEXT = 12
@@ -27,27 +27,6 @@ def table_width() -> int | None:
         return shutil.get_terminal_size((80, 24)).columns
     cols = os.environ.get("COLUMNS", "")
     return int(cols) if cols.isdigit() and int(cols) > 0 else None
-
-
-def fmt_value(v: Any) -> str:
-    """A cell: ``—`` for missing, floats to 3-4 significant figures, thousands separated,
-    control characters escaped."""
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return "—"
-    if isinstance(v, bool):
-        return "yes" if v else "no"
-    if isinstance(v, float):
-        a = abs(v)
-        if a == 0:
-            return "0"
-        if a >= 1000:
-            return f"{v:,.0f}"
-        if a >= 10:
-            return f"{v:.1f}"
-        return f"{v:.3g}"
-    if isinstance(v, int):
-        return f"{v:,}" if abs(v) >= 10000 else str(v)
-    return printable(v)
 
 
 def wrap_cell(text: str, width: int) -> list[str]:

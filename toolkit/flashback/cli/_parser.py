@@ -1,13 +1,13 @@
 """The command line's parser: long options only as spelled, a subcommand's own usage for
 its bad arguments, and only the named subcommand's module imported (``--help`` lists the
-others from :data:`flashback.cli.SUMMARIES`)."""
+others from :data:`flashback.cli._commands.SUMMARIES`)."""
 
 from __future__ import annotations
 
 import argparse
 import importlib
 
-from flashback.cli import COMMANDS, DESCRIPTION, SUMMARIES, version
+from flashback.cli._commands import COMMANDS, DESCRIPTION, SUMMARIES, version
 
 
 class _Version(argparse.Action):

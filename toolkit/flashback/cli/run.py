@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any, cast
 
 from flashback.cli._output import frame_rows, print_json, text_table
 
@@ -108,14 +109,14 @@ def main(args: argparse.Namespace) -> int:
     from flashback.targets import run
     from flashback.workload import Workload
 
-    fields = {
+    fields: dict[str, Any] = {
         name: getattr(args, name) for name, _ in _WORKLOAD_OPTS if getattr(args, name) is not None
     }
     # TARGET may be a fio job file
     args.target, fields, notes = cli_job(args.target, fields, job=args.job)
     for note in notes:
         print(f"flashback: note: {printable(note)}", file=sys.stderr)
-    w = Workload(**fields)
+    w = Workload(**cast(dict[str, Any], fields))  # texts: Workload parses each field's
     if args.output:  # before the target is opened: a bad -o costs nothing
         check_save_path(args.output, overwrite=args.overwrite)
     stream_to = args.output if args.output and not args.output.endswith(".parquet") else None

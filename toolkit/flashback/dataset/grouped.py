@@ -9,12 +9,15 @@ A group's drive capacity (for drive-fill units) comes from its ``capacity_bytes`
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
 import polars as pl
 
 from flashback.dataset.identity import IDENTITY_SCHEMA
 from flashback.errors import AnalysisError
+
+if TYPE_CHECKING:
+    from flashback.capture import Capture
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -96,7 +99,7 @@ def _describe(by: list[str], key: tuple) -> str:
 
 
 def per_group(
-    fn: Callable[..., Any], data: pl.LazyFrame | pl.DataFrame, *, by: Any, **kwargs: Any
+    fn: Callable[..., Any], data: pl.LazyFrame | pl.DataFrame | Capture, *, by: Any, **kwargs: Any
 ) -> Grouped:
     """Applies ``fn(part, **kwargs)`` to each group of ``data`` split by ``by`` (a column
     name, a list of them, or a polars expression, whose groups are named ``group``).
@@ -111,7 +114,7 @@ def per_group(
     if hasattr(data, "intervals") and hasattr(data, "meta"):  # a Capture
         from flashback.dataset.scan import capture_frame
 
-        data = capture_frame(data)
+        data = capture_frame(data)  # type: ignore[arg-type]  # hasattr does not narrow
     if not isinstance(data, (pl.LazyFrame, pl.DataFrame)):
         raise AnalysisError(
             f"by= needs a polars frame (e.g. from scan_captures), not a {type(data).__name__}"

@@ -7,7 +7,7 @@ import glob
 import json
 import os
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Sequence, cast
 
 import polars as pl
 
@@ -41,7 +41,7 @@ def capture_paths(source: Source | Sequence[Source]) -> list[Path]:
         for s in source:
             out += capture_paths(s)
         return list(dict.fromkeys(out))
-    text = os.fspath(source)
+    text = os.fspath(cast(Source, source))  # not a list or tuple: one path
     p = Path(text)
     if p.is_dir():
         found = sorted(f for f in p.rglob("*") if f.is_file() and f.suffix in CAPTURE_SUFFIXES)

@@ -6,15 +6,18 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 from urllib.parse import quote
 
 import polars as pl
 
 from flashback._io import atomic_output
-from flashback.capture import META_KEY, Capture, meta_to_json
+from flashback._meta import META_KEY, meta_to_json
 from flashback.dataset.identity import IDENTITY_SCHEMA, identity
 from flashback.errors import CaptureFileError, FlashbackError, ParameterError
+
+if TYPE_CHECKING:  # a type only: capture.Capture.to_dataset calls this module
+    from flashback.capture import Capture
 
 #: the partition value of a null (unknown) key, as Hive, Spark, polars and DuckDB spell it
 NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"

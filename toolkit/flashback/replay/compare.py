@@ -62,10 +62,10 @@ def published_numbers() -> pl.DataFrame | None:
         ParameterError: the folder is there but holds no CSV (a broken install); any other
             error of a broken data set is raised as it is, not hidden behind seed values.
     """
-    import flashback
+    from flashback.published import published
 
     try:
-        frame = flashback.published()
+        frame = published()
     except FileNotFoundError:  # the data set is not installed
         return None
     return frame if frame.height else None

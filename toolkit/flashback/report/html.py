@@ -48,8 +48,8 @@ class Section:
 
 def _fmt(v: object) -> str:
     """A table cell: missing values and floats as the CLI's tables show them
-    (:func:`flashback.cli._output.fmt_value`), anything else as its text; HTML-escaped."""
-    from flashback.cli._output import fmt_value
+    (:func:`flashback._text.fmt_value`), anything else as its text; HTML-escaped."""
+    from flashback._text import fmt_value
 
     return html.escape(fmt_value(v) if v is None or isinstance(v, float) else str(v))
 

@@ -24,8 +24,10 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-import flashback as fb
 from flashback.errors import ParameterError
+from flashback.replay.api import replay
+from flashback.targets import Target
+from flashback.workload import Workload
 
 
 @dataclass(frozen=True)
@@ -107,7 +109,7 @@ class Calibration:
 
     preset: str
     values: dict[str, float]
-    observations: list[Observation]
+    observations: list[Observation | ReplayObservation]
     simulated: list[float]
     residuals: list[float]
     evaluations: int
@@ -125,7 +127,7 @@ class Calibration:
             f"calibration of {self.preset} (scale {self.scale}, {self.evaluations} evaluations)"
         ]
         lines += [f"  {k} = {v:.4g}" for k, v in self.values.items()]
-        pub = self.published or [o.value for o in self.observations]
+        pub: list[float | None] = [*self.published] or [o.value for o in self.observations]
         for o, v, s, r in zip(self.observations, pub, self.simulated, self.residuals):
             lines.append(f"  {o.name}: published {v:.4g}, simulated {s:.4g}, residual {r:+.1%}")
         return "\n".join(lines)
@@ -154,7 +156,7 @@ def _metric(df, metric: str) -> float:
 def _replay_rows(spec: str, scale: str, o: ReplayObservation) -> pl.DataFrame:
     from flashback.replay.scaling import parse_scale
 
-    return fb.replay(o.protocol, target=spec, scale=parse_scale(scale), **dict(o.params)).compare()
+    return replay(o.protocol, target=spec, scale=parse_scale(scale), **dict(o.params)).compare()
 
 
 def _row(frame: pl.DataFrame, o: ReplayObservation, column: str) -> float:
@@ -211,15 +213,15 @@ def _simulate(
             published.append(o.value if o.value is not None else _row(replays[key], o, "published"))
             continue
         published.append(o.value)
-        t = fb.Target(spec)
+        t = Target(spec)
         for p in o.prep:
             if p == "trim":
                 t.discard(offset=0)
             elif isinstance(p, str) and p.startswith("idle:"):
                 t.idle(float(p[5:]))
             else:
-                t.run(fb.Workload(**p))
-        cap = t.run(fb.Workload(**o.workload))
+                t.run(Workload(**p))
+        cap = t.run(Workload(**o.workload))
         out.append(_metric(cap.intervals, o.metric))
     return out, published
 
@@ -263,6 +265,7 @@ def calibrate(
     )
     values = {p.key: float(lo[i] + fit.x[i] * span[i]) for i, p in enumerate(params)}
     sim = evaluate(preset, observations, values, scale=scale)
+    assert published is not None  # resid ran: least_squares evaluates at least once
     pub = [float(v) for v in published]
     return Calibration(
         preset=preset,
@@ -378,16 +381,16 @@ def dirty_ratio(preset: str, *, dirty_rate: float, scale: str = "1/128") -> floa
     from flashback.replay.procedures.common import mbps
     from flashback.targets import sim_spec
 
-    t = fb.Target(
+    t = Target(
         sim_spec(preset, {"scale": scale, "dirty_rate": f"{dirty_rate:.6g}", "trim_efficacy": 1})
     )
     mib = 1 << 20
     size = t.size_bytes // 16 // mib * mib
-    asssd = fb.Workload(rw="write", bs="1m", size=size, data="random")
+    asssd = Workload(rw="write", bs="1m", size=size, data="random")
     clean = t.run(asssd).intervals
-    t.run(fb.Workload(rw="write", bs="128k", iodepth=4, data="random"))
+    t.run(Workload(rw="write", bs="128k", iodepth=4, data="random"))
     t.run(
-        fb.Workload(
+        Workload(
             rw="randwrite",
             bs="4k",
             iodepth=32,
@@ -398,7 +401,9 @@ def dirty_ratio(preset: str, *, dirty_rate: float, scale: str = "1/128") -> floa
     t.discard(offset=0)
     t.idle(60.0)  # the torture's queued NAND work drains (it would weigh on a scaled-down pass)
     after = t.run(asssd).intervals
-    return mbps(after) / mbps(clean)
+    after_mbps, clean_mbps = mbps(after), mbps(clean)
+    assert after_mbps is not None and clean_mbps is not None  # both passes wrote
+    return after_mbps / clean_mbps
 
 
 def fit_dirty_rate(

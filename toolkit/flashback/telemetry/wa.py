@@ -35,22 +35,22 @@ class WriteAmplification:
     wa: float | None
     wa_lo: float | None
     wa_hi: float | None
-    host_bytes: int | None
-    nand_bytes: int | None
-    host_error_bytes: int | None
-    nand_error_bytes: int | None
+    host_bytes: float | None
+    nand_bytes: float | None
+    host_error_bytes: float | None
+    nand_error_bytes: float | None
     reason: str | None = None
 
 
 def ratio_bounds(
-    *, host_bytes: int, nand_bytes: int, host_error_bytes: int, nand_error_bytes: int
+    *, host_bytes: float, nand_bytes: float, host_error_bytes: float, nand_error_bytes: float
 ) -> WriteAmplification:
     """ΔNAND/Δhost with its bounds from the two counters' units.
 
     Raises:
         Nothing: a window too short for the host counter's unit is a ``None`` with a reason.
     """
-    base = dict(
+    base: dict[str, Any] = dict(  # the four counts both results carry
         host_bytes=host_bytes,
         nand_bytes=nand_bytes,
         host_error_bytes=host_error_bytes,
@@ -78,7 +78,7 @@ def between(before: Snapshot, after: Snapshot) -> WriteAmplification:
     Raises:
         AnalysisError: a counter ran backwards (different drives, or a reset).
     """
-    nothing = dict(
+    nothing: dict[str, Any] = dict(
         wa=None,
         wa_lo=None,
         wa_hi=None,
@@ -185,7 +185,8 @@ def write_amplification(
         window_bytes = max(hu / DEFAULT_RESOLUTION, 1.0)
     if not math.isfinite(window_bytes) or window_bytes <= 0:
         raise AnalysisError(f"window_bytes must be a positive number, got {window_bytes!r}")
-    rows, start = [], 0
+    rows: list[dict[str, Any]] = []
+    start = 0
     for i in range(1, len(host)):
         if host[i] - host[start] >= window_bytes or i == len(host) - 1:
             w = ratio_bounds(

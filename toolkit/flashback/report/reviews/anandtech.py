@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import polars as pl
 
-import flashback as fb
 from flashback import figures
+from flashback.analysis.consistency import consistency
 from flashback.report.html import Section
 from flashback.report.reviews.common import SEEDS, compare_part, procedure, replay, runs
 
@@ -57,7 +57,7 @@ def build_consistency(*, scale: str, progress: bool) -> tuple[Section, pl.DataFr
     metrics = [
         {
             "variant": v,
-            **fb.consistency(both.filter(pl.col("variant") == v), last_s=steady_from / 3),
+            **consistency(both.filter(pl.col("variant") == v), last_s=steady_from / 3),
         }
         for v in ("default", "+25% OP")
     ]

@@ -7,8 +7,10 @@ from typing import Any
 
 import polars as pl
 
-import flashback as fb
 from flashback import figures
+from flashback.errors import AnalysisError
+from flashback.replay.api import replay as run_replay
+from flashback.replay.base import Replay
 from flashback.report.html import Section
 
 
@@ -25,19 +27,19 @@ def sim_target(preset: str, scale: str) -> str:
 
 #: replays run since the last :func:`take_replays` (the report prints each one's
 #: conformance line beside its section)
-_REPLAYED: list[fb.Replay] = []
+_REPLAYED: list[Replay] = []
 
 
-def take_replays() -> list[fb.Replay]:
+def take_replays() -> list[Replay]:
     """The replays run since the last call, oldest first; the list is emptied."""
     out = list(_REPLAYED)
     _REPLAYED.clear()
     return out
 
 
-def replay(name: str, *, preset: str, scale: str, progress: bool, **params: Any) -> fb.Replay:
+def replay(name: str, *, preset: str, scale: str, progress: bool, **params: Any) -> Replay:
     """Replays ``name`` on the review's preset shrunk by ``scale``, procedure scaled alike."""
-    rep = fb.replay(
+    rep = run_replay(
         name, target=sim_target(preset, scale), scale=scale, progress=progress, **params
     )
     _REPLAYED.append(rep)
@@ -59,7 +61,7 @@ def compare_part(
         table = table.drop(spread)
     try:  # compare_errors picks the rows it draws, and refuses a frame with none
         section.charts.append((name, figures.compare_errors(cmp)))
-    except fb.AnalysisError:
+    except AnalysisError:
         pass
     section.tables.append((name, table))
     return table
@@ -68,7 +70,7 @@ def compare_part(
 _COUNTER = re.compile(r"\d{2,}")
 
 
-def procedure(replays: list[fb.Replay], *, variants: tuple[str, ...] = ()) -> list[list[str]]:
+def procedure(replays: list[Replay], *, variants: tuple[str, ...] = ()) -> list[list[str]]:
     """What a section's charts may show, in the order the replays ran it: one list of labels
     per step — its name, the parts of its name, its ``condition``, ``test`` and ``pattern``
     — after one list per variant (one replay each, e.g. ``incompressible`` then
@@ -105,7 +107,7 @@ def in_order(frame: pl.DataFrame, col: str, order: list[list[str]]) -> pl.DataFr
     return frame.sort(key, maintain_order=True)
 
 
-def runs(rep: fb.Replay) -> pl.DataFrame:
+def runs(rep: Replay) -> pl.DataFrame:
     """The replay's run steps (no erase/discard/idle rows)."""
     st = rep.steps
     return st.filter(pl.col("kind") == "run") if st.height else st

@@ -5,10 +5,10 @@ from __future__ import annotations
 import altair as alt
 import polars as pl
 
-import flashback as fb
 from flashback import figures
 from flashback.report.html import Section
 from flashback.report.html import _fmt as fmt_cell
+from flashback.replay.base import Replay
 from flashback.replay.procedures.common import level_changes
 from flashback.replay.procedures.puget_checks import loops_frame
 from flashback.report.reviews.common import SEEDS, compare_part, in_order, procedure, replay
@@ -17,7 +17,7 @@ NAME = "puget-cdm-loop"
 PRESET = "intel-520-120g"
 
 
-def _loops(rep: fb.Replay, data: str) -> pl.DataFrame:
+def _loops(rep: Replay, data: str) -> pl.DataFrame:
     """One row per loop and write test: review-scale GB written and MB/s — the replay's own
     per-loop results (:func:`loops_frame`), so that every number here matches its checks."""
     w = loops_frame(rep)
