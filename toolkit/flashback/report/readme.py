@@ -45,13 +45,13 @@ def replay_inputs(scale: str, *, progress: bool = False) -> dict[str, pl.DataFra
     Raises:
         ParameterError: ``scale`` is not a scale the replay accepts.
     """
-    import flashback as fb
+    from flashback.replay.api import replay
     from flashback.report.reviews import puget
     from flashback.report.reviews.common import sim_target
 
     target = sim_target(puget.PRESET, scale)
     rnd, zer = (
-        fb.replay(puget.NAME, target=target, scale=scale, progress=progress, data=data)
+        replay(puget.NAME, target=target, scale=scale, progress=progress, data=data)
         for data in ("random", "zeros")
     )
     return puget.figure_inputs(rnd, zer)
