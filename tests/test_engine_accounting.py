@@ -49,8 +49,9 @@ def test_qd1_makes_two_io_uring_enters_per_io(loopdev):
     w = fb.Workload(rw="randread", bs="4k", iodepth=1, loops=1)
     cap = fb.run(dev, w, destroy=dev)
     assert cap.status == "complete" and ios(cap) == 2048
-    # the timeout's completion (every 20 ms) wakes one more wait now and then
-    assert 2 * ios(cap) <= cap.meta["io_uring_enters"] <= 2 * ios(cap) * 1.05
+    # the timeout's completion (every 20 ms) wakes one more wait now and then: one per 20 ms
+    # of run time, far from the stale head's third enter per I/O
+    assert 2 * ios(cap) <= cap.meta["io_uring_enters"] < 2.5 * ios(cap)
 
 
 @pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace")
@@ -75,7 +76,8 @@ def test_qd1_system_calls_counted_by_strace(loopdev, tmp_path):
     calls = int(row[3])
     # strace counts every enter of the process (the capability probes add a few)
     assert got["enters"] <= calls <= got["enters"] + 8
-    assert calls <= 2 * 1024 * 1.05
+    # under strace the run is slower and the 20 ms timeout wakes more waits (2168 measured)
+    assert calls < 2.5 * 1024
 
 
 @pytest.mark.parametrize("rw", ["randread", "randwrite"])

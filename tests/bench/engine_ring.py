@@ -112,7 +112,8 @@ def fio(dev: str, fields: dict, time_s: float, *, refill: bool = False) -> dict:
 
 
 def t_io_uring(exe: str, dev: str, batch: tuple[int, int], time_s: float) -> dict:
-    runtime = max(1, round(time_s))
+    # it prints IOPS once a second, so it runs at least two
+    runtime = max(2, round(time_s))
     s, c = batch
     cmd = [exe, "-d32", f"-s{s}", f"-c{c}", "-b4096", "-p0", "-B1", "-F1", "-X1", "-t0",
            f"-r{runtime}", dev]  # fmt: skip
