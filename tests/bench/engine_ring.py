@@ -356,7 +356,9 @@ def write_cost(dev: str, size: int, time_s: float, pairs: int) -> dict:
 
 
 def main(*, time_s: float = 2.0, pairs: int = 8, size: int = 64 * MiB) -> dict:
-    print(f"\n== io_uring engine: QD1, t/io_uring, write data ({pairs} pairs of {time_s} s; {load()})")
+    print(
+        f"\n== io_uring engine: QD1, t/io_uring, write data ({pairs} pairs of {time_s} s; {load()})"
+    )
     if os.geteuid() != 0:
         print("not root: no loop device, engine ring rows skipped")
         return {}
