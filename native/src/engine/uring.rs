@@ -62,7 +62,9 @@ const COMPLETE_BATCH: usize = 1;
 /// Submission and completion batches of the io_uring loop for the whole process, as
 /// `(submit, complete)`; `(0, 0)` = [`SUBMIT_BATCH`] and [`COMPLETE_BATCH`]. Not a workload
 /// field: set only by the benchmarks (`native/examples/fb_run.rs --batch S/C`) to run the loop
-/// at `t/io_uring`'s `-sS -cC` beside it.
+/// at `t/io_uring`'s `-sS -cC` beside it. With a completion batch over 1 the run's timeout no
+/// longer bounds a wait (the kernel sleeps again until the batch is complete, as `t/io_uring`,
+/// which has no timeout, does): a stalled device stalls the worker.
 pub static BATCHES: std::sync::Mutex<(usize, usize)> = std::sync::Mutex::new((0, 0));
 
 /// The batches in effect (see [`BATCHES`]), each at least 1.
