@@ -37,17 +37,21 @@ def ios(cap: fb.Capture) -> int:
     return t["read_ios"] + t["write_ios"] + t["trim_ios"]
 
 
-def test_qd1_makes_one_io_uring_enter_per_io(loopdev):
-    """The consumed completion-queue head is published before the next enter; while it was
-    published late, the enter after each completion returned at once on the stale entry and a
-    third waited: two enters per I/O (the engine of commit 4e7b16d made 2047 `io_uring_enter`
-    calls for 1024 such I/Os by `strace -f -c`; this one 1024)."""
+def test_qd1_makes_two_io_uring_enters_per_io(loopdev):
+    """At QD1 the I/O is handed over in one enter and waited for in a second, as fio does
+    (issue 29: one enter doing both ran at 0.53x fio's IOPS on a quiet machine). The consumed
+    completion-queue head is published before the next enter; while it was published late, the
+    enter after each completion returned at once on the stale entry and another waited (the
+    engine of commit 4e7b16d made 2047 `io_uring_enter` calls for 1024 I/Os in one enter each
+    by `strace -f -c`): that would be three per I/O here. The run's multishot timeout, armed
+    and removed once each, adds two."""
     dev = loopdev(8 * MiB)
     w = fb.Workload(rw="randread", bs="4k", iodepth=1, loops=1)
     cap = fb.run(dev, w, destroy=dev)
     assert cap.status == "complete" and ios(cap) == 2048
-    # a wait that times out (20 ms without a completion on a stalled machine) adds one
-    assert ios(cap) <= cap.meta["io_uring_enters"] <= ios(cap) * 1.05
+    # the timeout's completion (every 20 ms) wakes one more wait now and then: one per 20 ms
+    # of run time, far from the stale head's third enter per I/O
+    assert 2 * ios(cap) <= cap.meta["io_uring_enters"] < 2.5 * ios(cap)
 
 
 @pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace")
@@ -72,7 +76,8 @@ def test_qd1_system_calls_counted_by_strace(loopdev, tmp_path):
     calls = int(row[3])
     # strace counts every enter of the process (the capability probes add a few)
     assert got["enters"] <= calls <= got["enters"] + 8
-    assert calls <= 1024 * 1.05
+    # under strace the run is slower and the 20 ms timeout wakes more waits (2168 measured)
+    assert calls < 2.5 * 1024
 
 
 @pytest.mark.parametrize("rw", ["randread", "randwrite"])

@@ -2,9 +2,11 @@
 //! runs it beside `fb_child.py` at psync QD1, where a run's IOPS follow wake-up latency, to tell
 //! the engine's cost from the cost of the process hosting it. Built by `make bench`.
 //!
-//!     fb_run TARGET [key=value ...]      (workload fields as in `flashback run`)
+//!     fb_run TARGET [--batch S/C] [key=value ...]   (workload fields as in `flashback run`)
 //!
 //! A block device is opened with `destroy=TARGET`. Prints the run's meta as one JSON line.
+//! `--batch S/C` runs the io_uring loop handing over S entries per enter and waiting for C
+//! completions (`t/io_uring -sS -cC`; the engine's default is 4/1).
 
 use flashback_native::run::{Quiet, RunOptions};
 use flashback_native::target::{OpenOptions, Target};
@@ -17,6 +19,19 @@ fn main() {
         std::process::exit(2);
     };
     let mut pairs = Vec::with_capacity(fields.len());
+    let mut fields = fields;
+    if fields.first().is_some_and(|f| f == "--batch") {
+        let parsed = fields.get(1).and_then(|v| {
+            let (s, c) = v.split_once('/')?;
+            Some((s.parse::<usize>().ok()?, c.parse::<usize>().ok()?))
+        });
+        let Some((s, c)) = parsed.filter(|&(s, c)| s > 0 && c > 0) else {
+            eprintln!("fb_run: --batch takes S/C, two positive integers (e.g. 8/8)");
+            std::process::exit(2);
+        };
+        *flashback_native::engine::BATCHES.lock().unwrap() = (s, c);
+        fields = &fields[2..];
+    }
     for f in fields {
         let Some(kv) = f.split_once('=') else {
             eprintln!("fb_run: {f:?} is not key=value");

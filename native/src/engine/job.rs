@@ -38,6 +38,8 @@ pub struct Job<'a> {
     pub bs: u64,
     /// The workload writes (its buffers are filled before the clock starts).
     pub writes: bool,
+    /// The workload reads (a buffer read into no longer holds generated data).
+    pub reads: bool,
     /// Outstanding I/Os (io_uring); psync always has one.
     pub depth: usize,
     pub ctl: &'a Control,

@@ -17,7 +17,7 @@ mod safety;
 mod sqe;
 mod sysfs;
 mod uring;
-pub use uring::REFUSE_QUEUED_TRIMS;
+pub use uring::{BATCHES, REFUSE_QUEUED_TRIMS};
 
 pub use open::{Kind, MARK_XATTR};
 /// The in-use guard, for the drive layer's purge (every namespace it reaches).

@@ -189,6 +189,7 @@ fn make_job<'a>(
         ),
         bs: w.bs,
         writes: matches!(w.rw, Rw::Write | Rw::RandWrite | Rw::RandRw),
+        reads: matches!(w.rw, Rw::Read | Rw::RandRead | Rw::RandRw),
         depth,
         ctl,
         t0,

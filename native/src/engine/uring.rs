@@ -4,7 +4,9 @@
 //! starts ([`prepare`]). The loop is fio's `t/io_uring`'s: [`prep`] refills the free slots,
 //! [`Ring::submit_ahead`] hands them over, [`flush`] reports the last round's completions while
 //! those are in flight, [`Ring::wait`] hands over the rest and waits, and [`harvest`] takes the
-//! completions and publishes the consumed head at once (one `io_uring_enter` per I/O at QD1).
+//! completions and publishes the consumed head at once. At QD1 that is two `io_uring_enter`
+//! calls per I/O, one to submit and one to wait, as fio makes (see [`Ring::wait`]). No timer is
+//! armed per wait: one multishot timeout ticks for the whole run ([`WAIT`]).
 //! The run's metadata carries the enters made and the time-weighted mean of the I/Os in
 //! flight ([`Stats`]). Submission and completion
 //! are timed once per batch: an I/O's latency runs from when it is queued to the ring (at most
@@ -12,10 +14,9 @@
 //! its completion, as fio's `lat` (which starts when fio queues the I/O to its engine).
 //!
 //! There is no `clat`: fio's starts when the submit-only `io_uring_enter` that hands the I/O
-//! over returns (fio makes one enter to submit and another to wait). Here the last entries of a
-//! round go over in the enter that also waits, which returns only once something completed: when
-//! the kernel took them cannot be read from user space. Splitting that enter in two would give
-//! an honest `clat` at the price of the second system call per I/O at QD1 that this loop avoids.
+//! over returns. Here, past QD1, the last entries of a round usually go over in the enter that
+//! also waits, which returns only once something completed: when the kernel took them cannot be
+//! read from user space.
 //!
 //! Trims are queued like reads and writes: a block device's discard goes out as the block
 //! layer's `BLOCK_URING_CMD_DISCARD` command (Linux 6.12+), a file's hole punch as an
@@ -27,14 +28,22 @@ use super::job::{wait_until, Job, Next};
 use super::report::Reporter;
 use super::sqe::{rw_entry, trim_entry, trim_unsupported, FileRef};
 use crate::workload::{Op, OpKind};
-use io_uring::{types, CompletionQueue, IoUring, SubmissionQueue, Submitter};
+use io_uring::{opcode, types, CompletionQueue, IoUring, SubmissionQueue, Submitter};
+use std::collections::VecDeque;
 use std::io;
 use std::os::unix::io::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-/// Longest wait for a completion before the worker checks its flags again.
+/// Longest wait for a completion before the worker checks its flags again. Where the kernel has
+/// multishot timeouts (Linux 6.4+) one timeout queued at the start of the run completes this
+/// often for the whole run ([`TICK`]): no timer is armed and cancelled per wait, which is what
+/// a timeout passed to each waiting `io_uring_enter` costs (an hrtimer started and cancelled
+/// in every sleep). Elsewhere each wait carries the timeout.
 const WAIT: Duration = Duration::from_millis(20);
+
+/// `user_data` of the run's multishot timeout (slots are numbered from 0).
+const TICK: u64 = u64::MAX;
 
 /// Most I/Os handed to the kernel per `io_uring_enter` while more are queued (every free slot is
 /// refilled and pushed first, then handed over this many at a time). The kernel issues a batch of submissions in full (under one block plug, and an
@@ -45,6 +54,27 @@ const WAIT: Duration = Duration::from_millis(20);
 /// went from 0.77 to 0.98 of fio's IOPS, on a loop device from 0.89 to 0.99, randread on a
 /// loop device from 0.88 to 1.03; CPU per I/O stayed 20–35 % under fio's.
 const SUBMIT_BATCH: usize = 4;
+
+/// Completions waited for per `io_uring_enter` (at most the I/Os in flight): fio's
+/// `iodepth_batch_complete_min` default.
+const COMPLETE_BATCH: usize = 1;
+
+/// Submission and completion batches of the io_uring loop for the whole process, as
+/// `(submit, complete)`; `(0, 0)` = [`SUBMIT_BATCH`] and [`COMPLETE_BATCH`]. Not a workload
+/// field: set only by the benchmarks (`native/examples/fb_run.rs --batch S/C`) to run the loop
+/// at `t/io_uring`'s `-sS -cC` beside it. With a completion batch over 1 the run's timeout no
+/// longer bounds a wait (the kernel sleeps again until the batch is complete, as `t/io_uring`,
+/// which has no timeout, does): a stalled device stalls the worker.
+pub static BATCHES: std::sync::Mutex<(usize, usize)> = std::sync::Mutex::new((0, 0));
+
+/// The batches in effect (see [`BATCHES`]), each at least 1.
+fn batches() -> (usize, usize) {
+    let (s, c) = *BATCHES.lock().unwrap_or_else(|e| e.into_inner());
+    (
+        if s == 0 { SUBMIT_BATCH } else { s },
+        if c == 0 { COMPLETE_BATCH } else { c },
+    )
+}
 
 /// Fault injection for the test suite: while set, every queued trim's answer is replaced by
 /// `EOPNOTSUPP` until one has succeeded, as a kernel older than Linux 6.12 answers a block
@@ -105,6 +135,10 @@ pub fn build_ring(entries: u32) -> io::Result<IoUring> {
 /// Most memory spent on spare write buffers (see [`Setup`]).
 const SPARE_BYTES: usize = 64 << 20;
 
+/// Memory of the pool of random write buffers a write-only `data=random` job rotates through
+/// (see [`Setup`]); at least twice the depth of buffers, at most [`SPARE_BYTES`] beyond it.
+const POOL_BYTES: usize = 4 << 20;
+
 /// What a job sets up before the run's clock starts: its I/O buffers (allocated with every page
 /// touched and, for a workload that writes, each holding the data of a write, as fio fills its
 /// buffers before it starts) and, where the kernel allows, the target's descriptor and the
@@ -115,13 +149,25 @@ const SPARE_BYTES: usize = 64 << 20;
 /// [`SPARE_BYTES`] of them): a slot reaped is refilled at once with a buffer that already holds
 /// its data, and the spent buffer is filled again after the refills have been handed over,
 /// while the I/Os are in flight (generating a 4 KiB buffer inline kept a slot empty ~0.5 µs).
+///
+/// A job that only writes random data (`data=random`, the default) instead gets a pool of
+/// [`POOL_BYTES`] of buffers filled with random bytes before the clock starts, taken in turn
+/// (first in, first out) and, once written, retagged ([`DataGen::refresh`]: 8 bytes per
+/// 512-byte sector) rather than regenerated: each write is still incompressible and no two
+/// sectors the job writes are identical, while a 128 KiB write costs 256 stores instead of
+/// 128 KiB of fresh AES output. What repeats is the rest of each sector: a buffer's untagged
+/// bytes come back once per pool turn, every [`POOL_BYTES`] (or twice the depth's) of writes.
+///
+/// [`DataGen::refresh`]: crate::workload::DataGen::refresh
 pub struct Setup {
     bufs: SlotBufs,
     depth: usize,
     fixed_file: bool,
     fixed_bufs: bool,
-    /// Buffers holding the data of a next write.
-    ready: Vec<u16>,
+    /// Write buffers are a rotated pool, retagged instead of refilled.
+    pool: bool,
+    /// Buffers holding the data of a next write, oldest first.
+    ready: VecDeque<u16>,
     /// Buffers whose contents are spent (read into, or written with fresh data).
     spent: Vec<u16>,
 }
@@ -129,20 +175,32 @@ pub struct Setup {
 /// Sets `job` up on `ring` (see [`Setup`]); call before the run's clock starts.
 pub fn prepare(job: &mut Job<'_>, ring: &mut IoUring) -> Setup {
     let depth = job.depth.min(ring.params().sq_entries() as usize).max(1);
-    let spare = if job.writes {
+    let bs = job.bs.max(1) as usize;
+    let pool = job.writes && !job.reads && job.gen.refreshable();
+    let spare = if pool {
+        // u16 buffer indices; `NO_BUF` is not one
+        (POOL_BYTES / bs)
+            .max(depth)
+            .min(SPARE_BYTES / bs)
+            .min(usize::from(NO_BUF) - depth)
+    } else if job.writes {
         // none for blocks over SPARE_BYTES: those are filled as they are taken
-        depth.min(SPARE_BYTES / job.bs.max(1) as usize)
+        depth.min(SPARE_BYTES / bs)
     } else {
         0
     };
     let n = depth + spare;
     let mut bufs = SlotBufs::new(n, job.bs as usize);
-    let (mut ready, mut spent) = (Vec::with_capacity(n), Vec::with_capacity(n));
-    // popped from the back: buffer 0 first
-    for b in (0..n as u16).rev() {
+    let (mut ready, mut spent) = (VecDeque::with_capacity(n), Vec::with_capacity(n));
+    // taken from the front: buffer 0 first
+    for b in 0..n as u16 {
         if job.writes {
             job.gen.fill(bufs.slot_mut(b as usize));
-            ready.push(b);
+            if pool {
+                // every sector written carries a tag, the first write's too
+                job.gen.refresh(bufs.slot_mut(b as usize));
+            }
+            ready.push_back(b);
         } else {
             spent.push(b);
         }
@@ -159,6 +217,7 @@ pub fn prepare(job: &mut Job<'_>, ring: &mut IoUring) -> Setup {
         depth,
         fixed_file,
         fixed_bufs,
+        pool,
         ready,
         spent,
     }
@@ -208,6 +267,12 @@ struct Ring<'r> {
     sq: SubmissionQueue<'r>,
     cq: CompletionQueue<'r>,
     ext_arg: bool,
+    /// The run's multishot timeout is armed ([`TICK`]): waits carry no timeout of their own.
+    tick: bool,
+    /// Entries handed over per enter while more are queued ([`batches`]).
+    submit_batch: usize,
+    /// Completions waited for per enter, at most the I/Os in flight ([`batches`]).
+    complete_batch: usize,
     enters: u64,
 }
 
@@ -295,18 +360,22 @@ impl State {
     fn take_buf(&mut self, job: &mut Job<'_>, kind: OpKind) -> u16 {
         let su = &mut self.setup;
         match kind {
-            OpKind::Write => match su.ready.pop() {
+            OpKind::Write => match su.ready.pop_front() {
                 Some(b) => b,
                 None => {
                     let b = su.spent.pop().expect("a free slot has a free buffer");
-                    job.gen.fill(su.bufs.slot_mut(b as usize));
+                    if su.pool {
+                        job.gen.refresh(su.bufs.slot_mut(b as usize));
+                    } else {
+                        job.gen.fill(su.bufs.slot_mut(b as usize));
+                    }
                     b
                 }
             },
             OpKind::Read => su
                 .spent
                 .pop()
-                .or_else(|| su.ready.pop())
+                .or_else(|| su.ready.pop_back())
                 .expect("a free slot has a free buffer"),
             OpKind::Trim => NO_BUF,
         }
@@ -342,7 +411,7 @@ impl State {
     fn give_back(&mut self, kind: OpKind, buf: u16) {
         match kind {
             OpKind::Trim => {}
-            OpKind::Write if self.static_data => self.setup.ready.push(buf),
+            OpKind::Write if self.static_data => self.setup.ready.push_back(buf),
             _ => self.setup.spent.push(buf),
         }
     }
@@ -360,20 +429,52 @@ impl State {
 }
 
 impl Ring<'_> {
-    /// Hands the kernel [`SUBMIT_BATCH`] entries at a time (one `io_uring_enter` each) while more
-    /// than that are waiting; the rest go with the next [`Ring::wait`]. False if the ring broke.
+    /// Queues the run's multishot timeout ([`TICK`]) and hands it over; where the kernel refuses
+    /// it, its completion says so and [`harvest`] turns `tick` off again.
+    fn arm_tick(&mut self) {
+        let ts = types::Timespec::from(WAIT);
+        // count 0: it repeats until removed
+        let sqe = opcode::Timeout::new(&ts)
+            .count(0)
+            .flags(types::TimeoutFlags::MULTISHOT)
+            .build()
+            .user_data(TICK);
+        // SAFETY: the timespec is read when the entry is submitted, below, while `ts` lives.
+        if unsafe { self.sq.push(&sqe) }.is_err() {
+            return;
+        }
+        self.sq.sync();
+        self.enters += 1;
+        self.tick = self.submitter.submit().is_ok_and(|n| n == 1);
+    }
+
+    /// Removes the run's multishot timeout (the ring may outlive the run).
+    fn disarm_tick(&mut self) {
+        if !self.tick {
+            return;
+        }
+        let sqe = opcode::TimeoutRemove::new(TICK).build().user_data(TICK - 1);
+        // SAFETY: the entry holds no pointer.
+        if unsafe { self.sq.push(&sqe) }.is_ok() {
+            self.sq.sync();
+            self.enters += 1;
+            let _ = self.submitter.submit();
+        }
+        self.tick = false;
+    }
+
+    /// Hands the kernel [`Ring::submit_batch`] entries at a time (one `io_uring_enter` each)
+    /// while more than `keep` are waiting. False if the ring broke.
     #[inline]
-    fn submit_ahead(&mut self, job: &Job<'_>, s: &mut State) -> bool {
-        if s.unsubmitted <= SUBMIT_BATCH {
+    fn hand_over(&mut self, job: &Job<'_>, s: &mut State, keep: usize) -> bool {
+        if s.unsubmitted <= keep {
             return true;
         }
         self.sq.sync();
-        while s.unsubmitted > SUBMIT_BATCH {
+        while s.unsubmitted > keep {
+            let n = self.submit_batch.min(s.unsubmitted);
             // SAFETY: no argument is passed; the entries' buffers live until reaped.
-            let r = unsafe {
-                self.submitter
-                    .enter::<libc::sigset_t>(SUBMIT_BATCH as u32, 0, 0, None)
-            };
+            let r = unsafe { self.submitter.enter::<libc::sigset_t>(n as u32, 0, 0, None) };
             self.enters += 1;
             // see what the kernel took from the submission queue
             self.sq.sync();
@@ -390,20 +491,37 @@ impl Ring<'_> {
         true
     }
 
-    /// Hands every waiting entry to the kernel and waits for at least one completion (at most
-    /// [`WAIT`] where the kernel takes a timeout), in one `io_uring_enter`. False (and the run
+    /// Hands the kernel entries [`Ring::submit_batch`] at a time while more than a batch are
+    /// waiting; the rest go with the next [`Ring::wait`]. False if the ring broke.
+    #[inline]
+    fn submit_ahead(&mut self, job: &Job<'_>, s: &mut State) -> bool {
+        self.hand_over(job, s, self.submit_batch)
+    }
+
+    /// Waits for [`Ring::complete_batch`] completions (at most the I/Os in flight; at most
+    /// [`WAIT`] where no multishot timeout is armed and the kernel takes a timeout), handing the
+    /// waiting entries over first. When the completions waited for are those of the entries
+    /// being handed over (always at QD1), they go in an enter of their own and the wait in a
+    /// second, as fio does: in one enter that submits and waits, QD1 4 KiB reads on a loop
+    /// device ran at 0.53× fio's IOPS with 1.63× its p50 on a quiet machine; submitting first
+    /// brought p50 to fio's (issue 29). Otherwise one enter does both. False (and the run
     /// failed) if the ring broke.
     #[inline]
     fn wait(&mut self, job: &Job<'_>, s: &mut State) -> bool {
         // `run` stamped every entry when it was queued
         debug_assert!(s.queued.is_empty());
+        let inflight = s.inflight();
+        let want = self.complete_batch.min(inflight).max(1);
+        if s.unsubmitted > 0 && inflight - s.unsubmitted < want && !self.hand_over(job, s, 0) {
+            return false;
+        }
         self.sq.sync();
-        let r = if self.ext_arg {
+        let r = if self.ext_arg && !self.tick {
             let ts = types::Timespec::from(WAIT);
             let args = types::SubmitArgs::new().timespec(&ts);
-            self.submitter.submit_with_args(1, &args)
+            self.submitter.submit_with_args(want, &args)
         } else {
-            self.submitter.submit_and_wait(1)
+            self.submitter.submit_and_wait(want)
         };
         self.enters += 1;
         // see what the kernel took from the submission queue
@@ -468,7 +586,7 @@ fn prep<R: Reporter>(
             job.held = Some((op, 0));
             return None;
         }
-        if s.queued.len() == SUBMIT_BATCH {
+        if s.queued.len() == ring.submit_batch {
             s.stamp(job.now());
         }
     }
@@ -484,6 +602,14 @@ fn harvest(s: &mut State, ring: &mut Ring<'_>, t: u64) {
     s.done_t = t;
     ring.cq.sync();
     for cqe in ring.cq.by_ref() {
+        if cqe.user_data() >= TICK - 1 {
+            // the multishot timeout fired; without `more` it has ended (or was refused): each
+            // wait carries its own timeout from now on
+            if cqe.user_data() == TICK && !io_uring::cqueue::more(cqe.flags()) {
+                ring.tick = false;
+            }
+            continue;
+        }
         let i = cqe.user_data() as usize;
         let st = s.slots[i];
         s.free.push(i as u32);
@@ -530,12 +656,18 @@ fn flush<R: Reporter>(job: &mut Job<'_>, rep: &mut R, s: &mut State) {
             rep.complete(tc, op.kind, op.len, d.lat_ns);
         }
     }
-    if job.writes {
-        let su = &mut s.setup;
+    let su = &mut s.setup;
+    if su.pool {
+        // every written buffer goes back to the end of the pool's turn
+        for b in su.spent.drain(..) {
+            job.gen.refresh(su.bufs.slot_mut(b as usize));
+            su.ready.push_back(b);
+        }
+    } else if job.writes {
         while su.ready.len() < su.depth {
             let Some(b) = su.spent.pop() else { break };
             job.gen.fill(su.bufs.slot_mut(b as usize));
-            su.ready.push(b);
+            su.ready.push_back(b);
         }
     }
 }
@@ -551,13 +683,18 @@ pub fn run<R: Reporter>(job: &mut Job<'_>, ring: &mut IoUring, setup: Setup, rep
     // (no descriptor lookup per `io_uring_enter`).
     let (mut submitter, sq, cq) = ring.split();
     let ring_fd = submitter.register_ring_fd().is_ok();
+    let (submit_batch, complete_batch) = batches();
     let mut r = Ring {
         submitter,
         sq,
         cq,
         ext_arg,
+        tick: false,
+        submit_batch,
+        complete_batch,
         enters: 0,
     };
+    r.arm_tick();
     let mut t = job.now();
     s.last_ns = t;
     loop {
@@ -589,6 +726,7 @@ pub fn run<R: Reporter>(job: &mut Job<'_>, ring: &mut IoUring, setup: Setup, rep
     }
     flush(job, rep, &mut s);
     rep.heartbeat(t);
+    r.disarm_tick();
     let stats = Stats {
         end_ns: t,
         enters: r.enters,

@@ -7,21 +7,65 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 /// Chunk over which `compress:N` splits random and zero bytes.
 const COMPRESS_CHUNK: usize = 4096;
 
+/// Bytes per sector [`DataGen::refresh`] tags.
+pub const TAG_SECTOR: usize = 512;
+
 /// Fills write buffers according to a [`DataPattern`].
 pub struct DataGen {
     pattern: DataPattern,
     rng: Xoshiro256PlusPlus,
     fast: Option<fast::AesStream>,
+    /// Key of the sector tags ([`DataGen::refresh`]).
+    tag_key: u64,
+    /// Sectors tagged so far: the next tag's counter.
+    tags: u64,
+}
+
+/// A bijection of `u64` (splitmix64's finaliser): distinct inputs give distinct outputs,
+/// which look random.
+#[inline]
+fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
 }
 
 impl DataGen {
     pub fn new(pattern: &DataPattern, seed: u64) -> Self {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed ^ 0xda7a_da7a);
         let fast = fast::AesStream::new(&mut rng);
+        // from the seed, not `rng`: the filled bytes stay what they were before tags existed
+        let tag_key = mix(seed ^ 0x7a65_7461_6761_6773);
         DataGen {
             pattern: pattern.clone(),
             rng,
             fast,
+            tag_key,
+            tags: 0,
+        }
+    }
+
+    /// True when a buffer [`DataGen::fill`]ed once can be made a fresh write's data by
+    /// [`DataGen::refresh`] (random data: a pool of random buffers rotated per write, each
+    /// retagged, as fio's default `scramble_buffers`).
+    pub fn refreshable(&self) -> bool {
+        self.pattern == DataPattern::Random
+    }
+
+    /// Makes a buffer that holds random data (from [`DataGen::fill`]) the data of a new write:
+    /// the first 8 bytes of each [`TAG_SECTOR`]-byte sector get a tag that no other sector
+    /// this generator tags gets (a bijection of a counter that never repeats), and that looks
+    /// random, so the buffer stays incompressible. The rest of each sector keeps the random
+    /// bytes it was filled with. Writing `bs` bytes costs `bs / 512` stores instead of `bs`
+    /// fresh random bytes. Only for [`DataGen::refreshable`] patterns.
+    #[inline]
+    pub fn refresh(&mut self, buf: &mut [u8]) {
+        debug_assert!(self.refreshable());
+        for sector in buf.chunks_mut(TAG_SECTOR) {
+            let tag = mix(self.tag_key ^ self.tags).to_le_bytes();
+            self.tags = self.tags.wrapping_add(1);
+            let n = sector.len().min(8);
+            sector[..n].copy_from_slice(&tag[..n]);
         }
     }
 
@@ -317,6 +361,38 @@ mod tests {
         assert!(odd[900..].iter().any(|&b| b != 0));
         let big = measure_compress_ratio(&DataPattern::Random, 1 << 20, 2, 4);
         assert!(big > 0.995, "{big}");
+    }
+
+    /// The pool's retagging: every sector of every refresh gets a tag no other gets, the
+    /// buffer stays incompressible, and only the tag bytes change.
+    #[test]
+    fn refresh_tags_every_sector_uniquely_and_keeps_the_rest() {
+        let mut g = DataGen::new(&DataPattern::Random, 3);
+        assert!(g.refreshable());
+        let mut buf = vec![0u8; 128 << 10];
+        g.fill(&mut buf);
+        let before = buf.clone();
+        let mut sectors = std::collections::HashSet::new();
+        for _ in 0..64 {
+            g.refresh(&mut buf);
+            for (a, b) in buf.chunks(TAG_SECTOR).zip(before.chunks(TAG_SECTOR)) {
+                assert_eq!(a[8..], b[8..], "only the tag changes");
+                assert!(sectors.insert(a.to_vec()), "a sector repeated");
+            }
+            let c = zstd::bulk::compress(&buf, 3).unwrap();
+            assert!(c.len() as f64 / buf.len() as f64 > 0.995);
+        }
+        assert_eq!(sectors.len(), 64 * 256);
+        // two generators of different seeds tag differently
+        let mut h = DataGen::new(&DataPattern::Random, 4);
+        let mut other = before.clone();
+        h.refresh(&mut other);
+        let mut first = before.clone();
+        DataGen::new(&DataPattern::Random, 3).refresh(&mut first);
+        assert_ne!(other[..8], first[..8]);
+        for p in [DataPattern::Zeros, DataPattern::Compress(50)] {
+            assert!(!DataGen::new(&p, 1).refreshable());
+        }
     }
 
     #[test]

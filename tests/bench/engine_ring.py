@@ -1,0 +1,399 @@
+"""The io_uring engine against fio at QD1, against fio's ``t/io_uring`` at its batches, and the
+cost and quality of random write data (issue 29, items 1–3).
+
+    .venv/bin/python tests/bench/engine_ring.py [--time-s 2] [--pairs 8]
+
+Everything runs on a loop device over a tmpfs file made here (root only; without root the
+module prints why and returns). Each tool runs as a child process, alternately (ABAB…), and
+each row gives the median over the pairs of the per-pair ratio flashback / anchor with its
+range, and the load average. flashback is run from Rust (``native/examples/fb_run.rs``, the
+same engine ``flashback run`` drives, without the interpreter), CPU from ``wait4`` on both sides.
+
+Rows:
+
+* **QD1** 4 KiB randread, flashback vs ``fio --ioengine=io_uring``: IOPS and p50 latency
+  (fio's ``lat``, which starts when fio queues the I/O, as flashback's does; target within 5 %),
+  in two regimes: as the machine is ("quiet") and with one ``nice -n 19`` busy loop per CPU
+  ("loaded": no idle CPU, so no wake-up from an idle state).
+* **t/io_uring** 4 KiB randread QD32, CPU per I/O at submit/complete batches 4/1, 8/8 and 32/32
+  (``fb_run --batch S/C`` against ``t/io_uring -sS -cC``, registered files, buffers and ring on
+  both sides, no polling, ``t/io_uring`` without latency tracking while flashback records every
+  I/O's). ``t/io_uring`` is built from fio's source at run time into a cache directory, never
+  vendored: the source is ``$FIO_SRC`` (a fio checkout, or a git directory such as the one the
+  ``fetch`` tool leaves in ``/work/.mirror/axboe+fio/repo``); without one the row is skipped
+  with the reason printed.
+* **128 KiB sequential writes** QD8, CPU per I/O against fio's default (one buffer filled once,
+  scrambled per write) and ``--refill_buffers``; then the data flashback wrote is read back from
+  the device: zlib and zstd ratios per 128 KiB block and a count of repeated 512-byte sectors.
+
+``$FB_RUN_BASELINE`` may name an ``fb_run`` built from an earlier commit (or anything taking
+its arguments and printing a run's meta; a ``cpu_s_run`` key there replaces ``wait4``'s CPU,
+for a baseline hosted by an interpreter): it then runs in the same rotation ("before"), at the
+default batch, so before/after come from the same minutes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import zlib
+from pathlib import Path
+
+import engine  # the loop device, prefill and child helpers
+import zstandard
+
+HERE = Path(__file__).resolve().parent
+FB_RUN = engine.FB_RUN
+BASELINE = os.environ.get("FB_RUN_BASELINE")
+MiB = 1 << 20
+BATCHES = [(4, 1), (8, 8), (32, 32)]
+DEFAULT_MIRROR = Path("/work/.mirror/axboe+fio/repo")
+
+
+def load() -> str:
+    return engine.load()
+
+
+def spawn(cmd: list[str]) -> tuple[str, float]:
+    """Runs ``cmd`` to its end; its stdout and CPU seconds from ``wait4``."""
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out = p.stdout.read()
+    err = p.stderr.read()
+    _, status, ru = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    if p.returncode != 0:
+        raise RuntimeError(f"{Path(cmd[0]).name} failed: {err.decode().strip()[-300:]}")
+    return out.decode(), ru.ru_utime + ru.ru_stime
+
+
+def fb_run(exe: str, dev: str, fields: dict, time_s: float, batch=None) -> dict:
+    """One ``fb_run`` child: I/Os, duration, CPU s, p50 µs (of the first direction with I/O)."""
+    cmd = [exe, dev]
+    if batch:
+        cmd += ["--batch", f"{batch[0]}/{batch[1]}"]
+    cmd += [f"{k}={v}" for k, v in fields.items()] + [f"time={time_s}s", "engine=io_uring"]
+    out, cpu_s = spawn(cmd)
+    meta = json.loads(out.strip().splitlines()[-1])
+    tot = meta["totals"]
+    d = "read" if tot["read_ios"] else "write"
+    return {
+        "ios": tot["read_ios"] + tot["write_ios"],
+        "duration_s": meta["duration_s"],
+        # a baseline hosted by an interpreter reports the CPU of the run itself
+        "cpu_s": meta.get("cpu_s_run", cpu_s),
+        "p50_us": meta["latency"][d]["p50_us"],
+    }
+
+
+def fio(dev: str, fields: dict, time_s: float, *, refill: bool = False) -> dict:
+    cmd = [
+        "fio", "--name=b", f"--filename={dev}", "--ioengine=io_uring", f"--rw={fields['rw']}",
+        f"--bs={fields['bs']}", f"--iodepth={fields['iodepth']}", "--direct=1",
+        f"--runtime={time_s}", "--time_based", "--output-format=json", "--lat_percentiles=1",
+    ]  # fmt: skip
+    if refill:
+        cmd.append("--refill_buffers")
+    out, cpu_s = spawn(cmd)
+    job = json.loads(out[out.index("{") :])["jobs"][0]
+    d = "read" if job["read"]["total_ios"] else "write"
+    lat = job[d]["lat_ns"]
+    return {
+        "ios": job[d]["total_ios"],
+        "duration_s": job[d]["runtime"] / 1e3,
+        "cpu_s": cpu_s,
+        "p50_us": lat["percentile"]["50.000000"] / 1e3,
+    }
+
+
+def t_io_uring(exe: str, dev: str, batch: tuple[int, int], time_s: float) -> dict:
+    # it prints IOPS once a second, so it runs at least two
+    runtime = max(2, round(time_s))
+    s, c = batch
+    cmd = [exe, "-d32", f"-s{s}", f"-c{c}", "-b4096", "-p0", "-B1", "-F1", "-X1", "-t0",
+           f"-r{runtime}", dev]  # fmt: skip
+    out, cpu_s = spawn(cmd)
+    per_s = [
+        float(line.split("IOPS=")[1].split(",")[0].replace("K", "e3").replace("M", "e6"))
+        for line in out.splitlines()
+        if line.startswith("IOPS=")
+    ]
+    if not per_s:
+        raise RuntimeError(f"t/io_uring printed no IOPS: {out.strip()[-300:]}")
+    return {"ios": statistics.mean(per_s) * runtime, "duration_s": runtime, "cpu_s": cpu_s}
+
+
+def iops(r: dict) -> float:
+    return r["ios"] / r["duration_s"]
+
+
+def cpu_us(r: dict) -> float:
+    return r["cpu_s"] / max(r["ios"], 1) * 1e6
+
+
+def p50(r: dict) -> float:
+    return r["p50_us"]
+
+
+def ratio(a: list[dict], b: list[dict], of) -> tuple[float, float, float]:
+    """Median, min, max over the pairs of ``of(a[i]) / of(b[i])``."""
+    r = [of(x) / of(y) for x, y in zip(a, b, strict=True)]
+    return statistics.median(r), min(r), max(r)
+
+
+def rotate(tools: dict, pairs: int) -> dict[str, list[dict]]:
+    """Runs every tool once per pair, the order reversed every other pair."""
+    names = list(tools)
+    runs: dict[str, list[dict]] = {n: [] for n in names}
+    for i in range(pairs):
+        for n in names if i % 2 == 0 else names[::-1]:
+            runs[n].append(tools[n]())
+    return runs
+
+
+def fmt(t: tuple[float, float, float]) -> str:
+    return f"{t[0]:.2f} ({t[1]:.2f}–{t[2]:.2f})"
+
+
+def busy_loops() -> list[subprocess.Popen]:
+    """One ``nice -n 19`` busy loop per CPU."""
+    return [
+        subprocess.Popen(["nice", "-n", "19", "sh", "-c", "while :; do :; done"])
+        for _ in range(os.cpu_count() or 1)
+    ]
+
+
+def qd1(dev: str, time_s: float, pairs: int) -> list[dict]:
+    fields = {"rw": "randread", "bs": "4k", "iodepth": 1}
+    rows = []
+    for regime in ("quiet", "loaded"):
+        loops = busy_loops() if regime == "loaded" else []
+        try:
+            tools = {
+                "fio": lambda: fio(dev, fields, time_s),
+                "fb": lambda: fb_run(str(FB_RUN), dev, fields, time_s),
+            }
+            if BASELINE:
+                tools["before"] = lambda: fb_run(BASELINE, dev, fields, time_s)
+            runs = rotate(tools, pairs)
+            la = load()
+        finally:
+            for p in loops:
+                p.kill()
+                p.wait()
+        row = {
+            "regime": regime, "pairs": pairs, "load": la,
+            "fio_iops": statistics.median(map(iops, runs["fio"])),
+            "fb_iops": statistics.median(map(iops, runs["fb"])),
+            "fio_p50_us": statistics.median(map(p50, runs["fio"])),
+            "fb_p50_us": statistics.median(map(p50, runs["fb"])),
+            "iops_ratio": ratio(runs["fb"], runs["fio"], iops),
+            "p50_ratio": ratio(runs["fb"], runs["fio"], p50),
+        }  # fmt: skip
+        line = (
+            f"QD1 4k randread {regime:6} fio {row['fio_iops']:7.0f} IOPS p50 "
+            f"{row['fio_p50_us']:5.2f} µs | flashback {row['fb_iops']:7.0f} IOPS p50 "
+            f"{row['fb_p50_us']:5.2f} µs | IOPS ratio {fmt(row['iops_ratio'])} p50 ratio "
+            f"{fmt(row['p50_ratio'])} (targets ≥ 0.95, ≤ 1.05)"
+        )
+        if BASELINE:
+            row["before_iops_ratio"] = ratio(runs["before"], runs["fio"], iops)
+            row["before_p50_ratio"] = ratio(runs["before"], runs["fio"], p50)
+            line += (
+                f" | before: IOPS {fmt(row['before_iops_ratio'])} p50 "
+                f"{fmt(row['before_p50_ratio'])}"
+            )
+        print(f"{line}; {la}", flush=True)
+        rows.append(row)
+    return rows
+
+
+def git_dir_commit(src: Path) -> tuple[str, bool] | None:
+    """(commit, is a bare git directory) of a fio source, or None if it is not git."""
+    for args in (["--git-dir", str(src)], ["-C", str(src)]):
+        p = subprocess.run(["git", *args, "rev-parse", "HEAD"], capture_output=True, text=True)
+        if p.returncode == 0:
+            return p.stdout.strip(), args[0] == "--git-dir"
+    return None
+
+
+def build_t_io_uring() -> tuple[str | None, str]:
+    """Builds ``t/io_uring`` from ``$FIO_SRC`` (else the fetched mirror) into a cache
+    directory; (the binary, how) or (None, why not)."""
+    src = Path(os.environ.get("FIO_SRC") or DEFAULT_MIRROR)
+    if not src.exists():
+        return None, f"no fio source at {src} (set FIO_SRC to a fio checkout)"
+    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "flashback-bench"
+    git = git_dir_commit(src)
+    tag = git[0][:12] if git else hashlib.sha256(str(src).encode()).hexdigest()[:12]
+    tree = cache / f"fio-{tag}"
+    exe = tree / "t" / "io_uring"
+    if exe.exists():
+        return str(exe), f"cached build of fio {tag}"
+    tree.mkdir(parents=True, exist_ok=True)
+    if git and git[1]:
+        archive = subprocess.run(
+            ["git", "--git-dir", str(src), "archive", "HEAD"], capture_output=True, check=False
+        )
+        if archive.returncode != 0:
+            return None, f"git archive of {src} failed"
+        subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
+    else:
+        subprocess.run(["cp", "-a", f"{src}/.", str(tree)], check=True)
+    for step in (["./configure"], ["make", "-j2", "t/io_uring"]):
+        p = subprocess.run(["nice", *step], cwd=tree, capture_output=True, text=True)
+        if p.returncode != 0:
+            return None, f"{' '.join(step)} failed in {tree}: {p.stderr.strip()[-200:]}"
+    return str(exe), f"built from fio {tag} in {tree}"
+
+
+def ring_cost(dev: str, time_s: float, pairs: int) -> list[dict]:
+    exe, how = build_t_io_uring()
+    if exe is None:
+        print(f"t/io_uring rows skipped: {how}", flush=True)
+        return []
+    print(f"t/io_uring: {how}", flush=True)
+    fields = {"rw": "randread", "bs": "4k", "iodepth": 32}
+    rows = []
+    for batch in BATCHES:
+        tools = {
+            "t": lambda b=batch: t_io_uring(exe, dev, b, time_s),
+            "fb": lambda b=batch: fb_run(str(FB_RUN), dev, fields, time_s, batch=b),
+        }
+        if BASELINE and batch == (4, 1):
+            tools["before"] = lambda: fb_run(BASELINE, dev, fields, time_s)
+        runs = rotate(tools, pairs)
+        la = load()
+        row = {
+            "batch": list(batch), "pairs": pairs, "load": la,
+            "t_cpu_us": statistics.median(map(cpu_us, runs["t"])),
+            "fb_cpu_us": statistics.median(map(cpu_us, runs["fb"])),
+            "t_iops": statistics.median(map(iops, runs["t"])),
+            "fb_iops": statistics.median(map(iops, runs["fb"])),
+            "cpu_ratio": ratio(runs["fb"], runs["t"], cpu_us),
+            "iops_ratio": ratio(runs["fb"], runs["t"], iops),
+        }  # fmt: skip
+        line = (
+            f"4k randread QD32 -s{batch[0]} -c{batch[1]}: t/io_uring {row['t_iops']:7.0f} IOPS "
+            f"{row['t_cpu_us']:5.2f} µs/IO | flashback {row['fb_iops']:7.0f} IOPS "
+            f"{row['fb_cpu_us']:5.2f} µs/IO | CPU/IO ratio {fmt(row['cpu_ratio'])} (target "
+            f"≤ 1.0) IOPS ratio {fmt(row['iops_ratio'])}"
+        )
+        if "before" in runs:
+            row["before_cpu_ratio"] = ratio(runs["before"], runs["t"], cpu_us)
+            line += f" | before: CPU/IO ratio {fmt(row['before_cpu_ratio'])}"
+        print(f"{line}; {la}", flush=True)
+        rows.append(row)
+    return rows
+
+
+def check_written(dev: str, span: int, bs: int = 128 << 10) -> dict:
+    """Reads back ``span`` bytes of ``dev``: zlib (level 6) and zstd (level 3) ratio per
+    ``bs`` block (compressed / raw, the smallest), and the 512-byte sectors seen twice."""
+    seen: set[bytes] = set()
+    repeats = 0
+    z_min = zs_min = 1e9
+    cctx = zstandard.ZstdCompressor(level=3)
+    with open(dev, "rb", buffering=0) as f:
+        for off in range(0, span, bs):
+            block = os.pread(f.fileno(), bs, off)
+            z_min = min(z_min, len(zlib.compress(block, 6)) / len(block))
+            zs_min = min(zs_min, len(cctx.compress(block)) / len(block))
+            for s in range(0, len(block), 512):
+                h = hashlib.blake2b(block[s : s + 512], digest_size=16).digest()
+                repeats += h in seen
+                seen.add(h)
+    return {"sectors": len(seen) + repeats, "repeated_sectors": repeats,
+            "zlib_ratio_min": z_min, "zstd_ratio_min": zs_min}  # fmt: skip
+
+
+def write_cost(dev: str, size: int, time_s: float, pairs: int) -> dict:
+    fields = {"rw": "write", "bs": "128k", "iodepth": 8}
+    tools = {
+        "fio": lambda: fio(dev, fields, time_s),
+        "refill": lambda: fio(dev, fields, time_s, refill=True),
+        "fb": lambda: fb_run(str(FB_RUN), dev, fields, time_s),
+    }
+    if BASELINE:
+        tools["before"] = lambda: fb_run(BASELINE, dev, fields, time_s)
+    runs = rotate(tools, pairs)
+    la = load()
+    row = {
+        "pairs": pairs, "load": la,
+        "fio_cpu_us": statistics.median(map(cpu_us, runs["fio"])),
+        "fb_cpu_us": statistics.median(map(cpu_us, runs["fb"])),
+        "cpu_ratio": ratio(runs["fb"], runs["fio"], cpu_us),
+        "refill_cpu_ratio": ratio(runs["fb"], runs["refill"], cpu_us),
+        "iops_ratio": ratio(runs["fb"], runs["fio"], iops),
+    }  # fmt: skip
+    line = (
+        f"128k write QD8: fio {row['fio_cpu_us']:5.2f} µs/IO | flashback "
+        f"{row['fb_cpu_us']:5.2f} µs/IO | CPU/IO ratio vs fio's default "
+        f"{fmt(row['cpu_ratio'])} (target ≤ 1.0), vs --refill_buffers "
+        f"{fmt(row['refill_cpu_ratio'])}; IOPS ratio {fmt(row['iops_ratio'])}"
+    )
+    if BASELINE:
+        row["before_cpu_ratio"] = ratio(runs["before"], runs["fio"], cpu_us)
+        line += f" | before: CPU/IO ratio vs fio's default {fmt(row['before_cpu_ratio'])}"
+    print(f"{line}; {la}", flush=True)
+    # one pass over the device, then what it holds
+    subprocess.run([str(FB_RUN), dev, *[f"{k}={v}" for k, v in fields.items()], "loops=1"],
+                   check=True, capture_output=True)  # fmt: skip
+    row["written"] = check_written(dev, size)
+    w = row["written"]
+    print(
+        f"128k write QD8, data read back ({size >> 20} MiB, one pass): smallest ratio per 128 KiB "
+        f"block zlib {w['zlib_ratio_min']:.4f}, zstd {w['zstd_ratio_min']:.4f}; 512-byte sectors "
+        f"repeated: {w['repeated_sectors']} of {w['sectors']}",
+        flush=True,
+    )
+    return row
+
+
+def main(*, time_s: float = 2.0, pairs: int = 8, size: int = 64 * MiB) -> dict:
+    print(
+        f"\n== io_uring engine: QD1, t/io_uring, write data ({pairs} pairs of {time_s} s; {load()})"
+    )
+    if os.geteuid() != 0:
+        print("not root: no loop device, engine ring rows skipped")
+        return {}
+    if not FB_RUN.exists():
+        print(f"{FB_RUN} is missing (make bench builds it): engine ring rows skipped")
+        return {}
+    out: dict = {"time_s": time_s, "pairs": pairs}
+    with tempfile.TemporaryDirectory(prefix="flashback-ring-", dir=engine.ram_dir()) as ram:
+        dev = engine.make_loop(Path(ram), size)
+        try:
+            engine.prefill(dev, size)
+            out["qd1"] = qd1(dev, time_s, pairs)
+            out["t_io_uring"] = ring_cost(dev, time_s, pairs)
+            out["write"] = write_cost(dev, size, time_s, pairs)
+        finally:
+            subprocess.run(["losetup", "--detach", dev], check=False)
+    return out
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--time-s", type=float, default=2.0, help="seconds per run")
+    ap.add_argument("--pairs", type=int, default=8, help="runs per tool and row")
+    ap.add_argument("--only", choices=["qd1", "ring", "write"], help="one group of rows")
+    a = ap.parse_args()
+    if a.only:
+        with tempfile.TemporaryDirectory(prefix="flashback-ring-", dir=engine.ram_dir()) as ram:
+            dev = engine.make_loop(Path(ram), 64 * MiB)
+            try:
+                engine.prefill(dev, 64 * MiB)
+                {"qd1": lambda: qd1(dev, a.time_s, a.pairs),
+                 "ring": lambda: ring_cost(dev, a.time_s, a.pairs),
+                 "write": lambda: write_cost(dev, 64 * MiB, a.time_s, a.pairs)}[a.only]()  # fmt: skip
+            finally:
+                subprocess.run(["losetup", "--detach", dev], check=False)
+    else:
+        main(time_s=a.time_s, pairs=a.pairs)
+    sys.exit(0)
