@@ -1,6 +1,45 @@
 """Replays hold at every scale: each protocol replayed at two small scales (1/64 and 1/32 in
-``make test``; 1/8 against full size is ``make bench`` territory) gives every compared row
-within 3 % (or 1 percentage point for a row in %, or one reporting interval for a time)."""
+``make test``) gives every compared row within 3 % (or 1 percentage point for a row in %, one
+reporting interval for a time, one loop for a knee sampled once per loop); under ``-m slow``
+each protocol runs at 1/64, 1/16 and 1/8 against full size (or 1/8, see REFERENCE).
+
+Compared (published) rows, measured on 79d544e and on 6dcbca2 (only the BeHardware early
+minimum changed: ``common.resolved_mbps``), each ``fb.replay(name, scale=s).compare()`` on the
+protocol's default drive and parameters; drift against full size, or against 1/8 where no
+full size is given:
+
+==========================================================  =======  =======  =======  ======
+row                                                          1/64     1/16     1/8      full
+==========================================================  =======  =======  =======  ======
+anand2009 seq2m_read fresh avg_mbps                          +0.5 %   +0.1 %   +0.1 %   249.2
+anand2009 seq2m_read used avg_mbps                           +0.8 %   +0.4 %   -0.1 %   248.5
+anand2009 seq2m_read used drop_pct (pp)                      -0.28    -0.28    +0.17    0.28
+anandtech-trim clean avg_mbps                                +1.2 %   +0.3 %   +0.1 %   315.1
+anandtech-trim torture avg_mbps (open, KNOWN_DRIFTS)         -6.7 %   -4.2 %   -4.2 %   62.63
+anandtech-trim after_trim avg_mbps                           -0.5 %   -0.4 %   +0.0 %   217.7
+anandtech-trim torture drop_pct (pp; open)                   +1.54    +0.88    +0.85    80.13
+anandtech-trim after_trim relative_to_clean_pct (pp; open)   -1.15    -0.47    -0.06    69.08
+behardware used dip_time_s (open)                            +4.3 %   0.0 %    0.0 %    47
+behardware used dip_written_gb (open)                        +3.7 %   +0.0 %   -0.0 %   9.31
+behardware fresh written_min/max_gb                          +1.0 %   +0.1 %   +0.1 %   36.0
+behardware used early_min_mbps, before                       -16.7 %  -7.0 %   -2.1 %   151.0
+behardware used early_min_mbps, after                        +1.1 %   -2.1 %   -2.1 %   151.0
+puget written_per_loop_gb (vs 1/8)                           -0.3 %   +0.0 %   7.514
+puget seq max_mbps / max_pct_of_advertised (vs 1/8)          0.0 %    0.0 %    193.0
+puget seq avg_mbps, range_low/high_mbps (vs 1/8)             +1.2 %   +0.1 %   131.8
+puget seq breakpoint_1_gb (vs 1/8)                           -0.7 %   -0.1 %   148.3
+puget rnd512k breakpoint_1_gb (vs 1/8; < one loop)           +4.5 %   -0.1 %   140.9
+puget rnd512k level_after_breakpoint_1_mbps (vs 1/8)         +2.1 %   +0.8 %   131.5
+puget rnd4k_qd32 breakpoint_1_gb (vs 1/8)                    -0.8 %   -0.1 %   140.9
+puget rnd4k_qd32 breakpoint_2_gb (vs 1/8)                    +0.9 %   -0.0 %   567.5
+puget rnd4k_qd32 level_after_breakpoint_1_mbps (vs 1/8)      +2.3 %   +0.5 %   128.2
+puget rnd512k breakpoint_2_gb (NOT_SCALE_INVARIANT)          none     162.8    none
+xbit used relative_to_fresh_pct / loss_vs_fresh_pct          0.0      0.0      0.0      100 / 0
+==========================================================  =======  =======  =======  ======
+
+Rows without a published number (SNIA PTS, AnandTech consistency, the rest) are held by the
+slow sweep too; their open drifts are in KNOWN_DRIFTS with the numbers.
+"""
 
 from __future__ import annotations
 
@@ -16,11 +55,6 @@ NOT_SCALE_INVARIANT: dict[tuple[str, str, str], str] = {
     ("puget-cdm-loop", "incompressible", "breakpoint_2_gb"): "the penalised fit finds a second "
     "change or not depending on one loop's result (512 KiB random write: 163 GB at 1/32, none "
     "at 1/64); where both find one it is held like the first",
-    ("behardware-used-trim", "used", "early_min_mbps"): "the lowest reporting interval in the "
-    "first 30 s: an interval holds scale × the review's bytes, so at a smaller scale it spans "
-    "fewer erase blocks and one GC pause deepens it (measured against 1/8: -14.9 % at 1/64, "
-    "-9.2 % at 1/32, -5.0 % at 1/16); the interval cannot be the review's 1 s without losing "
-    "the 30 s window at these scales",
 }
 
 
@@ -79,3 +113,121 @@ def test_every_compared_row_holds_between_two_scales(name):
         if moved_too_far(a, b, unit, step_gb=step_gb if key[2].startswith("breakpoint") else 0):
             bad.append(f"{key}: {lo} {a:.4g} vs {hi} {b:.4g} {unit}")
     assert not bad, "\n".join(bad)
+
+
+def _step(rates_mbps: list[float], interval_s: float) -> pl.DataFrame:
+    n = len(rates_mbps)
+    return pl.DataFrame(
+        {
+            "interval_s": [interval_s] * n,
+            "step_t_s": [interval_s * (i + 1) for i in range(n)],
+            "write_mbps": rates_mbps,
+            "write_bytes": [r * 1e6 * interval_s for r in rates_mbps],
+        }
+    )
+
+
+def test_resolved_windows_average_jitter_but_keep_a_clean_drop():
+    from flashback.replay.procedures.common import resolved_mbps
+
+    # a scaled step whose intervals swing ±10 % around 150 MB/s (one GC victim per interval)
+    jitter = _step([135.0, 165.0] * 40, 1 / 64)
+    low = float(resolved_mbps(jitter, scale=1 / 64)["write_mbps"].min())
+    assert low > 0.98 * 150.0  # the single lowest interval would say 135
+    # a smooth step with a real 6 % drop keeps single intervals: the drop is the minimum
+    drop = _step([252.0] * 60 + [236.0] * 20, 1 / 64)
+    assert float(resolved_mbps(drop, scale=1 / 64)["write_mbps"].min()) == 236.0
+    # at full size a window is one interval, however noisy (the review's own resolution)
+    assert float(resolved_mbps(jitter, scale=1.0)["write_mbps"].min()) == 135.0
+
+
+#: Against what each protocol's scaled replays are held in the slow sweep: full size where a
+#: full-size replay takes about a minute, the largest practical scale otherwise.
+REFERENCE = {"snia-pts": "1/8", "puget-cdm-loop": "1/8"}
+#: Drifts measured and NOT fixed (protocol → rows → what moved and the cause suspected). They
+#: are not exceptions for a parameter that cannot scale: each is an open defect of the replay
+#: or the model, listed so the sweep fails on any new one. Measured on 6dcbca2, every row with
+#: a replayed value (published or not), against full size / 1/8 as in REFERENCE:
+#:
+#: - anandtech-trim-validation torture avg_mbps 58.46 / 60.00 / 60.02 vs 62.63 at full size
+#:   (-6.7 / -4.2 / -4.2 %), drop_pct 81.67 vs 80.13 (+1.5 pp at 1/64), after_trim
+#:   relative_to_clean_pct 67.93 vs 69.08 (-1.2 pp at 1/64): the after-torture AS-SSD file is
+#:   1 GiB x scale = 4 erase blocks at 1/64, 32 at 1/8, 256 at full size; its WA is 3.73 /
+#:   3.63 / 3.63 / 3.48 — the fill blocks the pass itself invalidates become free victims only
+#:   a block or two behind it, a lag that is a larger share of a shorter file. Seeds move it
+#:   too (1/64: 58.5-67.0 MB/s over four seeds; 1/4: 59.8-62.5).
+#: - behardware-used-trim used dip_time_s 49 vs 47 s and dip_written_gb 9.66 vs 9.31 GB at 1/64
+#:   (+4.3 / +3.7 %; 1/16 and 1/8 exact): the dip is a 3-interval rolling mean falling below
+#:   70 %, two intervals late at 1/64 where an interval holds ~1.4 erase blocks.
+#: - snia-pts (against 1/8) pts_iops avg_iops 6606 / 6259 vs 6058 (+9.0 / +3.3 %) and rounds 8
+#:   vs 7 at 1/16; pts_wsat avg_iops 7136 (+2.9 %, inside); pts_hir relative_to_baseline_pct
+#:   idle_5s 75.7 vs 72.1 (+3.7 pp), idle_10s 110.9 vs 113.0 (-2.1 pp), idle_15s 108.7 / 112.7
+#:   vs 116.9 (-8.2 / -4.2 pp), idle_50s 126.6 vs 124.8 (+1.8 pp): 1-minute rounds and 5 s
+#:   bursts become 0.94 s and 78 ms at 1/64. Removing one cause: the write buffer's floor (2
+#:   pages per plane of every die, 512 KiB for the generic preset, so 1/16 and 1/64 keep 1/8's
+#:   buffer): given its scaled size as a key (buffer=256k at 1/16, 64k at 1/64) the IOPS result
+#:   moves from +3.3 % to -0.2 % at 1/16 and from +9.0 % to +7.2 % at 1/64 (a buffer is filled
+#:   once per timed step, a share of the step that grows as the step shrinks). The floor is not
+#:   removed: below it a QD1 command leaves the dies idle while the next one arrives (Puget's
+#:   and AS-SSD's QD1 writes); the rest of the 1/64 drift is not found.
+KNOWN_DRIFTS: dict[str, set[tuple[str, str, str]]] = {
+    "anandtech-trim-validation": {
+        ("as_ssd_seq_write", "torture", "avg_mbps"),
+        ("as_ssd_seq_write", "torture", "drop_pct"),
+        ("as_ssd_seq_write", "after_trim", "relative_to_clean_pct"),
+    },
+    "behardware-used-trim": {
+        ("iometer_rnd_write", "used", "dip_time_s"),
+        ("iometer_rnd_write", "used", "dip_written_gb"),
+    },
+    "snia-pts": {
+        ("pts_iops", "round", "rounds"),
+        ("pts_iops", "steady_state", "avg_iops"),
+        ("pts_hir", "idle_5s", "relative_to_baseline_pct"),
+        ("pts_hir", "idle_10s", "relative_to_baseline_pct"),
+        ("pts_hir", "idle_15s", "relative_to_baseline_pct"),
+        ("pts_hir", "idle_50s", "relative_to_baseline_pct"),
+    },
+}
+
+
+def all_rows(rep: fb.Replay) -> dict[tuple, tuple[float, str]]:
+    """Every row with a replayed value, published or not (settings left out)."""
+    cmp = rep.compare().filter(pl.col("replayed").is_not_null() & (pl.col("status") != "setting"))
+    return {
+        (r["test"], r["condition"], r["metric"]): (r["replayed"], r["unit"])
+        for r in cmp.iter_rows(named=True)
+    }
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", NAMES)
+def test_every_row_holds_from_one_64th_to_full_size(name):
+    """Each protocol at 1/64, 1/16 and 1/8 against full size (or REFERENCE): every row with a
+    replayed value within 3 % (or the unit's resolution, :func:`moved_too_far`), except the
+    drifts listed, measured and open in KNOWN_DRIFTS. A row listed there that now holds is
+    reported so the entry can go."""
+    params = PARAMS.get(name, {})
+    ref = all_rows(fb.replay(name, scale=REFERENCE.get(name, "1"), **params))
+    step_gb = next((v for k, (v, _) in ref.items() if k[2] == "written_per_loop_gb"), 0.0)
+    known = KNOWN_DRIFTS.get(name, set())
+    drifted: set[tuple] = set()
+    bad = []
+    for scale in ("1/64", "1/16", "1/8"):
+        if scale == REFERENCE.get(name):
+            continue
+        got = all_rows(fb.replay(name, scale=scale, **params))
+        for key, (b, unit) in ref.items():
+            if (name, key[1], key[2]) in NOT_SCALE_INVARIANT or key not in got:
+                continue
+            a = got[key][0]
+            gb = step_gb if key[2].startswith("breakpoint") else 0
+            if moved_too_far(a, b, unit, step_gb=gb):
+                drifted.add(key)
+                if key not in known:
+                    bad.append(f"{key}: {scale} {a:.4g} vs {b:.4g} {unit}")
+    assert not bad, "\n".join(bad)
+    if known - drifted:
+        import warnings
+
+        warnings.warn(f"{name}: listed drifts now hold, remove them: {sorted(known - drifted)}")

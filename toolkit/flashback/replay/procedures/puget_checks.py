@@ -76,7 +76,15 @@ def checks(rep: Replay) -> list[dict[str, Any]]:
             note="not a setting: CrystalDiskMark's runs are timed (6 s), so the bytes a loop "
             "writes follow from the drive's speed in each test: the test file (1000 MiB "
             "assumed) + pass_0 and `passes` timed runs of each write test; passes=1 is "
-            "assumed because CDM's default 5 would write ≈ 3× the review's ≈ 9.2 GB",
+            "assumed because CDM's default 5 would write ≈ 3× the review's ≈ 9.2 GB. Why the "
+            "replay writes less: a loop at fresh rates writes 10.8 GB (Seq at 193 MB/s takes "
+            "5.4 s per 1000 MiB pass, so each 6 s run makes 2 passes), one after the knee "
+            "7.3 GB (1 pass per run; 512K and 4K QD32 at the replayed ~131-137 MB/s); at the "
+            "review's own post-knee rates (≤ 160 MB/s in every write test: 1 Seq pass per run, "
+            "2 × 6 s × 160 MB/s for 512K and 4K QD32, 4K QD1 as replayed) a loop writes ≈ "
+            "1.05 + 2.1 + 1.9 + 1.0 + 1.9 ≈ 8.0 GB, so no loop after 40 GB can write 9.2 GB with CDM's timed runs; the "
+            "review's figure fits loops near the fresh rates (it does not say how it was "
+            "measured), and the rest of the gap is the replay's low post-knee level",
         )
     )
     rows.append(
