@@ -5,6 +5,7 @@
 pub mod capture;
 pub mod drive;
 pub mod engine;
+pub mod fiolog;
 pub mod error;
 pub mod output;
 pub mod pelt;
