@@ -5,8 +5,8 @@
 pub mod capture;
 pub mod drive;
 pub mod engine;
-pub mod fiolog;
 pub mod error;
+pub mod fiolog;
 pub mod output;
 pub mod pelt;
 pub mod pelt_linear;

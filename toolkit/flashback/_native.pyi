@@ -129,9 +129,7 @@ class LogColumn:
 
 def read_fio_log(
     path: str | PathLike[str], time_back_ms: int
-) -> (
-    tuple[int, LogColumn, LogColumn, list[int | LogColumn], list[int], list[int], bool] | None
-): ...
+) -> tuple[int, LogColumn, LogColumn, list[int | LogColumn], list[int], list[int], bool] | None: ...
 def fio_interval_latency(
     logs: Sequence[tuple[object, object, object | None]], d: int, edges: object, scale: float
 ) -> tuple[LogColumn, LogColumn, LogColumn, LogColumn, LogColumn] | None: ...

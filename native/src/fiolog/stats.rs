@@ -35,7 +35,10 @@ pub fn interval_latency(
     edges: &[f64],
     scale: f64,
 ) -> Option<LatencyStats> {
-    assert!(edges.len() >= 2, "interval_latency needs at least one interval");
+    assert!(
+        edges.len() >= 2,
+        "interval_latency needs at least one interval"
+    );
     let n = edges.len() - 1;
     let mut out = LatencyStats {
         mean: vec![f64::NAN; n],
@@ -317,25 +320,41 @@ mod tests {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(3);
         let edges: Vec<f64> = (0..=40).map(|k| k as f64 * 25.0).collect();
         let mk = |rng: &mut Xoshiro256PlusPlus, rows: usize, sorted: bool| {
-            let mut t: Vec<f64> = (0..rows).map(|_| rng.random_range(0..1100) as f64).collect();
+            let mut t: Vec<f64> = (0..rows)
+                .map(|_| rng.random_range(0..1100) as f64)
+                .collect();
             if sorted {
                 t.sort_by(f64::total_cmp);
             }
-            let v: Vec<f64> = (0..rows).map(|_| rng.random_range(0..5_000_000) as f64).collect();
+            let v: Vec<f64> = (0..rows)
+                .map(|_| rng.random_range(0..5_000_000) as f64)
+                .collect();
             let d: Vec<i64> = (0..rows).map(|_| rng.random_range(0..2)).collect();
             (t, v, d)
         };
         let a = mk(&mut rng, 20_000, true);
         let b = mk(&mut rng, 7_000, false);
         let logs = [
-            Samples { t_ms: &a.0, value: &a.1, ddir: Some(&a.2) },
-            Samples { t_ms: &b.0, value: &b.1, ddir: Some(&b.2) },
+            Samples {
+                t_ms: &a.0,
+                value: &a.1,
+                ddir: Some(&a.2),
+            },
+            Samples {
+                t_ms: &b.0,
+                value: &b.1,
+                ddir: Some(&b.2),
+            },
         ];
         for d in [0, 1] {
             let got = interval_latency(&logs, d, &edges, 0.001).unwrap();
             assert!(same(&got, &reference(&logs, d, &edges, 0.001)));
         }
-        let one = [Samples { t_ms: &a.0, value: &a.1, ddir: None }];
+        let one = [Samples {
+            t_ms: &a.0,
+            value: &a.1,
+            ddir: None,
+        }];
         let got = interval_latency(&one, 0, &edges, 1.0).unwrap();
         assert!(same(&got, &reference(&one, 0, &edges, 1.0)));
         assert!(got.mean[40 - 1].is_finite()); // times past the last edge land in the last interval
@@ -346,12 +365,20 @@ mod tests {
         let t = [1.0, 2.0];
         for bad in [-1.0, 0.5, 9007199254740992.0, f64::NAN] {
             let v = [3.0, bad];
-            let logs = [Samples { t_ms: &t, value: &v, ddir: None }];
+            let logs = [Samples {
+                t_ms: &t,
+                value: &v,
+                ddir: None,
+            }];
             assert!(interval_latency(&logs, 0, &[0.0, 10.0], 1.0).is_none());
         }
         let v = [3.0, 4.0];
         let nan_t = [1.0, f64::NAN];
-        let logs = [Samples { t_ms: &nan_t, value: &v, ddir: None }];
+        let logs = [Samples {
+            t_ms: &nan_t,
+            value: &v,
+            ddir: None,
+        }];
         assert!(interval_latency(&logs, 0, &[0.0, 10.0], 1.0).is_none());
     }
 
@@ -360,9 +387,21 @@ mod tests {
         // 1..=1000: p50 is the 500th value, p99 the 990th, p99.9 the 999th
         let v: Vec<f64> = (1..=1000).rev().map(|x| x as f64).collect();
         let t = vec![5.0; 1000];
-        let got = interval_latency(&[Samples { t_ms: &t, value: &v, ddir: None }], 0, &[0.0, 10.0], 1.0)
-            .unwrap();
-        assert_eq!((got.p50[0], got.p99[0], got.p999[0], got.max[0]), (500.0, 990.0, 999.0, 1000.0));
+        let got = interval_latency(
+            &[Samples {
+                t_ms: &t,
+                value: &v,
+                ddir: None,
+            }],
+            0,
+            &[0.0, 10.0],
+            1.0,
+        )
+        .unwrap();
+        assert_eq!(
+            (got.p50[0], got.p99[0], got.p999[0], got.max[0]),
+            (500.0, 990.0, 999.0, 1000.0)
+        );
         assert_eq!(got.mean[0], 500.5);
     }
 }

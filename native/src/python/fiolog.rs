@@ -180,9 +180,11 @@ fn fio_interval_latency(
         let dd = dd.as_ref().map(|b| items(py, b)).transpose()?;
         cols.push((items(py, t)?, items(py, v)?, dd));
     }
-    if edges.len() < 2 || cols.iter().any(|(t, v, dd)| {
-        t.len() != v.len() || dd.as_ref().is_some_and(|dd| dd.len() != t.len())
-    }) {
+    if edges.len() < 2
+        || cols.iter().any(|(t, v, dd)| {
+            t.len() != v.len() || dd.as_ref().is_some_and(|dd| dd.len() != t.len())
+        })
+    {
         return Err(PyBufferError::new_err(
             "fio_interval_latency needs two edges or more and equal-length columns",
         ));
@@ -195,7 +197,10 @@ fn fio_interval_latency(
             ddir: dd.as_deref(),
         })
         .collect();
-    let Some(s) = detached(py, || Ok(fiolog::interval_latency(&samples, d, &edges, scale)))? else {
+    let Some(s) = detached(py, || {
+        Ok(fiolog::interval_latency(&samples, d, &edges, scale))
+    })?
+    else {
         return Ok(None);
     };
     Ok(Some((
