@@ -147,6 +147,13 @@ fn items<'a, T: Element + Copy>(py: Python<'_>, buf: &'a PyBuffer<T>) -> PyResul
     Ok(Cow::Owned(buf.to_vec(py)?))
 }
 
+/// One log's `(t_ms, value, ddir or None)` buffers.
+type LogArgs<'py> = (
+    Bound<'py, PyAny>,
+    Bound<'py, PyAny>,
+    Option<Bound<'py, PyAny>>,
+);
+
 type Stats = (
     Py<LogColumn>,
     Py<LogColumn>,
@@ -163,7 +170,7 @@ type Stats = (
 #[pyfunction]
 fn fio_interval_latency(
     py: Python<'_>,
-    logs: Vec<(Bound<'_, PyAny>, Bound<'_, PyAny>, Option<Bound<'_, PyAny>>)>,
+    logs: Vec<LogArgs<'_>>,
     d: i64,
     edges: Bound<'_, PyAny>,
     scale: f64,
