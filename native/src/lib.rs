@@ -6,6 +6,7 @@ pub mod capture;
 pub mod drive;
 pub mod engine;
 pub mod error;
+pub mod fiolog;
 pub mod output;
 pub mod pelt;
 pub mod pelt_linear;

@@ -6,6 +6,7 @@ use pyo3::prelude::*;
 mod capture;
 mod drive;
 mod errors;
+mod fiolog;
 mod output;
 mod pelt;
 mod sim;
@@ -39,6 +40,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     target::register(m)?;
     sim::register(m)?;
     pelt::register(m)?;
+    fiolog::register(m)?;
     output::register(m)?;
     Ok(())
 }
