@@ -183,3 +183,17 @@ def test_counters_times_and_repeats_are_stored_packed_and_exact():
     assert specs[("start", "written")]["ref"] == {"col": 2, "lag": 1}
     back = stepstore.decode(table, stepstore.check_specs(columns, count=200), count=200)
     assert _exact(back) == _exact(steps)
+
+
+def test_steps_frame_is_built_once_and_follows_new_records(small):
+    """Replay.steps is kept between reads (the checks read it several times per replay) and
+    built again when ``step_records`` or ``intervals`` is replaced."""
+    rep = fb.Replay.load(small)
+    first = rep.steps
+    assert rep.steps.equals(first)
+    first.drop_in_place("step")  # a caller changing its copy changes nothing kept
+    assert "step" in rep.steps.columns
+    rep.step_records = [dict(s, status="changed") for s in rep.step_records]
+    assert set(rep.steps["status"]) == {"changed"}
+    rep.intervals = rep.intervals.head(0)
+    assert "write_mbps" not in rep.steps.columns

@@ -265,6 +265,7 @@ class Replay:
         self.intervals = intervals
         self.step_records = step_records
         self.meta = meta
+        self._steps: tuple[pl.DataFrame, list[dict], int, pl.DataFrame] | None = None
 
     @property
     def protocol(self) -> Protocol:
@@ -282,7 +283,27 @@ class Replay:
     @property
     def steps(self) -> pl.DataFrame:
         """One row per step: label, kind, labels (``condition``, ``loop``, ``test``...), start,
-        duration, host bytes, and for runs the totals (GB, MB/s, IOPS, mean latency)."""
+        duration, host bytes, and for runs the totals (GB, MB/s, IOPS, mean latency).
+
+        Built once and kept while ``intervals`` and ``step_records`` are the same objects with
+        as many steps (the checks and the report read it several times per replay); a step
+        record changed in place is seen after ``step_records`` is assigned again."""
+        c = self._steps
+        if not (
+            c is not None
+            and c[0] is self.intervals
+            and c[1] is self.step_records
+            and c[2] == len(self.step_records)
+        ):
+            c = self._steps = (
+                self.intervals,
+                self.step_records,
+                len(self.step_records),
+                self._build_steps(),
+            )
+        return c[3].clone()
+
+    def _build_steps(self) -> pl.DataFrame:
         rows = []
         for i, s in enumerate(self.step_records):
             row = {
