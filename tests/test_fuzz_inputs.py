@@ -183,8 +183,10 @@ def _mutations():
     flip = st.tuples(st.just("flip"), st.integers(min_value=0), st.integers(0, 7))
     cut = st.tuples(st.just("cut"), st.integers(min_value=0), st.just(0))
     key = st.tuples(st.just("key"), st.sampled_from(["meta", "steps", "save_id",
-                                                     "capture_meta_shared"]), _JSON)  # fmt: skip
-    return st.sampled_from(["replay.json", "intervals.parquet"]), st.one_of(flip, cut, key)
+                                                     "capture_meta_shared",
+                                                     "steps_table"]), _JSON)  # fmt: skip
+    files = ["replay.json", "intervals.parquet", "steps.columns"]
+    return st.sampled_from(files), st.one_of(flip, cut, key)
 
 
 def _check_replay(saved: Path, name: str, mutation: tuple) -> None:

@@ -518,7 +518,7 @@ def test_kill_9_between_replay_save_files_is_never_loaded_mixed(tmp_path):
         """,
         marker,
     )
-    assert names(out) == ["intervals.parquet", "replay.json"]
+    assert names(out) == ["intervals.parquet", "replay.json", "steps.columns"]
     with pytest.raises(CaptureFileError, match="mixes two saves"):
         fb.Replay.load(out)
     rep.save(out)

@@ -274,6 +274,7 @@ def test_save_to_an_unwritable_place_is_a_capture_file_error_and_leaves_nothing(
     assert sorted(p.name for p in (tmp_path / "ok").iterdir()) == [
         "intervals.parquet",
         "replay.json",
+        "steps.columns",
     ]
 
 

@@ -14,6 +14,7 @@ import fio_import  # noqa: E402
 import live  # noqa: E402
 import memory  # noqa: E402
 import pelt  # noqa: E402
+import replaydir  # noqa: E402
 import sim  # noqa: E402
 import stream  # noqa: E402
 import startup  # noqa: E402
@@ -32,6 +33,7 @@ def main() -> None:
     results["stream"] = stream.main([])
     results["startup"] = startup.main()
     results["live"] = live.main()
+    results["replaydir"] = replaydir.main([])
     out = Path("out")
     out.mkdir(exist_ok=True)
     (out / "bench.json").write_text(json.dumps(results, indent=2))

@@ -15,6 +15,7 @@ import polars as pl
 
 from flashback._io import check_output, write_bytes
 from flashback.capture import Capture, summarize
+from flashback.replay import stepstore
 from flashback.errors import (
     CaptureFileError,
     FlashbackError,
@@ -25,8 +26,11 @@ from flashback.errors import (
 
 #: Parquet footer key of a saved replay's save id (matched against ``replay.json``'s).
 SAVE_ID_KEY = "flashback.replay_save_id"
-#: The files a saved replay consists of.
-SAVE_FILES = ("intervals.parquet", "replay.json")
+#: The files a saved replay consists of (``steps.columns`` is a Parquet file; not named
+#: ``.parquet`` so that a dataset scan of a tree holding saved replays reads only intervals).
+SAVE_FILES = ("intervals.parquet", "steps.columns", "replay.json")
+#: Files a replay saved before the step table (flashback 0.1 at 79d544e) consists of.
+OLD_SAVE_FILES = ("intervals.parquet", "replay.json")
 
 
 def check_save_dir(directory: str | os.PathLike[str], *, overwrite: bool) -> Path:
@@ -261,6 +265,7 @@ class Replay:
         self.intervals = intervals
         self.step_records = step_records
         self.meta = meta
+        self._steps: tuple[pl.DataFrame, list[dict], int, pl.DataFrame] | None = None
 
     @property
     def protocol(self) -> Protocol:
@@ -278,7 +283,27 @@ class Replay:
     @property
     def steps(self) -> pl.DataFrame:
         """One row per step: label, kind, labels (``condition``, ``loop``, ``test``...), start,
-        duration, host bytes, and for runs the totals (GB, MB/s, IOPS, mean latency)."""
+        duration, host bytes, and for runs the totals (GB, MB/s, IOPS, mean latency).
+
+        Built once and kept while ``intervals`` and ``step_records`` are the same objects with
+        as many steps (the checks and the report read it several times per replay); a step
+        record changed in place is seen after ``step_records`` is assigned again."""
+        c = self._steps
+        if not (
+            c is not None
+            and c[0] is self.intervals
+            and c[1] is self.step_records
+            and c[2] == len(self.step_records)
+        ):
+            c = self._steps = (
+                self.intervals,
+                self.step_records,
+                len(self.step_records),
+                self._build_steps(),
+            )
+        return c[3].clone()
+
+    def _build_steps(self) -> pl.DataFrame:
         rows = []
         for i, s in enumerate(self.step_records):
             row = {
@@ -393,12 +418,14 @@ class Replay:
         return conformance(self.step_records, self.meta, steady_state_reached=steady)
 
     def save(self, directory: str | os.PathLike[str], *, overwrite: bool = True) -> Path:
-        """Writes ``intervals.parquet`` and ``replay.json`` (meta and steps) to ``directory``
-        through flashback's guarded writer (each file appears whole or not at all; no
-        temporary is left by a crash). Both carry one fresh save id, and :meth:`load` refuses
-        a directory whose two files carry different ids, so a save cut between its two files
-        is never loaded as one replay. An earlier save there is replaced unless
-        ``overwrite=False``.
+        """Writes ``intervals.parquet``, ``steps.columns`` (the step records as one column
+        table, see :mod:`flashback.replay.stepstore`) and ``replay.json`` (meta, the capture
+        metadata every step shares, the step table's column descriptions and both files'
+        sha256) to ``directory`` through flashback's guarded writer (each file appears whole
+        or not at all; no temporary is left by a crash). ``replay.json`` is written last and
+        names a fresh save id and the other files' checksums, and :meth:`load` refuses a
+        directory whose files do not match it, so a save cut between its files is never
+        loaded as one replay. An earlier save there is replaced unless ``overwrite=False``.
 
         Raises:
             CaptureFileError: ``directory`` cannot be created or written (names the reason).
@@ -409,17 +436,32 @@ class Replay:
         d = check_save_dir(directory, overwrite=overwrite)
         save_id = uuid.uuid4().hex
         doc = {"save_id": save_id, **replay_document(self.meta, self.step_records)}
+        table, columns = stepstore.encode(doc.pop("steps"))
         try:
             d.mkdir(parents=True, exist_ok=True)
             # intervals first, replay.json last: replay.json's id is what makes a save whole
             buf = io.BytesIO()
             self.intervals.write_parquet(buf, metadata={SAVE_ID_KEY: save_id})
             pq = buf.getvalue()
+            buf = io.BytesIO()
+            table.write_parquet(buf, **stepstore.WRITE_OPTIONS)
+            steps_pq = buf.getvalue()
             # checked at load before any parquet reader sees the bytes: a damaged file is
             # refused, never parsed (a reader can abort the process on crafted lengths)
             doc["intervals_sha256"] = hashlib.sha256(pq).hexdigest()
+            doc["steps_table"] = {
+                "format": stepstore.FORMAT,
+                "count": len(self.step_records),
+                "columns": columns,
+                "sha256": hashlib.sha256(steps_pq).hexdigest(),
+            }
             write_bytes(d / "intervals.parquet", pq, overwrite=overwrite)
-            write_bytes(d / "replay.json", json.dumps(doc, indent=1).encode(), overwrite=overwrite)
+            write_bytes(d / "steps.columns", steps_pq, overwrite=overwrite)
+            write_bytes(
+                d / "replay.json",
+                json.dumps(doc, separators=(",", ":")).encode(),
+                overwrite=overwrite,
+            )
         except FlashbackError:
             raise
         except OSError as e:
@@ -430,11 +472,12 @@ class Replay:
 
     @classmethod
     def load(cls, directory: str | os.PathLike[str]) -> "Replay":
-        """Reads a replay written by :meth:`save`.
+        """Reads a replay written by :meth:`save`, or by flashback before the step table
+        (``intervals.parquet`` and a ``replay.json`` holding every step; loaded as it was).
 
         Raises:
-            CaptureFileError: ``directory`` holds no saved replay, or its two files come from
-                different saves (a save cut short, or two saves racing).
+            CaptureFileError: ``directory`` holds no saved replay, or its files come from
+                different saves (a save cut short, or two saves racing) or are damaged.
         """
         d = Path(directory)
         if not (d / "replay.json").exists() or not (d / "intervals.parquet").exists():
@@ -449,6 +492,8 @@ class Replay:
                 f"{d} mixes two saves or is damaged: its intervals.parquet does not match the "
                 "checksum replay.json holds; save the replay again"
             )
+        if "steps_table" in doc:
+            doc["steps"] = _read_steps(d, doc["steps_table"])
         try:
             pq_id = pl.read_parquet_metadata(io.BytesIO(pq)).get(SAVE_ID_KEY)
             intervals = pl.read_parquet(io.BytesIO(pq))
@@ -530,6 +575,45 @@ _MISSING = object()
 _NESTED = "__shared_part__"
 
 
+def _read_steps(d: Path, table: dict[str, Any]) -> list[dict[str, Any]]:
+    """The step records (shared capture metadata not merged yet) from ``d/steps.columns``,
+    checked against ``replay.json``'s ``steps_table`` (its sha256 before any Parquet reader
+    sees the bytes).
+
+    Raises:
+        CaptureFileError: the file is missing, does not match the checksum, or does not decode
+            to the steps its column descriptions name.
+    """
+    path = d / "steps.columns"
+    if not path.is_file():
+        raise CaptureFileError(
+            f"{d} is missing steps.columns, which its replay.json names; save the replay again"
+        )
+    data = path.read_bytes()
+    if hashlib.sha256(data).hexdigest() != table["sha256"]:
+        raise CaptureFileError(
+            f"{d} mixes two saves or is damaged: its steps.columns does not match the checksum "
+            "replay.json holds; save the replay again"
+        )
+    try:
+        specs = stepstore.check_specs(table["columns"], count=table["count"])
+        frame = pl.read_parquet(io.BytesIO(data))
+        steps = stepstore.decode(frame, specs, count=table["count"])
+    except stepstore.StepTableError as e:
+        raise CaptureFileError(
+            f"{path} does not hold the replay's steps: {e}; save the replay again"
+        ) from None
+    except (Exception, pl.exceptions.PanicException) as e:  # noqa: BLE001 (any reader failure)
+        raise CaptureFileError(
+            f"{path} is damaged ({type(e).__name__}); save the replay again"
+        ) from None
+    _check_steps(
+        steps,
+        lambda why: CaptureFileError(f"{path} does not hold the replay's steps: {why}"),
+    )
+    return steps
+
+
 def _read_document(path: Path) -> dict[str, Any]:
     """``replay.json`` parsed and checked for the shape :meth:`Replay.save` writes: an object
     with a ``meta`` object, a ``steps`` list of objects (each ``capture_meta`` an object or
@@ -550,11 +634,16 @@ def _read_document(path: Path) -> dict[str, Any]:
         raise bad("not a JSON object")
     if not isinstance(doc.get("meta"), dict):
         raise bad("'meta' is not an object")
-    steps = doc.get("steps")
-    if not isinstance(steps, list) or not all(isinstance(x, dict) for x in steps):
-        raise bad("'steps' is not a list of objects")
-    if any(not isinstance(x.get("capture_meta", {}), (dict, type(None))) for x in steps):
-        raise bad("a step's 'capture_meta' is neither an object nor null")
+    if "steps_table" in doc:
+        table = doc["steps_table"]
+        if "steps" in doc:
+            raise bad("it holds both 'steps' and 'steps_table'")
+        if not isinstance(table, dict) or table.get("format") != STEPS_FORMAT:
+            raise bad(f"'steps_table' is not a {STEPS_FORMAT} table description")
+        if not isinstance(table.get("sha256"), str) or "columns" not in table:
+            raise bad("'steps_table' has no checksum or no columns")
+    else:
+        _check_steps(doc.get("steps"), bad)
     if not isinstance(doc.get("capture_meta_shared", {}), dict):
         raise bad("'capture_meta_shared' is not an object")
     if "save_id" in doc and not isinstance(doc["save_id"], str):
@@ -562,6 +651,17 @@ def _read_document(path: Path) -> dict[str, Any]:
     if not isinstance(doc.get("intervals_sha256", ""), str):
         raise bad("'intervals_sha256' is not a string")
     return doc
+
+
+#: ``steps_table.format`` of a replay saved with its steps as a column table.
+STEPS_FORMAT = stepstore.FORMAT
+
+
+def _check_steps(steps: Any, bad: Callable[[str], CaptureFileError]) -> None:
+    if not isinstance(steps, list) or not all(isinstance(x, dict) for x in steps):
+        raise bad("'steps' is not a list of objects")
+    if any(not isinstance(x.get("capture_meta", {}), (dict, type(None))) for x in steps):
+        raise bad("a step's 'capture_meta' is neither an object nor null")
 
 
 def document_steps(doc: dict[str, Any]) -> list[dict[str, Any]]:
