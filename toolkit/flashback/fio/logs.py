@@ -165,6 +165,12 @@ def read_columns(path: Path) -> Table:
     return Table(cols, hexcols, lows, highs, t_sorted=first_step >= 0)
 
 
+def _view(col: _native.LogColumn, dtype: type[np.float64] | type[np.int64]) -> np.ndarray:
+    """``col``'s numbers in place: a LogColumn exports the buffer protocol (PyO3's
+    ``__getbuffer__``), which typeshed spells ``__buffer__`` only from Python 3.12."""
+    return np.frombuffer(col, dtype=dtype)  # type: ignore[call-overload]
+
+
 def read_plain(path: Path) -> Table | None:
     """The fields of a plain per-I/O log (what fio writes: unsigned decimal integers after
     optional spaces, ``,``-separated, ``\\n``-ended lines of one width, at least 3 fields, times
@@ -177,8 +183,8 @@ def read_plain(path: Path) -> Table | None:
     if got is None:
         return None
     rows, t, value, rest, lows, highs, t_sorted = got
-    cols = [np.frombuffer(t, dtype=np.float64), np.frombuffer(value, dtype=np.float64)] + [
-        np.broadcast_to(np.int64(c), (rows,)) if isinstance(c, int) else np.frombuffer(c, np.int64)
+    cols = [_view(t, np.float64), _view(value, np.float64)] + [
+        np.broadcast_to(np.int64(c), (rows,)) if isinstance(c, int) else _view(c, np.int64)
         for c in rest
     ]
     return Table(cols, set(), tuple(lows), tuple(highs), t_sorted=t_sorted)

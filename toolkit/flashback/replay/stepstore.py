@@ -28,7 +28,7 @@ FORMAT = "flashback-steps/1"
 #: ``pairs``: a list of [int, int] (a latency histogram's buckets and counts), stored as one
 #: list of integers, the first of each pair as differences, then the second of each pair.
 KINDS = ("bool", "int", "float", "str", "pairs", "json")
-_DTYPES = {
+_DTYPES: dict[str, pl.DataType | type[pl.DataType]] = {
     "bool": pl.Boolean,
     "int": pl.Int64,
     "float": pl.Float64,
@@ -127,6 +127,7 @@ def _pairs_value(cell: list[int]) -> list[list[int]]:
 
 
 def _series(name: str, kind: str, values: list[Any]) -> pl.Series:
+    cells: list[Any]
     if kind == "json":
         dump = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
         cells = [None if v is ABSENT else dump(v) for v in values]

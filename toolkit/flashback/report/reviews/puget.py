@@ -104,7 +104,7 @@ def published_marks(tests: list[str]) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=schema)
 
 
-def figure_inputs(rnd: fb.Replay, zer: fb.Replay) -> dict[str, pl.DataFrame]:
+def figure_inputs(rnd: Replay, zer: Replay) -> dict[str, pl.DataFrame]:
     """The main figure's frames from the incompressible (``rnd``) and compressible (``zer``)
     replays: ``curves`` (one row per loop and write test, tests in the order the loop runs
     them — CrystalDiskMark's seq, 512K, 4K, 4K QD32), the incompressible curves' fitted
