@@ -66,7 +66,11 @@ EXTRA_COLORS = (
 
 def color_of(label: object) -> str:
     """The colour (``#rrggbb``) of ``label`` in every chart: :data:`COLORS`, else one of
-    :data:`EXTRA_COLORS` chosen by a stable hash (CRC-32) of the label's text."""
+    :data:`EXTRA_COLORS` chosen by a stable hash (CRC-32) of the label's text.
+
+    Raises:
+        Nothing: every string has a colour.
+    """
     import zlib
 
     text = str(label)
@@ -80,7 +84,11 @@ def color_scale(labels: list) -> alt.Scale:
     label coloured by :func:`color_of`: the one place a figure's categorical colours come
     from. Two labels the table does not name whose hashes meet take the next free extra
     colour, so one chart never draws two labels alike (their colour can then differ from
-    another chart's)."""
+    another chart's).
+
+    Raises:
+        Nothing: every label has a colour.
+    """
     domain = first_seen(labels)
     colors = [COLORS.get(str(v)) for v in domain]
     taken = {c for c in colors if c}
