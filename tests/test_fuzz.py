@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 import flashback as fb
 from flashback import units
+from support.fuzz import allowed, json_value
 
 FAST = settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
 SLOW = settings(max_examples=10_000, deadline=None, suppress_health_check=list(HealthCheck))
@@ -38,16 +39,6 @@ value = st.one_of(
          "permutation", "true", "false", "io_uring", "psync", "auto"]
     ),
 )  # fmt: skip
-
-
-def allowed(fn, *args, **kwargs):
-    """Runs ``fn``; a FlashbackError is an answer, anything else fails the test."""
-    try:
-        return fn(*args, **kwargs)
-    except fb.FlashbackError as e:
-        msg = str(e)
-        assert msg and "\n" not in msg.strip(), f"not one sentence: {msg!r}"
-        return None
 
 
 # ---- workload strings -------------------------------------------------------------------
@@ -125,14 +116,6 @@ def _fio_log(tmp: Path, name: str, lines: list[str]):
         assert isinstance(cap, fb.Capture)
 
 
-json_scalar = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=8))
-json_value = st.recursive(
-    json_scalar,
-    lambda inner: st.one_of(
-        st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=8), inner, max_size=4)
-    ),
-    max_leaves=20,
-)
 fio_dir = st.fixed_dictionaries(
     {}, optional={k: json_value for k in ["io_bytes", "bw", "iops", "runtime", "total_ios",
                                           "lat_ns", "clat_ns", "bw_bytes"]}
