@@ -207,3 +207,30 @@ def test_a_capture_whose_checksums_were_renamed_away_is_refused(saved, tmp_path)
     )
     with pytest.raises(fb.CaptureFileError, match="checksums are missing"):
         fb.load(bad)
+
+
+@pytest.mark.parametrize("fn", ["load", "recover"])
+def test_a_capture_made_to_look_older_is_refused(saved, tmp_path, fn):
+    """Found by the 10k bit-flip fuzz (test_fuzz.py -m slow): three flipped bits, one in the
+    header checksum's key, one in the format ("glashback-capture/2") and one in a column name
+    ("sead_lat_p99_us"), made a checksummed file read as one from before checksums, and
+    recover() returned the renamed column as if whole."""
+    path, _ = saved
+    data = path.read_bytes()
+    assert data.count(b"read_lat_p99_us") == 1 and data.count(b"flashback-capture/2") == 1
+    bad = tmp_path / "older.arrow"
+    bad.write_bytes(
+        data.replace(b"flashback.meta_crc32", b"flashback.meta_crc3X")
+        .replace(b"flashback-capture/2", b"glashback-capture/2")
+        .replace(b"read_lat_p99_us", b"sead_lat_p99_us")
+    )
+    with pytest.raises(fb.CaptureFileError, match="glashback-capture/2"):
+        getattr(fb, fn)(bad)
+    # the format kept, the header checksum's key gone: the batch checksums say it had one
+    bad.write_bytes(
+        data.replace(b"flashback.meta_crc32", b"flashback.meta_crc3X").replace(
+            b"flashback-capture/2", b"flashback-capture/1"
+        )
+    )
+    with pytest.raises(fb.CaptureFileError, match="checksums are missing"):
+        getattr(fb, fn)(bad)

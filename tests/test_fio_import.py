@@ -384,6 +384,16 @@ def test_histogram_with_another_bucket_count_is_refused(tmp_path):
         fb.read_fio(p)
 
 
+@pytest.mark.parametrize("line", ["0", "1000, 1", "1000, 1, 0"])
+def test_histogram_line_without_buckets_is_a_format_error(tmp_path, line):
+    # found by the 10k fuzz (test_fuzz.py -m slow): a one-field clat_hist line raised a bare
+    # IndexError from inside read_fio
+    p = tmp_path / "job_clat_hist.1.log"
+    p.write_text(line + "\n")
+    with pytest.raises(fb.FioFormatError, match="histogram"):
+        fb.read_fio(p)
+
+
 def test_wrapped_negative_in_a_log_is_refused(tmp_path):
     p = tmp_path / "w_bw.1.log"
     p.write_text("500, 100, 1, 0, 0\n1000, 18446744073709551615, 1, 0, 0\n")

@@ -86,6 +86,10 @@ pub fn parse_meta(path: &Path, json: &str) -> Result<Value> {
     Ok(v)
 }
 
+/// The `format` values of the capture files flashback has written (files from before the key
+/// existed have none).
+const KNOWN_FORMATS: [&str; 2] = ["flashback-capture/1", FORMAT];
+
 type Stream = StreamReader<Counting<BufReader<File>>>;
 
 /// Reads a capture file batch by batch, verifying each batch's checksum (files written before
@@ -141,10 +145,23 @@ impl CaptureReader {
             }
         }
         let meta = parse_meta(path, &meta_json)?;
-        let v2 = meta.get("format").and_then(Value::as_str) == Some(FORMAT);
-        if v2 && !(checked && file_schema.metadata().contains_key(check::META_CRC_KEY)) {
-            // a flashback-capture/2 file always carries both checksums: one gone means the
-            // file was altered (a flipped byte in a key or a column name)
+        let format = meta.get("format").and_then(Value::as_str);
+        if let Some(f) = format.filter(|f| !KNOWN_FORMATS.contains(f)) {
+            // a flipped byte in the format would otherwise read a checksummed file as one
+            // written before checksums existed
+            return Err(Error::Format(format!(
+                "{}: its format {f:?} is not one flashback writes ({}; the file was altered or damaged, or is from a newer flashback)",
+                path.display(),
+                KNOWN_FORMATS.join(" or ")
+            )));
+        }
+        let v2 = format == Some(FORMAT);
+        let header_crc = file_schema.metadata().contains_key(check::META_CRC_KEY);
+        if (v2 || checked || header_crc) && !(checked && header_crc) {
+            // the batch and header checksums came in together (ce9c3d5), and a
+            // flashback-capture/2 file always carries both: one without the other, or a
+            // /2 file without them, means the file was altered (a flipped byte in a key or a
+            // column name)
             return Err(Error::Format(format!(
                 "{}: its checksums are missing (the file was altered or damaged after it was written); flashback cannot trust the file",
                 path.display()

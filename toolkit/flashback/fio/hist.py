@@ -59,12 +59,18 @@ def parse_hist(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
     Raises:
         ImportFormatError: malformed line.
-        FioFormatError: negative counts, or a line counting more I/Os than any device can do
+        FioFormatError: fewer than the time, direction, block size and one bucket on a line;
+            negative counts, or a line counting more I/Os than any device can do
             in the time since the job started (a corrupt file).
     """
     a = read_table(path)
     if a.shape[0] == 0:
         return np.zeros(0), np.zeros(0), np.zeros((0, BUCKETS_NS))
+    if a.shape[1] < 4:
+        raise FioFormatError(
+            f"{path}: a histogram log line holds {a.shape[1]} field(s); fio writes the time, "
+            "direction, block size and then 1216 (fio 2.x) or 1856 (fio 3.x) bucket counts"
+        )
     t_ms, counts = a[:, 0].astype(np.float64), a[:, 3:].astype(np.float64)
     limit = np.maximum(t_ms, 1.0) * MAX_IOS_PER_MS
     bad = counts.sum(axis=1) > limit
