@@ -101,3 +101,22 @@ def test_sandforce_presets_carry_the_off_replay_dirty_fit():
         # the fitted value sits between the two sources, which disagree
         r = dirty_ratio(s.preset, dirty_rate=cfg["features"]["dirty_rate"], scale="1/512")
         assert min(published) < r < max(published), (s.preset, r, published)
+
+
+def test_a_report_of_a_replay_observation_without_its_value_formats():
+    # Calibration.report raised TypeError ("unsupported format string passed to
+    # NoneType.__format__") for a hand-made Calibration whose ReplayObservation left its value
+    # to the replay's row and whose ``published`` was empty
+    from flashback.sim.calibrate import Calibration
+
+    o = ReplayObservation("puget-ssd-consistency", "t", "c", "m")
+    cal = Calibration(
+        preset="generic",
+        values={"t_prog_us": 1000.0},
+        observations=[o],
+        simulated=[150.0],
+        residuals=[0.01],
+        evaluations=3,
+        scale="1/64",
+    )
+    assert "published from the replay's row, simulated 150" in cal.report()

@@ -394,6 +394,15 @@ def test_histogram_line_without_buckets_is_a_format_error(tmp_path, line):
         fb.read_fio(p)
 
 
+@pytest.mark.parametrize("text, field", [("1000, 5 , 1, 4096\n", 2), ("1000, 5, 1, 4096 \n", 4)])
+def test_a_space_after_a_value_names_its_line_and_field(tmp_path, text, field):
+    # polars refuses "5 " as an integer; the message was the general "not a fio log"
+    p = tmp_path / "s_bw.1.log"
+    p.write_text("500, 4, 1, 4096\n" + text)
+    with pytest.raises(fb.ImportFormatError, match=f"line 2: field {field} .* space after"):
+        fb.read_fio(p)
+
+
 def test_wrapped_negative_in_a_log_is_refused(tmp_path):
     p = tmp_path / "w_bw.1.log"
     p.write_text("500, 100, 1, 0, 0\n1000, 18446744073709551615, 1, 0, 0\n")

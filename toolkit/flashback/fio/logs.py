@@ -225,6 +225,14 @@ def _raise_bad_line(path: Path, width: int, hexcols: set[int]) -> None:
                     f"{path} line {lineno}: expected comma-separated integers, got {s[:60]!r}; "
                     "is this a fio log?"
                 )
+            raw = line.rstrip("\r\n").rstrip(",").split(",")
+            spaced = [k for k, p in enumerate(raw) if p != p.rstrip()]
+            if spaced:
+                raise ImportFormatError(
+                    f"{path} line {lineno}: field {spaced[0] + 1} ({raw[spaced[0]]!r}) has a space "
+                    "after its value; fio writes ', ' between fields, so the file was edited "
+                    "or written by another tool: remove the trailing spaces"
+                )
             big = [p for p in parts if int(p, 0 if p[:2] in ("0x", "0X") else 10) >= 2**63]
             if big:
                 raise FioFormatError(

@@ -129,7 +129,9 @@ class Calibration:
         lines += [f"  {k} = {v:.4g}" for k, v in self.values.items()]
         pub: list[float | None] = [*self.published] or [o.value for o in self.observations]
         for o, v, s, r in zip(self.observations, pub, self.simulated, self.residuals):
-            lines.append(f"  {o.name}: published {v:.4g}, simulated {s:.4g}, residual {r:+.1%}")
+            # a ReplayObservation may leave its value to the replay's row (value=None)
+            shown = "from the replay's row" if v is None else f"{v:.4g}"
+            lines.append(f"  {o.name}: published {shown}, simulated {s:.4g}, residual {r:+.1%}")
         return "\n".join(lines)
 
     def spec_suffix(self) -> str:
