@@ -2,11 +2,15 @@
 //! runs it beside `fb_child.py` at psync QD1, where a run's IOPS follow wake-up latency, to tell
 //! the engine's cost from the cost of the process hosting it. Built by `make bench`.
 //!
-//!     fb_run TARGET [--batch S/C] [key=value ...]   (workload fields as in `flashback run`)
+//!     fb_run TARGET [--batch S/C] [--sys-root DIR] [key=value ...]
+//!
+//! (workload fields as in `flashback run`)
 //!
 //! A block device is opened with `destroy=TARGET`. Prints the run's meta as one JSON line.
 //! `--batch S/C` runs the io_uring loop handing over S entries per enter and waiting for C
-//! completions (`t/io_uring -sS -cC`; the engine's default is 4/1).
+//! completions (`t/io_uring -sS -cC`; the engine's default is 4/1). `--sys-root DIR` reads the
+//! drive's sysfs under DIR instead of `/sys` (the telemetry bench plays a recorded drive's tree
+//! beside a loop device so the sampler runs).
 
 use flashback_native::run::{Quiet, RunOptions};
 use flashback_native::target::{OpenOptions, Target};
@@ -32,6 +36,15 @@ fn main() {
         *flashback_native::engine::BATCHES.lock().unwrap() = (s, c);
         fields = &fields[2..];
     }
+    let mut opts_run = RunOptions::default();
+    if fields.first().is_some_and(|f| f == "--sys-root") {
+        let Some(dir) = fields.get(1) else {
+            eprintln!("fb_run: --sys-root takes a directory");
+            std::process::exit(2);
+        };
+        opts_run.sys_root = Some(dir.into());
+        fields = &fields[2..];
+    }
     for f in fields {
         let Some(kv) = f.split_once('=') else {
             eprintln!("fb_run: {f:?} is not key=value");
@@ -49,8 +62,6 @@ fn main() {
         ..Default::default()
     };
     let mut t = Target::open(target, &opts).unwrap_or_else(|e| fail(e));
-    let out = t
-        .run(&w, &RunOptions::default(), &mut Quiet)
-        .unwrap_or_else(|e| fail(e));
+    let out = t.run(&w, &opts_run, &mut Quiet).unwrap_or_else(|e| fail(e));
     println!("{}", out.meta);
 }

@@ -34,6 +34,7 @@ fn main() {
         no_recording: norec,
         stream_only: false,
         overwrite_capture: false,
+        sys_root: None,
     };
     if let Some(p) = prefill {
         d.run(&workload(p), &opts, &mut Quiet).expect("prefill");

@@ -38,6 +38,9 @@ pub struct RunOptions {
     /// With `capture_path`: an existing regular file there may be replaced (never a device,
     /// FIFO or directory; see [`crate::output`]).
     pub overwrite_capture: bool,
+    /// Where the drive's sysfs is read for telemetry (`None`: `/sys`). Benchmarks and tests
+    /// point it at a recorded tree so the sampler runs beside a loop device.
+    pub sys_root: Option<PathBuf>,
 }
 
 /// Final status of a run.

@@ -50,6 +50,7 @@ fn fresh_iops_and_time_to_cliff_follow_the_die_budget() {
                 no_recording: false,
                 stream_only: false,
                 overwrite_capture: false,
+                sys_root: None,
             },
             &mut Quiet,
         )
@@ -88,6 +89,7 @@ fn steady_iops_follows_write_amplification() {
             no_recording: false,
             stream_only: false,
             overwrite_capture: false,
+            sys_root: None,
         };
         let fill = Workload::from_pairs([("rw", "write"), ("bs", "256k")]).unwrap();
         d.run(&fill, &opts, &mut Quiet).unwrap();
@@ -139,6 +141,7 @@ fn queue_depth_one_is_latency_bound() {
                 no_recording: false,
                 stream_only: false,
                 overwrite_capture: false,
+                sys_root: None,
             },
             &mut Quiet,
         )

@@ -5,9 +5,7 @@ notebook (the Vega bundle built; only IPython's send left out), in interleaved p
 write latency (live / none; target: within 1 %), the redraws and their cost, and the
 load average.
 
-Telemetry sampling is not measured here: the engine starts its sampler only for a block
-device with a drive behind it (hwmon, NVMe log, smartctl under ``/sys``), and no simulated
-or fake source reaches it without hardware.
+Telemetry sampling is measured beside it, in ``tests/bench/telemetry.py``.
 
 Run alone: ``.venv/bin/python tests/bench/live.py [PAIRS] [SECONDS]``.
 """
@@ -91,8 +89,6 @@ def main(argv: list[str] | None = None) -> dict:
     if draws:
         print(f"{len(draws)} live redraws, median {out['redraw_ms_median']:.1f} ms each")
     print(f"load average (1 min) {load0[0]:.2f} before, {load1[0]:.2f} after")
-    print("telemetry sampling: not measured (the engine samples only a block device with a "
-          "drive behind it; no simulated source reaches its sampler)")  # fmt: skip
     return out
 
 

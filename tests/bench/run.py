@@ -19,6 +19,7 @@ import sim  # noqa: E402
 import stream  # noqa: E402
 import startup  # noqa: E402
 import sweep  # noqa: E402
+import telemetry  # noqa: E402
 
 
 def main() -> None:
@@ -33,6 +34,7 @@ def main() -> None:
     results["stream"] = stream.main([])
     results["startup"] = startup.main()
     results["live"] = live.main()
+    results["telemetry"] = telemetry.main()
     results["replaydir"] = replaydir.main([])
     out = Path("out")
     out.mkdir(exist_ok=True)

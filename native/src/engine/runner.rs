@@ -325,7 +325,9 @@ pub fn run(
     let telemetry = crate::telemetry::plan::Plan::for_target(
         t.kind == Kind::Block,
         &t.path,
-        std::path::Path::new("/sys"),
+        o.sys_root
+            .as_deref()
+            .unwrap_or(std::path::Path::new("/sys")),
     );
     session.add_meta("smart_start", telemetry.snapshot());
     if let Some(r) = telemetry.reader() {

@@ -114,6 +114,7 @@ impl NativeTarget {
             no_recording,
             stream_only,
             overwrite_capture,
+            sys_root: None,
         };
         self.run_workload(py, &w, &opts, progress)
     }
@@ -152,6 +153,7 @@ impl NativeTarget {
             no_recording: false,
             stream_only: false,
             overwrite_capture,
+            sys_root: None,
         };
         self.run_workload(py, &w, &opts, progress)
     }

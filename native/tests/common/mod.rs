@@ -10,5 +10,6 @@ pub fn opts() -> RunOptions {
         no_recording: true,
         stream_only: false,
         overwrite_capture: false,
+        sys_root: None,
     }
 }
