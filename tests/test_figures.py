@@ -622,8 +622,8 @@ def test_one_colour_per_label_from_one_table():
 
     a = color_scale(["after_trim", "fresh", "used"]).to_dict()
     b = color_scale(["clean", "after_torture", "after_trim"]).to_dict()
-    assert dict(zip(a["domain"], a["range"]))["after_trim"] == COLORS["after_trim"]
-    assert dict(zip(b["domain"], b["range"]))["after_trim"] == COLORS["after_trim"]
+    assert dict(zip(a["domain"], a["range"], strict=True))["after_trim"] == COLORS["after_trim"]
+    assert dict(zip(b["domain"], b["range"], strict=True))["after_trim"] == COLORS["after_trim"]
     steps = ["seq_write_new", "seq_write_used", "seq_write_trim", "random_write_new"]
     s = color_scale(steps).to_dict()
     assert s["domain"] == steps and len(set(s["range"])) == len(steps)

@@ -17,7 +17,6 @@ from pathlib import Path
 
 import nbformat
 import pytest
-
 from support.chromium import Chromium, chromium_binary
 
 pytestmark = pytest.mark.skipif(

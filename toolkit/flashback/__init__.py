@@ -17,11 +17,11 @@ from flashback.errors import (
     ImportFormatError,
     InternalError,
     ParameterError,
-    TelemetryFormatError,
     ReplayError,
     SafetyError,
     SweepError,
     TargetError,
+    TelemetryFormatError,
 )
 
 # Public names -> the module that defines them, imported on first use: polars, numpy and

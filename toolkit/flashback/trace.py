@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import Callable
+from collections.abc import Callable
 
 from flashback.capture import Capture
 from flashback.errors import ImportFormatError

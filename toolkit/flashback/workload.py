@@ -8,7 +8,6 @@ from typing import Any, Literal, cast
 from flashback import _native
 from flashback.errors import ParameterError
 
-
 #: fio's I/O patterns flashback runs (native/src/workload/mod.rs reads them)
 Rw = Literal["read", "write", "randread", "randwrite", "randrw", "trim", "randtrim"]
 
@@ -89,7 +88,7 @@ class Workload:
         return dict(self._resolved)  # type: ignore[attr-defined]
 
     @classmethod
-    def from_fio(cls, path: str, *, job: str | None = None) -> "Workload":
+    def from_fio(cls, path: str, *, job: str | None = None) -> Workload:
         """The workload of a fio job file (``[global]`` + the job section; ``job=`` picks one
         of several). Options flashback does not have are refused by name.
 
@@ -103,7 +102,7 @@ class Workload:
         # option -> its text: every field takes the text the native core parses
         return cls(**cast(dict[str, Any], fields))
 
-    def replace(self, **changes: Any) -> "Workload":
+    def replace(self, **changes: Any) -> Workload:
         """A copy with some fields changed (validated again).
 
         Raises:

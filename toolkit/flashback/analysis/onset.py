@@ -153,7 +153,7 @@ def steady_state_onset(
     back = (lambda v: float(np.exp(v))) if transform == "log" else float
     seg_rows = []
     lines = []
-    for s, e in zip(starts, ends):
+    for s, e in zip(starts, ends, strict=True):
         xx, yy = xbin[s:e], ybin[s:e]
         xc = xx - xx.mean()
         den = float(np.dot(xc, xc))

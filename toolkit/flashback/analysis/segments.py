@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -158,7 +159,7 @@ class Segments:
                 f"  {g}{where}: level {r['level']:.4g} [{r['level_lo']:.4g}, {r['level_hi']:.4g}]"
                 f", slope {r['slope']:.3g} {self.slope_unit}, n={r['n']}"
             )
-        for b, (lo, hi) in zip(self.breakpoints, self.intervals):
+        for b, (lo, hi) in zip(self.breakpoints, self.intervals, strict=True):
             lines.append(
                 f"  change at {_fmt_x(self.x, b)} [{_fmt_x(self.x, lo)}, {_fmt_x(self.x, hi)}]"
             )

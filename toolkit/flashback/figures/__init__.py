@@ -53,8 +53,8 @@ from flashback.figures._theme import (
 from flashback.figures.bars import max_avg_bars
 from flashback.figures.consistency import consistency_panel, iops_scatter
 from flashback.figures.latency import latency_percentiles
-from flashback.figures.overview import capture_overview
 from flashback.figures.overlay import compare_errors, published_overlay
+from flashback.figures.overview import capture_overview
 from flashback.figures.pts import steady_state_window
 from flashback.figures.save import save_chart
 from flashback.figures.series import step_series

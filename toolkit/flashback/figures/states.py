@@ -7,8 +7,8 @@ import altair as alt
 import polars as pl
 
 from flashback.errors import AnalysisError
-from flashback.figures._util import clean, require
 from flashback.figures._theme import first_seen
+from flashback.figures._util import clean, require
 from flashback.figures.bars import _color, _value_title
 
 

@@ -8,7 +8,6 @@ import polars as pl
 from flashback.figures._theme import COLORS, color_scale, first_seen
 from flashback.figures._util import bin_mean, clean, require, spread_over, title_for, x_in_gb
 
-
 #: The review's own marks: the table's colour of ``published``.
 PUBLISHED_COLOR = COLORS["published"]
 

@@ -39,7 +39,7 @@ def conformance(
     labels = [p.get("label") or "not purged (no record)" for p in purges]
     if not purges:
         departures.append("no purge step")
-    for lab, p in zip(labels, purges):
+    for lab, p in zip(labels, purges, strict=True):
         if not p.get("pts_purge"):
             departures.append(lab)
     departures = list(dict.fromkeys(departures))

@@ -241,7 +241,7 @@ class Runner:
         Raises:
             Nothing: steps without intervals are left out.
         """
-        keep = [(f, o) for f, o in zip(self._frames, self._offsets) if f.height]
+        keep = [(f, o) for f, o in zip(self._frames, self._offsets, strict=True) if f.height]
         if not keep:
             return pl.DataFrame()
         df = pl.concat([f for f, _ in keep], how="diagonal_relaxed")

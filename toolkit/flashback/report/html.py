@@ -12,17 +12,15 @@ import html
 import json
 import os
 import re
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 import altair as alt
 import polars as pl
 import vl_convert as vlc
 
 from flashback._io import write_bytes
-
-
-from flashback.figures.page import script_json, vega_bundle  # noqa: F401 (one rule)
+from flashback.figures.page import script_json, vega_bundle
 
 
 @dataclasses.dataclass

@@ -128,7 +128,7 @@ class Calibration:
         ]
         lines += [f"  {k} = {v:.4g}" for k, v in self.values.items()]
         pub: list[float | None] = [*self.published] or [o.value for o in self.observations]
-        for o, v, s, r in zip(self.observations, pub, self.simulated, self.residuals):
+        for o, v, s, r in zip(self.observations, pub, self.simulated, self.residuals, strict=True):
             lines.append(f"  {o.name}: published {v:.4g}, simulated {s:.4g}, residual {r:+.1%}")
         return "\n".join(lines)
 
@@ -272,7 +272,7 @@ def calibrate(
         values=values,
         observations=list(observations),
         simulated=sim,
-        residuals=[(s - v) / v for s, v in zip(sim, pub)],
+        residuals=[(s - v) / v for s, v in zip(sim, pub, strict=True)],
         published=list(pub),
         evaluations=n,
         scale=scale,
@@ -441,10 +441,10 @@ def fit_dirty_rate(
         values={"dirty_rate": x},
         observations=[
             Observation(f"{s.preset} after-TRIM / clean", {}, "ratio", float(w), source=s.source)
-            for s, w in zip(sources, want)
+            for s, w in zip(sources, want, strict=True)
         ],
         simulated=[float(g) for g in got],
-        residuals=[float((g - w) / w) for g, w in zip(got, want)],
+        residuals=[float((g - w) / w) for g, w in zip(got, want, strict=True)],
         published=[float(w) for w in want],
         evaluations=n,
         scale=scale,

@@ -4,6 +4,7 @@ the counters' resolution allows, or ``None`` with a reason — never a silent 1.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 from typing import Any
 
@@ -179,7 +180,9 @@ def write_amplification(
     host = sub[HOST_COL].to_list()
     nand = sub[NAND_COL].to_list()
     t_end = sub["t_s"].to_list()
-    if any(b < a for a, b in zip(host, host[1:])) or any(b < a for a, b in zip(nand, nand[1:])):
+    if any(b < a for a, b in itertools.pairwise(host)) or any(
+        b < a for a, b in itertools.pairwise(nand)
+    ):
         raise AnalysisError("write_amplification: a drive write counter runs backwards")
     if window_bytes is None:
         window_bytes = max(hu / DEFAULT_RESOLUTION, 1.0)
