@@ -35,9 +35,8 @@ class LiveChart:
             dashboard.
         title: the chart's title.
 
-    Raises:
-        Nothing when made; drawing errors end the live view (the run goes on) and the last
-            chart is drawn again at :meth:`close`.
+    Drawing errors end the live view (the run goes on) and the last chart is drawn again at
+    :meth:`close`.
     """
 
     def __init__(

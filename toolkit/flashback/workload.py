@@ -67,9 +67,6 @@ class Workload:
     def fields(self) -> dict[str, str]:
         """The fields that are set, as the strings the native core parses (``ramp`` is run by
         :meth:`flashback.targets.Target.run` and is not among them).
-
-        Raises:
-            Nothing: the fields were validated when the workload was made.
         """
         out = {}
         for f in dataclasses.fields(self):
@@ -118,11 +115,7 @@ class Workload:
         return dataclasses.replace(self, **changes)
 
     def describe(self) -> str:
-        """A one-line fio-like description, e.g. ``randwrite bs=4k iodepth=32 time=60s``.
-
-        Raises:
-            Nothing: the fields were validated when the workload was made.
-        """
+        """A one-line fio-like description, e.g. ``randwrite bs=4k iodepth=32 time=60s``."""
         parts = [self.rw] + [f"{k}={v}" for k, v in self.fields().items() if k != "rw"]
         if self.ramp is not None:
             parts.append(f"ramp={self.ramp}")

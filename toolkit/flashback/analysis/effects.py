@@ -50,11 +50,7 @@ class Effect:
         return (100 * (self.ratio - 1), 100 * (self.lo - 1), 100 * (self.hi - 1))
 
     def to_frame(self) -> pl.DataFrame:
-        """One row: the effect, its estimate and its confidence interval.
-
-        Raises:
-            Nothing: it reads fields the analysis already computed.
-        """
+        """One row: the effect, its estimate and its confidence interval."""
         row = {
             "effect": self.name,
             "y": self.y,

@@ -67,11 +67,7 @@ class Onset:
         return self.reached
 
     def describe(self) -> str:
-        """One line: where the series levels off (bytes, with its interval), or that it does not.
-
-        Raises:
-            Nothing: it reads fields the analysis already computed.
-        """
+        """One line: where the series levels off (bytes, with its interval), or that it does not."""
         if not self.reached:
             return f"{self.y_name} has not levelled off (its last segment still slopes)"
         gb = f"{self.bytes / 1e9:.4g} GB [{self.lo_bytes / 1e9:.4g}, {self.hi_bytes / 1e9:.4g}]"

@@ -29,11 +29,7 @@ class SegmentedFit:
     capacity_bytes: float | None
 
     def describe(self) -> str:
-        """One line: the fitted plateau, ramp and second plateau with their intervals.
-
-        Raises:
-            Nothing: it reads fields the analysis already computed.
-        """
+        """One line: the fitted plateau, ramp and second plateau with their intervals."""
 
         def fmt(v: float) -> str:
             return f"{v / 1e9:.3g}" if self.x.endswith("_bytes") else f"{v:.4g}"

@@ -67,8 +67,7 @@ class Grouped(Mapping):
         and ``first_breakpoint``; for steady state ``reached``, ``window_first``,
         ``window_last``, ``onset_s``, ``onset_gb``, ``onset_fills``.
 
-        Raises:
-            Nothing: results of other kinds give rows with the ``by`` columns only.
+        Results of other kinds give rows with the ``by`` columns only.
         """
         rows = []
         for key, r in self.results.items():

@@ -69,8 +69,7 @@ def color_of(label: object) -> str:
     """The colour (``#rrggbb``) of ``label`` in every chart: :data:`COLORS`, else one of
     :data:`EXTRA_COLORS` chosen by a stable hash (CRC-32) of the label's text.
 
-    Raises:
-        Nothing: every string has a colour.
+    Every string has a colour.
     """
     import zlib
 
@@ -87,8 +86,7 @@ def color_scale(labels: list) -> alt.Scale:
     colour, so one chart never draws two labels alike (their colour can then differ from
     another chart's).
 
-    Raises:
-        Nothing: every label has a colour.
+    Every label has a colour.
     """
     domain = first_seen(labels)
     colors = [COLORS.get(str(v)) for v in domain]
@@ -138,9 +136,5 @@ def flashback_theme() -> alt.theme.ThemeConfig:
 
 
 def use_theme() -> None:
-    """Makes the ``flashback`` theme the active Altair theme (done on import of figures).
-
-    Raises:
-        Nothing: the theme is registered when this module is imported.
-    """
+    """Makes the ``flashback`` theme the active Altair theme (done on import of figures)."""
     alt.theme.enable(THEME_NAME)

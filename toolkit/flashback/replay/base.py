@@ -108,11 +108,7 @@ class Protocol:
     headline: tuple[str, str, str] | str = ""
 
     def describe(self) -> str:
-        """A multi-line description: review, default target, steps and parameters.
-
-        Raises:
-            Nothing: it only formats the protocol's fields.
-        """
+        """A multi-line description: review, default target, steps and parameters."""
         lines = [f"{self.name}: {self.title}", f"  source: {self.source}"]
         lines.append(f"  default target: {self.default_target}")
         if self.review_capacity_bytes:
@@ -215,11 +211,7 @@ def registered() -> list[Protocol]:
 
 
 def protocols() -> pl.DataFrame:
-    """The protocols: ``name``, ``title``, ``source``, ``default_target``, ``parameters``.
-
-    Raises:
-        Nothing: the registry is built from flashback's own procedure modules.
-    """
+    """The protocols: ``name``, ``title``, ``source``, ``default_target``, ``parameters``."""
     _load()
     return pl.DataFrame(
         [
@@ -256,9 +248,8 @@ class Replay:
             after, workload, status, the protocol's labels and the step capture's metadata).
         meta: protocol, parameters, scale, target, status and times.
 
-    Raises:
-        Nothing: the constructor stores its arguments (:func:`flashback.replay` and
-        :meth:`Replay.load` build replays).
+    The constructor only stores its arguments: :func:`flashback.replay` and :meth:`Replay.load`
+    build replays.
     """
 
     def __init__(self, intervals: pl.DataFrame, step_records: list[dict], meta: dict) -> None:
@@ -330,8 +321,7 @@ class Replay:
     def step(self, name: str) -> pl.DataFrame:
         """The intervals of one step (empty if it has none).
 
-        Raises:
-            Nothing: an unknown step name gives an empty frame.
+        An unknown step name gives an empty frame.
         """
         return (
             self.intervals.filter(pl.col("step") == name)
@@ -342,8 +332,7 @@ class Replay:
     def capture(self) -> Capture:
         """The whole replay as one :class:`Capture` (for the analysis functions).
 
-        Raises:
-            Nothing: the capture shares this replay's intervals and a copy of its metadata.
+        The capture shares this replay's intervals and a copy of its metadata.
         """
         meta = dict(self.meta)
         meta.setdefault("target", {})
@@ -399,8 +388,7 @@ class Replay:
         "steady state reached"/"not reached"; none for protocols without one). See
         :func:`flashback.replay.conformance.conformance`.
 
-        Raises:
-            Nothing: missing facts are listed as departures.
+        Missing facts are listed as departures.
         """
         from flashback.errors import FlashbackError
         from flashback.replay.conformance import conformance

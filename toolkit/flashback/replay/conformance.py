@@ -31,8 +31,7 @@ def conformance(
         dict: ``conformant`` (bool), ``line`` ("PTS-conformant run" or "departs from PTS: …"),
         ``departures`` (list of str), ``purge`` (each purge's label), ``write_cache``.
 
-    Raises:
-        Nothing: missing facts are departures.
+    Missing facts are departures.
     """
     departures: list[str] = []
     purges = [s.get("purge") or {} for s in steps if s.get("kind") == "erase"]

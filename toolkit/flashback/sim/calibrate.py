@@ -118,11 +118,7 @@ class Calibration:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def report(self) -> str:
-        """A multi-line report: the fitted values, then published vs simulated per observation.
-
-        Raises:
-            Nothing: it only formats the calibration's fields.
-        """
+        """A multi-line report: the fitted values, then published vs simulated per observation."""
         lines = [
             f"calibration of {self.preset} (scale {self.scale}, {self.evaluations} evaluations)"
         ]
@@ -133,11 +129,7 @@ class Calibration:
         return "\n".join(lines)
 
     def spec_suffix(self) -> str:
-        """The fitted values as ``sim:`` spec keys (``key=value&...``), to append to a preset.
-
-        Raises:
-            Nothing: it only formats the fitted values.
-        """
+        """The fitted values as ``sim:`` spec keys (``key=value&...``), to append to a preset."""
         return "&".join(f"{k}={v:.6g}" for k, v in self.values.items())
 
 

@@ -48,8 +48,7 @@ def ratio_bounds(
 ) -> WriteAmplification:
     """ΔNAND/Δhost with its bounds from the two counters' units.
 
-    Raises:
-        Nothing: a window too short for the host counter's unit is a ``None`` with a reason.
+    A window too short for the host counter's unit is a ``None`` with a reason.
     """
     base: dict[str, Any] = dict(  # the four counts both results carry
         host_bytes=host_bytes,
@@ -113,8 +112,7 @@ def between(before: Snapshot, after: Snapshot) -> WriteAmplification:
 def lifetime(snap: Snapshot) -> WriteAmplification:
     """Lifetime write amplification from one snapshot (NAND written / host written).
 
-    Raises:
-        Nothing: a missing counter is a ``None`` with a reason.
+    A missing counter is a ``None`` with a reason.
     """
     zero = dataclasses.replace(snap, host_written_bytes=0, nand_written_bytes=0)
     if snap.nand_written_bytes is None or snap.host_written_bytes is None:
