@@ -165,17 +165,3 @@ def test_ruptures_methods_are_reachable():
         seg = fb.changepoints(_frame(y), x="t_s", method=method, cost="l2", min_size=5)
         assert seg.method == method
         assert any(abs(int(b) - 150) <= 2 for b in seg.breakpoints), seg.breakpoints
-
-
-def test_segmented_fit_reports_transition_with_ci():
-    rng = np.random.default_rng(8)
-    n = 2000
-    x = np.arange(n, dtype=float)
-    lv = np.interp(x, [0, 600, 1400, n], [500, 500, 150, 150])
-    y = lv * (1 + 0.03 * rng.standard_normal(n))
-    df = pl.DataFrame({"t_s": x + 1, "write_mbps": y})
-    with pytest.warns(FutureWarning, match="steady_state_onset"):
-        fit = fb.segmented_fit(df, x="t_s", n_boot=60)
-    assert fit.ci["x1"][0] <= 601 <= fit.ci["x1"][1] + 5
-    assert fit.x2 == pytest.approx(1401, abs=40)
-    assert "transition" in fit.describe()

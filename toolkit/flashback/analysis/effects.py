@@ -139,7 +139,7 @@ def ratio_ci(
     """
     from scipy import stats  # imported on first use: scipy takes ~1 s to import
 
-    confidence = frames.confidence_level(confidence, None, func="ratio_ci")
+    confidence = frames.confidence_level(confidence)
     _check_bootstrap_options(block_len=block_len, n_resamples=n_resamples, method=method)
     L = block_len or max(blocks.optimal_block_length(a), blocks.optimal_block_length(b))
     ba, bb = blocks.block_means(a, L), blocks.block_means(b, L)
@@ -269,7 +269,7 @@ def _effect(
     step_a: str | None = None,
     step_b: str | None = None,
 ) -> Effect:
-    confidence = frames.confidence_level(confidence, None, func=name)
+    confidence = frames.confidence_level(confidence)
     xa = series(a, y, step=step_a, last_s=last_s)
     xb = series(b, y, step=step_b, last_s=last_s)
     r, lo, hi, L, nb = ratio_ci(

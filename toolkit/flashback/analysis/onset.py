@@ -92,7 +92,6 @@ def steady_state_onset(
     bins: int = DEFAULT_BINS,
     penalty: float | str = "auto",
     confidence: float = 0.95,
-    level: float | None = None,
 ) -> Onset:
     """Finds where ``y`` levels off along ``x``: the start of the last segment of a
     piecewise-linear segmentation (native exact PELT, each segment its own line), if that
@@ -111,7 +110,6 @@ def steady_state_onset(
         bins: number of bins (at most the number of rows).
         penalty: ``"auto"`` = 4 · ln K · long-run variance of the K bins, or a number.
         confidence: confidence level of the interval (0 < confidence < 1).
-        level: deprecated spelling of ``confidence`` (``FutureWarning``).
 
     Raises:
         AnalysisError: bad input (see :func:`flashback.changepoints`), fewer than 20 rows, a
@@ -122,7 +120,7 @@ def steady_state_onset(
     frames.check_x(xs, x)
     raw = frames.column(df, y, role="y")
     frames.need_rows(raw.size, 20, "a steady-state onset")
-    confidence = frames.confidence_level(confidence, level, func="steady_state_onset")
+    confidence = frames.confidence_level(confidence)
     if int(bins) < 20:
         raise AnalysisError(f"bins must be at least 20, got {bins!r}")
     if transform == "auto":
