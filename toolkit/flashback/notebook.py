@@ -43,8 +43,8 @@ def setup(*, offline: bool = True, static_scale: float = 1.0, max_rows: int | No
     if max_rows is None:
         alt.data_transformers.disable_max_rows()
     try:  # the figures module registers the theme when present
-        import flashback.figures  # noqa: F401
+        from flashback.figures import use_theme
 
-        alt.theme.enable("flashback")
+        use_theme()
     except Exception:
         pass

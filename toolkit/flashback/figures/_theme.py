@@ -136,5 +136,7 @@ def flashback_theme() -> alt.theme.ThemeConfig:
 
 
 def use_theme() -> None:
-    """Makes the ``flashback`` theme the active Altair theme (done on import of figures)."""
+    """Makes the ``flashback`` theme the active Altair theme for the rest of the session
+    (importing :mod:`flashback.figures` only registers it; :func:`flashback.notebook.setup`
+    calls this)."""
     alt.theme.enable(THEME_NAME)
