@@ -137,7 +137,7 @@ def ratio_ci(
             whole number ≥ 1, ``n_resamples`` < 1, ``method`` not one of
             :data:`BOOTSTRAP_METHODS`, fewer than 2 blocks in a series, or a zero mean in ``a``.
     """
-    from scipy import stats  # imported on first use: scipy takes ~1 s to import
+    from scipy import stats  # imported on first use: scipy is slow to import
 
     confidence = frames.confidence_level(confidence)
     _check_bootstrap_options(block_len=block_len, n_resamples=n_resamples, method=method)
