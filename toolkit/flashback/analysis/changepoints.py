@@ -67,7 +67,6 @@ class ChangepointOptions(TypedDict, total=False):
     confidence: float
     min_change_pct: float | str | None
     model: Model
-    level: float | None
 
 
 #: above this many rows the piecewise-linear search runs on this many bins (equal numbers of
