@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from typing import cast
 
 import altair as alt
 import polars as pl
@@ -49,9 +50,9 @@ def _segments(part: pl.DataFrame, test: str) -> tuple[pl.DataFrame, pl.DataFrame
                 "test": test,
                 "x_start": lo,
                 "x_end": min(hi, float(x[-1])),
-                "level": float(piece["write_mbps"].mean()),
-                "level_lo": float(piece["write_mbps"].min()),
-                "level_hi": float(piece["write_mbps"].max()),
+                "level": float(cast(float, piece["write_mbps"].mean())),
+                "level_lo": float(cast(float, piece["write_mbps"].min())),
+                "level_hi": float(cast(float, piece["write_mbps"].max())),
                 "loops": piece.height,
             }
         )
