@@ -7,6 +7,7 @@
 //! A block device is opened with `destroy=TARGET`. Prints the run's meta as one JSON line.
 //! `--batch S/C` runs the io_uring loop handing over S entries per enter and waiting for C
 //! completions (`t/io_uring -sS -cC`; the engine's default is 4/1).
+#![allow(clippy::unwrap_used, reason = "any failure ends the tool")]
 
 use flashback_native::run::{Quiet, RunOptions};
 use flashback_native::target::{OpenOptions, Target};
