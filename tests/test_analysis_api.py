@@ -21,16 +21,11 @@ def _frame(n=400, seed=0):
     return pl.DataFrame({"t_s": np.arange(1.0, n + 1), "write_mbps": y})
 
 
-def test_old_level_spelling_warns_and_gives_the_same_answer():
-    df = _frame()
-    new = fb.changepoints(df, x="t_s", confidence=0.9)
-    with pytest.warns(FutureWarning, match=r"changepoints\(level=...\) is deprecated.*confidence="):
-        old = fb.changepoints(df, x="t_s", level=0.9)
-    assert old.frame.equals(new.frame)
-    o_new = fb.steady_state_onset(df, x="t_s", confidence=0.9)
-    with pytest.warns(FutureWarning, match="steady_state_onset"):
-        o_old = fb.steady_state_onset(df, x="t_s", level=0.9)
-    assert (o_old.lo, o_old.hi, o_old.level_pct) == (o_new.lo, o_new.hi, 0.9)
+def test_the_old_level_spelling_is_gone():
+    # the package was never released: ``level=`` is refused, not translated
+    for f in (fb.changepoints, fb.steady_state_onset):
+        with pytest.raises(TypeError, match="level"):
+            f(_frame(), x="t_s", level=0.9)
 
 
 @pytest.mark.parametrize("bad", [0, 1, 1.5, "high"])
@@ -40,17 +35,15 @@ def test_a_bad_confidence_is_an_analysis_error(bad):
 
 
 def test_no_analysis_option_is_called_level():
-    # the CI level is ``confidence`` everywhere; ``level`` survives only as the deprecated alias
+    # the CI level is ``confidence`` everywhere
     for name in fa.__all__:
         f = getattr(fa, name)
         if inspect.isfunction(f):
-            params = inspect.signature(f).parameters
-            if "level" in params:
-                assert params["level"].default is None and "confidence" in params, name
+            assert "level" not in inspect.signature(f).parameters, name
 
 
 def test_results_are_built_from_keywords():
-    for cls in (fa.Segments, fa.Effect, fa.SteadyState, fa.SegmentedFit, fb.analysis.onset.Onset):
+    for cls in (fa.Segments, fa.Effect, fa.SteadyState, fb.analysis.onset.Onset):
         assert dataclasses.is_dataclass(cls)
         fields = [f for f in dataclasses.fields(cls) if f.init]
         assert all(f.kw_only for f in fields), cls

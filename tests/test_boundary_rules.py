@@ -15,7 +15,6 @@ from flashback import _native
 from flashback.replay.scaling import parse_scale
 from flashback.targets import parse_sim_spec, sim_spec
 
-
 # --- one scale rule: units::parse_scale behind Python, the sim spec and the binding ----------
 
 

@@ -65,7 +65,7 @@ def test_presets_reproduce_their_recorded_fit(preset):
     target = TARGETS[preset]
     obs = target["observations"]
     sim = evaluate(preset, obs, {}, scale=target.get("scale", "1/64"))
-    for o, s in zip(obs, sim):
+    for o, s in zip(obs, sim, strict=True):
         published = o.value
         if published is None:
             rows = fb.published(source=get_protocol(o.protocol).source).filter(

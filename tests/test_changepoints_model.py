@@ -4,9 +4,9 @@ criterion for non-capture columns, so a trend is not cut into stairs."""
 import numpy as np
 import polars as pl
 import pytest
+from conftest import ar1 as _ar1
 
 import flashback as fb
-from conftest import ar1 as _ar1
 
 
 def _kinked_trend(seed, n=600, kink=300):

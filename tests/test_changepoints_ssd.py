@@ -12,8 +12,8 @@ import flashback as fb
 from flashback.analysis.pelt import normal_cost, search
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench.ssd_eval import score  # noqa: E402
-from support.ssd_series import ar1, ssd_run  # noqa: E402
+from bench.ssd_eval import score
+from support.ssd_series import ar1, ssd_run
 
 
 def _scores(seeds, n_lo, n_hi, phi=None):

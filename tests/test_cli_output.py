@@ -88,14 +88,14 @@ def test_published_json_is_the_data_set():
 
 def test_a_closed_pipe_ends_quietly():
     """A reader that stops early (`| head`): no BrokenPipeError traceback, the shell's 141."""
-    p = subprocess.Popen(
+    with subprocess.Popen(
         [sys.executable, "-m", "flashback", "published", "--json"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-    )
-    p.stdout.close()  # the reader is gone before the first write
-    err = p.stderr.read().decode()
-    assert p.wait(timeout=120) == 141
+    ) as p:
+        p.stdout.close()  # the reader is gone before the first write
+        err = p.stderr.read().decode()
+        assert p.wait(timeout=120) == 141
     assert err == ""
 
 

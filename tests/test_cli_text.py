@@ -9,8 +9,8 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import need_root_and
+
 from flashback._text import printable
 from flashback.cli._output import text_table
 

@@ -3,9 +3,9 @@
 import numpy as np
 import polars as pl
 import pytest
+from conftest import ar1 as _ar1
 
 import flashback as fb
-from conftest import ar1 as _ar1
 from flashback.analysis.effects import ratio_ci
 
 

@@ -4,6 +4,8 @@ inputs without MaxRowsError, and real PNG/SVG files from save_chart. No pixel co
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 
 import altair as alt
 import numpy as np
@@ -566,11 +568,29 @@ def test_100k_rows_never_exceed_the_row_limit():
             assert 0 < len(data) <= MAX_ROWS
 
 
-def test_theme_registered_and_active():
-    assert ff.THEME_NAME in alt.theme.names()
+def test_importing_figures_registers_the_theme_without_enabling_it():
+    # a fresh interpreter: this process's other tests may have enabled it
+    code = (
+        "import altair as alt; before = alt.theme.active; import flashback.figures; "
+        "print(before, alt.theme.active, 'flashback' in alt.theme.names())"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    before, after, registered = out.stdout.split()
+    assert after == before != ff.THEME_NAME
+    assert registered == "True"
+
+
+def test_flashback_renderings_apply_the_theme_and_leave_the_session_alone():
+    from flashback.report.html import _spec
+
+    chart = ff.latency_percentiles(intervals(100))
+    with alt.theme.enable("default"):
+        assert not chart.to_dict().get("config", {}).get("font", "").startswith("DejaVu")
+        assert _spec(chart)["config"]["font"].startswith("DejaVu Sans")
+        assert alt.theme.active == "default"
+    ff.use_theme()
     assert alt.theme.active == ff.THEME_NAME
-    d = ff.latency_percentiles(intervals(100)).to_dict()
-    assert d["config"]["font"].startswith("DejaVu Sans")
+    assert chart.to_dict()["config"]["font"].startswith("DejaVu Sans")
 
 
 def test_missing_column_is_a_clear_error():
@@ -622,8 +642,8 @@ def test_one_colour_per_label_from_one_table():
 
     a = color_scale(["after_trim", "fresh", "used"]).to_dict()
     b = color_scale(["clean", "after_torture", "after_trim"]).to_dict()
-    assert dict(zip(a["domain"], a["range"]))["after_trim"] == COLORS["after_trim"]
-    assert dict(zip(b["domain"], b["range"]))["after_trim"] == COLORS["after_trim"]
+    assert dict(zip(a["domain"], a["range"], strict=True))["after_trim"] == COLORS["after_trim"]
+    assert dict(zip(b["domain"], b["range"], strict=True))["after_trim"] == COLORS["after_trim"]
     steps = ["seq_write_new", "seq_write_used", "seq_write_trim", "random_write_new"]
     s = color_scale(steps).to_dict()
     assert s["domain"] == steps and len(set(s["range"])) == len(steps)

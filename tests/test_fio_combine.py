@@ -34,7 +34,8 @@ def _together(tmp: Path) -> list[dict]:
         for k, rw in ((0, "randread"), (1, "randwrite"))
     ]
     for p in procs:
-        assert p.wait(timeout=60) == 0, p.stderr.read() if p.stderr else ""
+        _, err = p.communicate(timeout=60)
+        assert p.returncode == 0, err
     for f in tmp.glob("*.bin"):
         f.unlink()
     return [json.loads((tmp / f"json_output.{k}").read_text()) for k in (0, 1)]

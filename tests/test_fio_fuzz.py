@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.fuzz import allowed, json_value
 
 import flashback as fb
-from support.fuzz import allowed, json_value
 
 DATA = Path(__file__).resolve().parent / "data" / "fio"
 LOGS = sorted(DATA.glob("louwrentius__fio-plot__test-data01_randread-4k-01-01_*.1.log"))

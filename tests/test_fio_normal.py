@@ -9,9 +9,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from support.edit import edited
 
 import flashback as fb
-from support.edit import edited
 
 DATA = Path(__file__).resolve().parent / "data" / "fio"
 CS = "chris-sanders__ceph-fio-results__bluestore_"
@@ -149,7 +149,7 @@ def _same_as_json(cap, doc) -> None:
         groups.setdefault(j["groupid"], []).append(j)
     df = cap.intervals
     assert df.height == len(groups)
-    for row, (_, jobs) in zip(df.iter_rows(named=True), sorted(groups.items())):
+    for row, (_, jobs) in zip(df.iter_rows(named=True), sorted(groups.items()), strict=True):
         for d in ("read", "write", "trim"):
             assert row[f"{d}_ios"] == sum(j[d]["total_ios"] for j in jobs)
             assert row[f"{d}_bytes"] == sum(j[d]["io_bytes"] for j in jobs)

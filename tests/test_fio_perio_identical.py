@@ -18,10 +18,10 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+from support.fio_logs import write_log
 
 import flashback as fb
 from flashback.fio import logs
-from support.fio_logs import write_log
 
 HERE = Path(__file__).resolve().parent
 SNAP = HERE / "data" / "fio" / "snapshots" / "perio"
@@ -205,7 +205,7 @@ def test_plain_reader_reads_what_the_general_one_reads(name, tmp_path):
         assert fast is not None, f.name
         general = logs.read_columns(f)
         assert len(fast.cols) == len(general.cols)
-        for a, b in zip(fast.cols, general.cols):
+        for a, b in zip(fast.cols, general.cols, strict=True):
             assert np.array_equal(a, b)
         assert (fast.lows, fast.highs, fast.t_sorted) == (
             general.lows,

@@ -5,9 +5,9 @@ copied here by hand from the file (the comments say where), never flashback's ou
 from pathlib import Path
 
 import pytest
+from support.edit import edited
 
 import flashback as fb
-from support.edit import edited
 
 DATA = Path(__file__).resolve().parent / "data" / "fio"
 FP = "louwrentius__fio-plot__"

@@ -219,14 +219,13 @@ def test_bw_log_alone_is_checked_on_bytes_only():
     assert df["write_iops"].null_count() == df.height
 
 
-def test_interval_s_bins_real_logs_and_the_old_keyword_warns():
+def test_interval_s_bins_real_logs():
     one = fb.read_fio(PM_LOGS, fio_version="3.1").intervals
     two = fb.read_fio(PM_LOGS, fio_version="3.1", interval_s=2.0).intervals
     # 2-second rows: about half as many, the same I/O in total
     assert two.height == pytest.approx(one.height / 2, abs=1)
     assert two["write_ios"].sum() == one["write_ios"].sum()
-    with pytest.warns(FutureWarning, match=r"read_fio\(interval=\.\.\.\) is deprecated"):
-        old = fb.read_fio(PM_LOGS, fio_version="3.1", interval=2.0).intervals
-    assert old["write_ios"].to_list() == two["write_ios"].to_list()
+    with pytest.raises(TypeError, match="interval"):  # the old spelling is gone
+        fb.read_fio(PM_LOGS, fio_version="3.1", interval=2.0)
     with pytest.raises(fb.errors.ParameterError, match="interval_s"):
         fb.read_fio(PM_LOGS, fio_version="3.1", interval_s=0)

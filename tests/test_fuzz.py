@@ -16,10 +16,10 @@ import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.fuzz import allowed, json_value
 
 import flashback as fb
 from flashback import units
-from support.fuzz import allowed, json_value
 
 FAST = settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
 SLOW = settings(max_examples=10_000, deadline=None, suppress_health_check=list(HealthCheck))

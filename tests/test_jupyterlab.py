@@ -17,7 +17,6 @@ from pathlib import Path
 
 import nbformat
 import pytest
-
 from support.chromium import Chromium, chromium_binary
 
 pytestmark = pytest.mark.skipif(
@@ -65,14 +64,14 @@ def lab(tmp_path: Path):
         ],
         env=env,
         stdout=subprocess.DEVNULL,
-        stderr=open(tmp_path / "lab.log", "wb"),
+        stderr=(log := open(tmp_path / "lab.log", "wb")),  # closed at teardown
     )
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while True:
         try:
-            urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2)
-            break
+            with urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2):
+                break
         except OSError:
             if time.monotonic() > deadline or proc.poll() is not None:
                 proc.kill()
@@ -86,6 +85,8 @@ def lab(tmp_path: Path):
         proc.wait(timeout=15)
     except subprocess.TimeoutExpired:
         proc.kill()
+        proc.wait()
+    log.close()
 
 
 NB = "[...window.jupyterapp.shell.widgets('main')].find(w => w.title.label === 'quickstart.ipynb')"
@@ -166,4 +167,4 @@ def test_make_lab_starts_as_root_with_lab_args(tmp_path: Path):
         assert "00-quickstart.ipynb" in listing  # served from notebooks/
     finally:
         os.killpg(proc.pid, 15)
-        proc.wait(timeout=30)
+        proc.communicate(timeout=30)

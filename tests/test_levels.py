@@ -13,8 +13,8 @@ from flashback.analysis.blocks import level_ci
 from flashback.analysis.levels import level_interval
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench.effect_coverage import ar97_noise, ssd_noise  # noqa: E402
-from support.ssd_series import ar1  # noqa: E402
+from bench.effect_coverage import ar97_noise, ssd_noise
+from support.ssd_series import ar1
 
 
 def _ar90(rng, n):

@@ -5,10 +5,10 @@ when the run ends; in a terminal, a live line under the bar."""
 from __future__ import annotations
 
 import pytest
+from support.interrupt import ctrl_c_on_call
 
 import flashback as fb
 from flashback.live import LiveChart
-from support.interrupt import ctrl_c_on_call
 
 
 def _values(chart) -> list[dict]:
@@ -117,7 +117,7 @@ def test_a_live_redraw_puts_new_points_into_the_vega_compiled_once(monkeypatch):
     live = Collect(every_s=3600)
 
     def feed(n):
-        for i in range(n):
+        for _ in range(n):
             live(dict(interval_s=1.0, write_bytes=500 * 10**6, read_bytes=0,
                       host_written_bytes=(len(live._rows) + 1) * 10**9, write_lat_p99_us=90.0))  # fmt: skip
 

@@ -305,7 +305,7 @@ def test_second_cli_run_streaming_to_the_same_output_is_refused(tmp_path):
         assert "another flashback process" in p.stderr
     finally:
         first.send_signal(signal.SIGINT)
-        first.wait(timeout=60)
+        first.communicate(timeout=60)
     cap = fb.load(out)
     assert cap.meta["workload"]["rw"] == "randwrite"  # run 1's file, not run 2's
     assert cap.meta["target"]["kind"] == "file" and "nand_written_bytes" not in cap.intervals

@@ -5,7 +5,6 @@ import pytest
 import ruptures as rpt
 
 from flashback import _native
-
 from flashback.analysis import _reference as reference
 
 

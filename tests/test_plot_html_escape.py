@@ -10,9 +10,9 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from support.chromium import Chromium, chromium_binary
 
 import flashback as fb
-from support.chromium import Chromium, chromium_binary
 
 pytestmark = pytest.mark.skipif(
     chromium_binary() is None, reason="chromium is not installed (make test installs it)"

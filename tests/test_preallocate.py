@@ -11,9 +11,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from conftest import need_root_and, sh
 
 import flashback as fb
-from conftest import need_root_and, sh
 
 
 @pytest.fixture

@@ -14,10 +14,10 @@ import sys
 import time
 
 import pytest
+from support.interrupt import ctrl_c_on_call
 
 import flashback as fb
 from flashback.progress import Bar, Lines, _total
-from support.interrupt import ctrl_c_on_call
 
 SIM = "sim:generic?scale=1/256"
 

@@ -101,7 +101,7 @@ def _csv_rounds() -> pl.DataFrame:
 def test_round_iops_are_the_ones_fio_printed(run):
     files = _round_files(run)
     caps = [fb.read_fio(f) for f in files]
-    for f, cap in zip(files, caps):
+    for f, cap in zip(files, caps, strict=True):
         doc = json.loads(f.read_text())
         opts = doc["jobs"][0]["job options"]
         assert doc["fio version"] == "fio-3.8" and len(doc["jobs"]) == 1

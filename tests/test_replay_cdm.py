@@ -37,7 +37,7 @@ def _run_rates(rep, loop: int, test: str, direction: str) -> dict[int, float]:
         pl.col("step").str.extract(pat.pattern, 1).cast(pl.Int64).alias("k")
     ).filter(pl.col("k").is_not_null())
     per = df.group_by("k").agg((pl.col(col).sum() / pl.col("interval_s").sum() / 1e6).alias("v"))
-    return dict(zip(per["k"].to_list(), per["v"].to_list()))
+    return dict(zip(per["k"].to_list(), per["v"].to_list(), strict=True))
 
 
 def test_the_preparation_pass_writes_the_test_file_once_and_is_not_scored(rep):
@@ -84,7 +84,7 @@ def test_every_run_lasts_the_stated_time_in_simulated_seconds(rep):
     # Seq: whole passes over the test file until the timer has fired (CDM checks it between
     # passes), so at least t, and less than t before its last pass
     seq = steps.filter((pl.col("test") == "seq") & (pl.col("direction") == "write"))
-    for (loop, k), g in seq.group_by("loop", "cdm_pass"):
+    for _, g in seq.group_by("loop", "cdm_pass"):
         g = g.sort("host_written_end_bytes")
         total = float(g["seconds"].sum())
         assert total >= t

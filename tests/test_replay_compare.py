@@ -11,8 +11,7 @@ import pytest
 import flashback as fb
 from flashback.errors import ParameterError
 from flashback.replay.base import check_row
-from flashback.replay.compare import COMPARED, UNMODELLED, _status, published_numbers
-from flashback.replay.compare import tally
+from flashback.replay.compare import COMPARED, UNMODELLED, _status, published_numbers, tally
 
 published_module = importlib.import_module("flashback.published")
 
@@ -175,6 +174,6 @@ def test_xbit_used_loss_is_compared_with_its_knob_stated(measure_s):
     )
     conds = set(sens["condition"])
     assert {"used@measure_s=30", "used@measure_s=300"} <= conds
-    loss = dict(zip(sens["condition"], sens["replayed"]))
+    loss = dict(zip(sens["condition"], sens["replayed"], strict=True))
     assert loss["used@measure_s=300"] > loss["used@measure_s=30"] + 5  # the knob moves it
     assert tally(cmp)["compared"] == 2

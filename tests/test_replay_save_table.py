@@ -47,7 +47,7 @@ def test_a_simulated_replay_loads_back_field_for_field(puget):
     back = fb.Replay.load(out)
     assert len(back.step_records) == len(rep.step_records) > 500
     assert _exact(back.step_records) == _exact(_jsonable(rep.step_records))
-    for a, b in zip(back.step_records, _jsonable(rep.step_records)):
+    for a, b in zip(back.step_records, _jsonable(rep.step_records), strict=True):
         assert a == b
     assert back.intervals.equals(rep.intervals)
     assert back.meta == _jsonable(rep.meta)

@@ -230,4 +230,7 @@ def test_every_row_holds_from_one_64th_to_full_size(name):
     if known - drifted:
         import warnings
 
-        warnings.warn(f"{name}: listed drifts now hold, remove them: {sorted(known - drifted)}")
+        warnings.warn(
+            f"{name}: listed drifts now hold, remove them: {sorted(known - drifted)}",
+            stacklevel=2,
+        )

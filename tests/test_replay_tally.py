@@ -128,7 +128,7 @@ def test_the_demo_summary_has_a_total_row_and_headlines(tmp_path):
     parts = summary.filter(pl.col("review") != "total")
     assert total["compared"] == parts["compared"].sum()
     assert total["within_tolerance"] == parts["within_tolerance"].sum()
-    heads = dict(zip(summary["review"], summary["headline"]))
+    heads = dict(zip(summary["review"], summary["headline"], strict=True))
     assert heads["snia-pts"].startswith("not compared: ")
     assert "published 12.84" in heads["anand2009"]
 

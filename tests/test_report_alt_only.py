@@ -47,7 +47,6 @@ def test_a_wide_chart_scrolls_in_its_box_on_a_1280_px_screen(tmp_path: Path):
     """The demo report was 1,545 px wide (its published-vs-replayed charts): a chart wider
     than the page now scrolls inside its own box, and the page fits 1280 px."""
     import pytest
-
     from support.chromium import Chromium, chromium_binary
 
     if chromium_binary() is None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from support.chromium import Chromium, chromium_binary
 
 pytestmark = pytest.mark.skipif(

@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from support.chromium import Chromium, chromium_binary
 
 pytestmark = pytest.mark.skipif(

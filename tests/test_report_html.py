@@ -5,9 +5,9 @@ from pathlib import Path
 import altair as alt
 import polars as pl
 import pytest
+from support.chromium import Chromium, chromium_binary
 
 from flashback.report import Section, write_report
-from support.chromium import Chromium, chromium_binary
 
 pytestmark = pytest.mark.skipif(
     chromium_binary() is None, reason="chromium is not installed (make test installs it)"

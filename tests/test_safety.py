@@ -344,7 +344,8 @@ def test_two_processes_on_one_file_target_the_second_is_refused(tmp_path):
     del holder
     # two real processes at once: exactly one runs
     procs = [subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True) for _ in range(2)]
-    results = [(q.wait(timeout=120), q.stderr.read()) for q in procs]
+    errs = [q.communicate(timeout=120)[1] for q in procs]
+    results = [(q.returncode, e) for q, e in zip(procs, errs, strict=True)]
     codes = sorted(rc for rc, _ in results)
     assert codes[0] == 0 and codes[1] != 0, results
     assert any("another run" in e for _, e in results), results

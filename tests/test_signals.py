@@ -27,7 +27,7 @@ def start_run(tmp_path: Path) -> tuple[subprocess.Popen, Path]:
         "--rw", "randread", "--bs", "4k", "--iodepth", "4", "--size", "16m",
         "--time", "60s", "--interval", f"{INTERVAL_S}s", "-o", str(out), "--no-progress",
     ]  # fmt: skip
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     return p, out
 
 
@@ -35,7 +35,7 @@ def wait_rows(p: subprocess.Popen, out: Path, n: int, timeout_s: float = 30.0) -
     end = time.monotonic() + timeout_s
     while time.monotonic() < end:
         if p.poll() is not None:
-            pytest.fail(f"flashback run exited early: {p.stderr.read()}")
+            pytest.fail(f"flashback run exited early: {p.communicate()[1]}")
         if out.exists():
             try:
                 cap = fb.recover(out)
@@ -45,6 +45,7 @@ def wait_rows(p: subprocess.Popen, out: Path, n: int, timeout_s: float = 30.0) -
                 pass
         time.sleep(0.05)
     p.kill()
+    p.communicate()
     pytest.fail("the capture file did not grow")
 
 
@@ -58,11 +59,12 @@ def test_ctrl_c_stops_within_a_second_and_marks_interrupted(tmp_path):
     sent = time.time()
     p.send_signal(signal.SIGINT)
     try:
-        p.wait(timeout=10)
+        _, err = p.communicate(timeout=10)  # communicate: the stderr pipe is closed after
     except subprocess.TimeoutExpired:
         p.kill()
+        p.communicate()
         pytest.fail("flashback run did not stop after SIGINT")
-    assert p.returncode == 130, p.stderr.read()
+    assert p.returncode == 130, err
     cap = fb.load(out)
     assert cap.status == "interrupted"
     df = cap.intervals
@@ -80,7 +82,7 @@ def test_kill_9_loses_at_most_the_last_second_and_recover_salvages_a_torn_copy(t
     wait_rows(p, out, 4)
     killed = time.time()
     p.send_signal(signal.SIGKILL)
-    p.wait(timeout=10)
+    p.communicate(timeout=10)
     with pytest.raises(fb.CaptureFileError, match="recover"):
         fb.load(out)  # unfinished: never loaded as if whole
     cap = fb.recover(out)

@@ -7,9 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import flashback as fb
-from flashback.analysis.steady_state import window_check
-
 from flashback.analysis import _reference as reference
+from flashback.analysis.steady_state import window_check
 
 values = st.lists(st.floats(min_value=1.0, max_value=1e6, allow_nan=False), min_size=5, max_size=5)
 

@@ -11,7 +11,7 @@ import pytest
 import flashback as fb
 
 sys.path.insert(0, str(Path(__file__).parent))
-from support.ssd_series import ssd_run  # noqa: E402
+from support.ssd_series import ssd_run
 
 
 def test_onset_on_generated_ssd_runs():

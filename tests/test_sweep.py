@@ -16,7 +16,7 @@ import flashback as fb
 
 # the sweep's worker processes unpickle AbortingJob by its module path
 sys.path.insert(0, str(Path(__file__).parent))
-from support.sweep_jobs import AbortingJob  # noqa: E402
+from support.sweep_jobs import AbortingJob
 
 #: metadata that legitimately differs between two runs of the same job
 VOLATILE = {"start_time", "end_time", "run_id"}  # differ between two runs of one job
@@ -45,7 +45,7 @@ def serial() -> list[fb.Capture]:
 
 def _assert_same(got: list[fb.Capture], want: list[fb.Capture]) -> None:
     assert len(got) == len(want)
-    for a, b in zip(got, want):
+    for a, b in zip(got, want, strict=True):
         assert a.intervals.height > 0
         assert a.intervals.equals(b.intervals)
         strip = lambda m: {k: v for k, v in m.items() if k not in VOLATILE}  # noqa: E731

@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 
 from flashback.errors import TelemetryFormatError
-from flashback.telemetry import Snapshot, decode, decode_file
-from flashback.telemetry import ata_units, wa
+from flashback.telemetry import Snapshot, ata_units, decode, decode_file, wa
 
 D = Path(__file__).parent / "data" / "realdrive"
 NVME_660P = D / "AnalogJ__scrutiny__webapp_backend_pkg_models_testdata_smart-nvme.json"

@@ -90,20 +90,15 @@ def test_recorded_timing_is_kept(tmp_path: Path):
     assert timed.intervals.filter(pl.col("t_s") <= 1.0)["write_ios"].sum() in (10, 11)
 
 
-def test_old_interval_keyword_still_works_and_warns(tmp_path: Path):
+def test_interval_s_sets_the_rows_and_the_old_keyword_is_gone(tmp_path: Path):
     lines = ["fio version 3 iolog", "0 /dev/x add", "0 /dev/x open"]
     lines += [f"{i * 100} /dev/x write {i * 4096} 4096" for i in range(11)]
     log = tmp_path / "timed.iolog"
     log.write_text("\n".join(lines) + "\n")
-    with pytest.warns(FutureWarning, match=r"replay_trace\(interval=\.\.\.\) is deprecated"):
-        old = fb.replay_trace(
-            log, target="sim:generic?scale=1/256", time_scale=1.0, interval="250ms"
-        )
     new = fb.replay_trace(log, target="sim:generic?scale=1/256", time_scale=1.0, interval_s=0.25)
-    assert old.intervals["t_s"].to_list() == new.intervals["t_s"].to_list()
-    assert old.intervals["t_s"][0] == pytest.approx(0.25)
-    with pytest.raises(fb.errors.ParameterError, match="both interval_s= and interval="):
-        fb.replay_trace(log, target="sim:generic?scale=1/256", interval_s=1.0, interval="1s")
+    assert new.intervals["t_s"][0] == pytest.approx(0.25)
+    with pytest.raises(TypeError, match="interval"):  # the old spelling is gone
+        fb.replay_trace(log, target="sim:generic?scale=1/256", interval="250ms")
 
 
 def test_blkparse_text(tmp_path: Path):

@@ -11,6 +11,7 @@
 //! completions (`t/io_uring -sS -cC`; the engine's default is 4/1). `--sys-root DIR` reads the
 //! drive's sysfs under DIR instead of `/sys` (the telemetry bench plays a recorded drive's tree
 //! beside a loop device so the sampler runs).
+#![allow(clippy::unwrap_used, reason = "any failure ends the tool")]
 
 use flashback_native::run::{Quiet, RunOptions};
 use flashback_native::target::{OpenOptions, Target};

@@ -1,6 +1,7 @@
 //! Speed of the write-data generator: GB/s of `DataGen::fill` for `random` data into
 //! 4096-aligned buffers of 4 KiB and 128 KiB (the sizes of the engine benchmark). Built by
 //! `make bench`.
+#![allow(clippy::unwrap_used, reason = "any failure ends the tool")]
 
 use flashback_native::workload::{DataGen, DataPattern};
 use std::time::Instant;

@@ -9,6 +9,7 @@
 //!
 //! Prints one JSON line: `{"ios": N, "duration_s": S, "lat_mean_us": L}` (L: mean time
 //! inside `pread`, to compare with a tool's recorded latency).
+#![allow(clippy::unwrap_used, reason = "any failure ends the tool")]
 
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;

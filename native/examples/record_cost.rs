@@ -2,6 +2,7 @@
 //! recording on (histograms, interval rows) and off (totals only), over 20 M synthetic
 //! completions spread over 20 one-second intervals. Prints ns per completion for both.
 //! Built by `make bench`; the benchmark script runs it.
+#![allow(clippy::unwrap_used, reason = "any failure ends the tool")]
 
 use flashback_native::run::{Quiet, RunOptions, Session, Status};
 use flashback_native::workload::{OpKind, Workload};

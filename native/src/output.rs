@@ -68,6 +68,7 @@ fn errno() -> io::Error {
 }
 
 fn lstat_at(dir: &OwnedFd, name: &CString) -> io::Result<libc::stat> {
+    // SAFETY: libc::stat is plain data: all zero bytes is a valid value.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
     // SAFETY: valid fd, NUL-terminated name, st is a valid out-pointer.
     let r = unsafe {
@@ -86,6 +87,7 @@ fn lstat_at(dir: &OwnedFd, name: &CString) -> io::Result<libc::stat> {
 }
 
 fn fstat(fd: i32) -> io::Result<libc::stat> {
+    // SAFETY: libc::stat is plain data: all zero bytes is a valid value.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
     // SAFETY: st is a valid out-pointer; a bad fd only makes fstat fail.
     if unsafe { libc::fstat(fd, &mut st) } == 0 {
@@ -559,7 +561,8 @@ impl OutputFile {
         if e.raw_os_error() != Some(libc::ENOENT) && e.raw_os_error() != Some(libc::EPERM) {
             return Err(e);
         }
-        let proc = CString::new(format!("/proc/self/fd/{}", self.file.as_raw_fd())).unwrap();
+        let proc = CString::new(format!("/proc/self/fd/{}", self.file.as_raw_fd()))
+            .expect("a formatted number holds no NUL");
         // SAFETY: NUL-terminated paths.
         let r = unsafe {
             libc::linkat(
@@ -773,6 +776,7 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let fifo = d.path().join("fifo");
         let c = CString::new(fifo.as_os_str().as_bytes()).unwrap();
+        // SAFETY: c is a NUL-terminated path.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
         let link = d.path().join("link.arrow");
         std::os::unix::fs::symlink(&fifo, &link).unwrap();

@@ -8,6 +8,7 @@
 //! - A SATA command's data reaches the NAND as it crosses the link (cut-through): a 16 MiB
 //!   write at QD1 keeps the dies as busy as 128 KiB writes at QD32 (it was serialized with
 //!   the link and ran at 2/3 of the rate).
+#![allow(clippy::unwrap_used, reason = "a panic is the test's report")]
 
 mod common;
 

@@ -14,6 +14,7 @@
 //! 90/10 hot/cold mix the rule matters by a few per cent, and the simulator must equal the
 //! textbook FTL with its own rule (`LastEntered`) while the others stay within the stated
 //! band of it.
+#![allow(clippy::unwrap_used, reason = "a panic is the test's report")]
 
 use flashback_native::sim::ftl::{Ftl, UNIT};
 use flashback_native::sim::parse_spec;

@@ -1,6 +1,7 @@
 //! The simulator's memory estimate against what a drive really takes: the peak resident set
 //! of this test process (its own binary: no other test shares the process) while a drive is
 //! built and written over twice, against `sim::memory::estimate_bytes`.
+#![allow(clippy::unwrap_used, reason = "a panic is the test's report")]
 
 mod common;
 

@@ -1,6 +1,7 @@
 //! SandForce's dirty state (see `native/src/sim/dirty.rs`): once all NAND has been written
 //! with incompressible data the drive writes incompressible data at `dirty_rate` × its clean
 //! rate, TRIM does not restore it, rewriting with compressible data or a secure erase does.
+#![allow(clippy::unwrap_used, reason = "a panic is the test's report")]
 
 mod common;
 

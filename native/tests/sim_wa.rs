@@ -21,6 +21,7 @@
 //! and the host and GC frontiers are half empty on average, so the data area is
 //! `N − gc_reserve − 1.5` blocks (random victims see only closed blocks: one fewer, and the
 //! two open blocks hold about one block of valid data).
+#![allow(clippy::unwrap_used, reason = "a panic is the test's report")]
 
 mod common;
 

@@ -20,8 +20,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from flashback.analysis.effects import ratio_ci  # noqa: E402
-from support.ssd_series import ar1, gc_oscillation  # noqa: E402
+from support.ssd_series import ar1, gc_oscillation
+
+from flashback.analysis.effects import ratio_ci
 
 
 def ssd_noise(rng: np.random.Generator, n: int) -> np.ndarray:

@@ -300,7 +300,9 @@ def compare(
                 " | fraction of the floor's IOPS: "
                 + ", ".join(
                     f"{k} {v[0]:.2f} ({v[1]:.2f}–{v[2]:.2f})"
-                    for k, v in zip(("flashback", "from Rust", "fio"), of_floor.values())
+                    for k, v in zip(
+                        ("flashback", "from Rust", "fio"), of_floor.values(), strict=True
+                    )
                 ),
                 flush=True,
             )

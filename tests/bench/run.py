@@ -8,18 +8,18 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import engine  # noqa: E402
-import engine_ring  # noqa: E402
-import fio_import  # noqa: E402
-import live  # noqa: E402
-import memory  # noqa: E402
-import pelt  # noqa: E402
-import replaydir  # noqa: E402
-import sim  # noqa: E402
-import stream  # noqa: E402
-import startup  # noqa: E402
-import sweep  # noqa: E402
-import telemetry  # noqa: E402
+import engine
+import engine_ring
+import fio_import
+import live
+import memory
+import pelt
+import replaydir
+import sim
+import startup
+import stream
+import sweep
+import telemetry
 
 
 def main() -> None:

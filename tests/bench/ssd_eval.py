@@ -20,8 +20,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import flashback as fb  # noqa: E402
-from support.ssd_series import ssd_run  # noqa: E402
+from support.ssd_series import ssd_run
+
+import flashback as fb
 
 
 def score(run, seg, onset=None) -> dict:

@@ -33,7 +33,7 @@ def main(argv: list[str] | None = None) -> dict:
     if fio:
         cmds["fio --version"] = [fio, "--version"]
     times: dict[str, list[float]] = {k: [] for k in cmds}
-    for name, cmd in cmds.items():  # warm the page cache
+    for cmd in cmds.values():  # warm the page cache
         _wall_s(cmd)
     for _ in range(rounds):
         for name, cmd in cmds.items():

@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> dict:
         t_dask_total = time.monotonic() - t0
     same = all(
         x.intervals.equals(y.intervals) and x.intervals.equals(z.intervals)
-        for x, y, z in zip(serial, local.captures, dask.captures)
+        for x, y, z in zip(serial, local.captures, dask.captures, strict=True)
     )
     out = {
         "jobs": len(js),

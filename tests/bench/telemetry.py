@@ -27,8 +27,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import engine  # noqa: E402
-import engine_ring  # noqa: E402
+import engine
+import engine_ring
 
 REAL_SMARTCTL = (
     Path(__file__).resolve().parents[2].parent

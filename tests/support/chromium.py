@@ -51,7 +51,7 @@ class Chromium:
         self.failed_requests: list[str] = []
         self._id = 0
 
-    def __enter__(self) -> "Chromium":
+    def __enter__(self) -> Chromium:
         self._dir = tempfile.mkdtemp(prefix="flashback-chromium-")
         self._proc = subprocess.Popen(
             [self.binary, *FLAGS, f"--user-data-dir={self._dir}", "about:blank"],

@@ -17,11 +17,11 @@ from flashback.errors import (
     ImportFormatError,
     InternalError,
     ParameterError,
-    TelemetryFormatError,
     ReplayError,
     SafetyError,
     SweepError,
     TargetError,
+    TelemetryFormatError,
 )
 
 # Public names -> the module that defines them, imported on first use: polars, numpy and
@@ -35,7 +35,6 @@ _LAZY = {
     **dict.fromkeys(
         (
             "Effect",
-            "SegmentedFit",
             "Segments",
             "SteadyState",
             "changepoints",
@@ -43,7 +42,6 @@ _LAZY = {
             "consistency",
             "degradation",
             "idle_recovery",
-            "segmented_fit",
             "steady_state",
             "steady_state_onset",
             "to_rounds",
@@ -128,7 +126,6 @@ __all__ = [
     "degradation",
     "idle_recovery",
     "consistency",
-    "segmented_fit",
     "read_fio",
     "purge",
     "write_amplification",
@@ -139,5 +136,4 @@ __all__ = [
     "Segments",
     "SteadyState",
     "Effect",
-    "SegmentedFit",
 ]

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import polars as pl
 
@@ -132,10 +133,12 @@ class Capture:
         histogram; null for a direction without I/O, or for steps this capture's metadata has
         no histogram of, e.g. imported or concatenated captures).
 
+        An empty capture gives an empty frame.
+
         Raises:
-            Nothing for a capture flashback ran, loaded or imported (an empty capture gives an
-            empty frame); a hand-built ``intervals`` frame without the design's ``step``,
-            ``interval_s`` and byte/I/O columns raises polars' ``ColumnNotFoundError``.
+            polars.exceptions.ColumnNotFoundError: a hand-built ``intervals`` frame without the
+                design's ``step``, ``interval_s`` and byte/I/O columns (a capture flashback
+                ran, loaded or imported has them).
         """
         return with_run_latency(summarize(self.intervals), self.meta)
 

@@ -17,7 +17,8 @@ points); the final chart goes through Altair and vl-convert with its PNG. ``make
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 #: at most this many points are drawn (consecutive intervals averaged beyond it)
 MAX_POINTS = 1500
@@ -34,9 +35,8 @@ class LiveChart:
             dashboard.
         title: the chart's title.
 
-    Raises:
-        Nothing when made; drawing errors end the live view (the run goes on) and the last
-            chart is drawn again at :meth:`close`.
+    Drawing errors end the live view (the run goes on) and the last chart is drawn again at
+    :meth:`close`.
     """
 
     def __init__(

@@ -37,17 +37,14 @@ def setup(*, offline: bool = True, static_scale: float = 1.0, max_rows: int | No
             images, 0 for none: then a saved or exported notebook shows no chart).
         max_rows: Altair's row limit; ``None`` lifts it (flashback's figure factories
             aggregate large captures themselves).
-
-    Raises:
-        Nothing: the renderer is registered when this module is imported.
     """
     del offline
     alt.renderers.enable(RENDERER, static_scale=static_scale)
     if max_rows is None:
         alt.data_transformers.disable_max_rows()
     try:  # the figures module registers the theme when present
-        import flashback.figures  # noqa: F401
+        from flashback.figures import use_theme
 
-        alt.theme.enable("flashback")
+        use_theme()
     except Exception:
         pass

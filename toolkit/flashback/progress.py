@@ -7,7 +7,8 @@ import collections
 import os
 import sys
 import time
-from typing import Any, Callable, TextIO
+from collections.abc import Callable
+from typing import Any, TextIO
 
 from flashback._text import printable
 from flashback.workload import Workload

@@ -80,11 +80,7 @@ _DATA_PACKAGE = ("data", "published")
 
 
 def data_files() -> list:
-    """The packaged CSV files (``importlib.resources`` traversables), sorted by name.
-
-    Raises:
-        Nothing: the files ship inside the package.
-    """
+    """The packaged CSV files (``importlib.resources`` traversables), sorted by name."""
     folder = resources.files("flashback").joinpath(*_DATA_PACKAGE)
     return sorted((f for f in folder.iterdir() if f.name.endswith(".csv")), key=lambda f: f.name)
 

@@ -13,9 +13,10 @@ import io
 import json
 import os
 import time
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import BrokenExecutor, Executor, Future, as_completed
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence, cast
+from typing import Any, cast
 
 import polars as pl
 
@@ -207,7 +208,7 @@ class SweepResult:
                 pl.lit(self.jobs[i].label, dtype=pl.String).alias("job_label"),
                 pl.all(),
             )
-            for i, f in zip(ok, frames)
+            for i, f in zip(ok, frames, strict=True)
         ]
         return concat_frames(tagged, [self.jobs[i].label for i in ok])
 
@@ -301,7 +302,7 @@ def _run_isolated(
             for i, fut in futs.items():
                 try:
                     got[i] = fut.result()
-                except Exception as e:  # noqa: BLE001 - recorded per job
+                except Exception as e:  # recorded per job
                     got[i] = e
         finally:
             for pool in pools.values():
@@ -409,7 +410,7 @@ def sweep(
             i = futures[fut]
             try:
                 outcome: tuple[str, Any] | BaseException = fut.result()
-            except Exception as e:  # noqa: BLE001 - recorded per job, reported below
+            except Exception as e:  # recorded per job, reported below
                 if own and isinstance(e, BrokenExecutor):
                     broken.append(i)  # run again alone once the pool is down
                     continue

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import Callable
+from collections.abc import Callable
 
 from flashback.capture import Capture
 from flashback.errors import ImportFormatError
@@ -26,7 +26,6 @@ def replay_trace(
     direct: bool = True,
     loops: int | None = None,
     interval_s: float | None = None,
-    interval: str | float | None = None,
     seed: int | None = None,
     step: str = "trace",
     capture_path: str | os.PathLike[str] | None = None,
@@ -44,8 +43,7 @@ def replay_trace(
             recorded timing, ``0.5`` replays twice as fast.
         offset_scale, offset_shift_bytes: map trace offsets onto the target
             (``offset * offset_scale + offset_shift_bytes``, aligned to ``align_bytes``).
-        interval_s: the capture's reporting interval in seconds (default 1.0). ``interval=``
-            (a duration string such as ``"100ms"``) is its deprecated spelling.
+        interval_s: the capture's reporting interval in seconds (default 1.0).
         capture_path, overwrite: stream the capture to this file; an existing regular file
             there is replaced only with ``overwrite`` (see :meth:`flashback.Target.run`).
 
@@ -54,7 +52,7 @@ def replay_trace(
         ParameterError: the trace does not fit the target after remapping, a bad factor, or
             an interval that is not a positive duration.
     """
-    interval_s = interval_seconds(interval_s, interval=interval, where="replay_trace")
+    interval_s = interval_seconds(interval_s, where="replay_trace")
     if not os.path.exists(path):
         raise ImportFormatError(
             f"{path} does not exist; give the path of a fio iolog or blkparse output"

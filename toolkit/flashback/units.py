@@ -29,43 +29,22 @@ def parse_duration(text: float | str, *, field: str = "time") -> float:
     return _native.parse_duration(field, str(text))
 
 
-def interval_seconds(
-    interval_s: float | None,
-    *,
-    interval: float | str | None = None,
-    default_s: float = 1.0,
-    where: str,
-) -> float:
+def interval_seconds(interval_s: float | None, *, default_s: float = 1.0, where: str) -> float:
     """The reporting-interval length in seconds for a function that takes ``interval_s=``
-    (float seconds, the public API's one spelling) and still accepts its old ``interval=``
-    (seconds, or a duration string such as ``"1s"``/``"500ms"``) with a ``FutureWarning``.
+    (float seconds, the public API's one spelling).
 
     Args:
-        interval_s: the new keyword's value, or ``None``.
-        interval: the old keyword's value, or ``None``.
-        default_s: the length when neither is given.
+        interval_s: the keyword's value, or ``None``.
+        default_s: the length when it is not given.
         where: the calling function's name, for the messages.
 
     Raises:
-        ParameterError: both keywords are given, or the length is not a duration of more
-            than zero seconds.
+        ParameterError: the length is not a number of seconds above zero.
     """
     import math
-    import warnings
 
     from flashback.errors import ParameterError
 
-    if interval is not None:
-        if interval_s is not None:
-            raise ParameterError(
-                f"{where}() got both interval_s= and interval=; pass only interval_s= (seconds)"
-            )
-        warnings.warn(
-            f"{where}(interval=...) is deprecated; pass interval_s= as a number of seconds",
-            FutureWarning,
-            stacklevel=3,
-        )
-        interval_s = parse_duration(interval, field="interval")
     if interval_s is None:
         return float(default_s)
     if isinstance(interval_s, bool) or not isinstance(interval_s, (int, float)):

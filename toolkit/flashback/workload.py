@@ -8,7 +8,6 @@ from typing import Any, Literal, cast
 from flashback import _native
 from flashback.errors import ParameterError
 
-
 #: fio's I/O patterns flashback runs (native/src/workload/mod.rs reads them)
 Rw = Literal["read", "write", "randread", "randwrite", "randrw", "trim", "randtrim"]
 
@@ -68,9 +67,6 @@ class Workload:
     def fields(self) -> dict[str, str]:
         """The fields that are set, as the strings the native core parses (``ramp`` is run by
         :meth:`flashback.targets.Target.run` and is not among them).
-
-        Raises:
-            Nothing: the fields were validated when the workload was made.
         """
         out = {}
         for f in dataclasses.fields(self):
@@ -89,7 +85,7 @@ class Workload:
         return dict(self._resolved)  # type: ignore[attr-defined]
 
     @classmethod
-    def from_fio(cls, path: str, *, job: str | None = None) -> "Workload":
+    def from_fio(cls, path: str, *, job: str | None = None) -> Workload:
         """The workload of a fio job file (``[global]`` + the job section; ``job=`` picks one
         of several). Options flashback does not have are refused by name.
 
@@ -103,7 +99,7 @@ class Workload:
         # option -> its text: every field takes the text the native core parses
         return cls(**cast(dict[str, Any], fields))
 
-    def replace(self, **changes: Any) -> "Workload":
+    def replace(self, **changes: Any) -> Workload:
         """A copy with some fields changed (validated again).
 
         Raises:
@@ -119,11 +115,7 @@ class Workload:
         return dataclasses.replace(self, **changes)
 
     def describe(self) -> str:
-        """A one-line fio-like description, e.g. ``randwrite bs=4k iodepth=32 time=60s``.
-
-        Raises:
-            Nothing: the fields were validated when the workload was made.
-        """
+        """A one-line fio-like description, e.g. ``randwrite bs=4k iodepth=32 time=60s``."""
         parts = [self.rw] + [f"{k}={v}" for k, v in self.fields().items() if k != "rw"]
         if self.ramp is not None:
             parts.append(f"ramp={self.ramp}")

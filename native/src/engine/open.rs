@@ -227,6 +227,7 @@ mod hooks {
 fn free_bytes(file: &File) -> Option<u64> {
     // SAFETY: fstatvfs fills the struct it is given.
     let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: st is a valid out-pointer; a bad fd only makes fstatvfs fail.
     let r = unsafe { libc::fstatvfs(file.as_raw_fd(), &mut st) };
     (r == 0).then(|| st.f_bavail as u64 * st.f_frsize as u64)
 }

@@ -200,7 +200,7 @@ fn make_job<'a>(
 /// Runs `w.jobs` jobs on their own threads, each set up before the common clock starts, their
 /// completions merged by the calling thread into `session`; a recording error goes to
 /// `rec_error`.
-#[allow(clippy::too_many_arguments)]
+#[allow(clippy::too_many_arguments, reason = "one run's state, borrowed apart")]
 fn run_jobs(
     t: &Opened,
     w: &Workload,

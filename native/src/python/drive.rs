@@ -43,7 +43,7 @@ fn purge_device<'py>(
 /// The purge with fakes (tests only): returns `(plan or record, commands the fake received)`.
 #[pyfunction]
 #[pyo3(signature = (device, *, destroy, method, plan, verify_samples, sys_root, nvme_spec_json=None, busy=BTreeMap::new(), media_path=None))]
-#[allow(clippy::too_many_arguments)]
+#[allow(clippy::too_many_arguments, reason = "mirrors the Python keywords")]
 fn _purge_with_fakes<'py>(
     py: Python<'py>,
     device: String,

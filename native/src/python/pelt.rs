@@ -21,7 +21,7 @@ fn to_vec(py: Python<'_>, signal: &Bound<'_, PyAny>) -> PyResult<Vec<f64>> {
 /// `len(signal)`).
 #[pyfunction]
 #[pyo3(signature = (signal, pen, min_size, cost = "l2", jump = 1, ends = None, two_pass = false))]
-#[allow(clippy::too_many_arguments)]
+#[allow(clippy::too_many_arguments, reason = "mirrors the Python keywords")]
 fn pelt_search(
     py: Python<'_>,
     signal: &Bound<'_, PyAny>,

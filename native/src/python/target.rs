@@ -94,7 +94,7 @@ impl NativeTarget {
     /// early with status `interrupted`. `stream_only` (with `capture_path`) returns no rows:
     /// they are in the file only.
     #[pyo3(signature = (fields, *, step="".to_string(), capture_path=None, progress=None, no_recording=false, stream_only=false, overwrite_capture=false))]
-    #[allow(clippy::too_many_arguments)]
+    #[allow(clippy::too_many_arguments, reason = "mirrors the Python keywords")]
     fn run<'py>(
         &self,
         py: Python<'py>,
@@ -122,7 +122,7 @@ impl NativeTarget {
     /// Replays a block trace (fio iolog v2/v3 or blkparse text) with the queue-depth, data and
     /// interval fields of `fields` (see [`crate::trace::trace_workload`]).
     #[pyo3(signature = (path, fields, *, time_scale=None, offset_scale=1.0, offset_shift=0, align=4096, step="trace".to_string(), capture_path=None, progress=None, overwrite_capture=false))]
-    #[allow(clippy::too_many_arguments)]
+    #[allow(clippy::too_many_arguments, reason = "mirrors the Python keywords")]
     fn run_trace<'py>(
         &self,
         py: Python<'py>,

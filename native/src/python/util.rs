@@ -25,7 +25,10 @@ impl PyObserver {
         PyObserver {
             progress,
             interrupted: false,
-            last_poll: Instant::now() - Duration::from_secs(1),
+            // a second ago: the first poll is due at once (now, on a clock younger than that)
+            last_poll: Instant::now()
+                .checked_sub(Duration::from_secs(1))
+                .unwrap_or_else(Instant::now),
             callback_error: None,
             live: None,
         }

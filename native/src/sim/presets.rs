@@ -58,7 +58,7 @@ fn timings_25nm(link: f64) -> Timings {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
+#[allow(clippy::too_many_arguments, reason = "one preset table row")]
 fn base(
     name: &str,
     description: &str,

@@ -318,6 +318,7 @@ pub fn measure_compress_ratio(pattern: &DataPattern, bs: u64, seed: u64, samples
 
 /// [`measure_compress_ratio`] memoised per (pattern, block size): replays run thousands of
 /// short steps with the same data, and one measurement costs ~10 ms.
+#[allow(clippy::unwrap_used, reason = "poisoned only by a panic")]
 pub fn compress_ratio_cached(pattern: &DataPattern, bs: u64) -> f64 {
     use std::collections::HashMap;
     use std::sync::{Mutex, OnceLock};

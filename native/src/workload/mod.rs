@@ -363,7 +363,7 @@ fn parse_data(v: &str) -> Result<DataPattern> {
         }
         let bytes = (0..h.len())
             .step_by(2)
-            .map(|i| u8::from_str_radix(&h[i..i + 2], 16).unwrap())
+            .map(|i| u8::from_str_radix(&h[i..i + 2], 16).expect("checked: hex digits"))
             .collect();
         return Ok(DataPattern::Pattern(bytes));
     }

@@ -12,7 +12,6 @@ from flashback.analysis.effects import (
 )
 from flashback.analysis.onset import Onset, steady_state_onset
 from flashback.analysis.rounds import to_rounds
-from flashback.analysis.segmented import SegmentedFit, segmented_fit
 from flashback.analysis.segments import Segments
 from flashback.analysis.steady_state import SteadyState, steady_state
 
@@ -27,9 +26,7 @@ __all__ = [
     "steady_state",
     "steady_state_onset",
     "Onset",
-    "segmented_fit",
     "Segments",
     "SteadyState",
     "Effect",
-    "SegmentedFit",
 ]

@@ -65,7 +65,7 @@ def pelt_linear(x: list[float], y: list[float], pen: float, min_size: int) -> li
         k = b - a
         mx, my = sum(xs) / k, sum(ys) / k
         sxx = sum((u - mx) ** 2 for u in xs)
-        sxy = sum((u - mx) * (v - my) for u, v in zip(xs, ys))
+        sxy = sum((u - mx) * (v - my) for u, v in zip(xs, ys, strict=True))
         syy = sum((v - my) ** 2 for v in ys)
         return max(syy - (sxy * sxy / sxx if sxx > 1e-12 * k else 0.0), 0.0)
 

@@ -35,8 +35,7 @@ def block_length(y: np.ndarray, *, min_blocks: int = 8) -> int:
 
 
 #: above this many points the Politis–White length is computed on means of consecutive points
-#: (arch's estimator grows as n^1.5: ~2 ms for 10,000 points, 0.6 s for 400,000 — per
-#: segment, for every segment of a capture)
+#: (arch's estimator grows as n^1.5 — per segment, for every segment of a capture)
 PW_MAX_POINTS = 10_000
 
 
@@ -47,7 +46,7 @@ def optimal_block_length(y: np.ndarray) -> int:
     :data:`PW_MAX_POINTS` points it is computed on the means of ``b`` consecutive points (at
     most that many means) and multiplied by ``b``: dependence shorter than ``b`` points then
     counts as ``b`` (longer blocks, never shorter)."""
-    from arch.bootstrap import optimal_block_length as pw  # arch takes ~1 s to import
+    from arch.bootstrap import optimal_block_length as pw  # arch is slow to import: only here
 
     n = y.size
     if n < 8 or float(np.var(y)) == 0.0:
@@ -126,7 +125,7 @@ def level_ci(y: np.ndarray, *, confidence: float = 0.95) -> tuple[float, float, 
     if b.size < 2:
         return m, float("nan"), float("nan")
     v, df = var_of_mean(y, b)
-    from scipy import stats  # scipy takes ~1 s to import: only when a mean needs it
+    from scipy import stats  # scipy is slow to import: only when a mean needs it
 
     t = float(stats.t.ppf(0.5 + confidence / 2, df))
     se = math.sqrt(v)

@@ -67,7 +67,6 @@ class ChangepointOptions(TypedDict, total=False):
     confidence: float
     min_change_pct: float | str | None
     model: Model
-    level: float | None
 
 
 #: above this many rows the piecewise-linear search runs on this many bins (equal numbers of
@@ -504,7 +503,6 @@ def changepoints(
     confidence: float = 0.95,
     min_change_pct: float | str | None = "auto",
     model: Model = "auto",
-    level: float | None = None,
 ) -> Segments | Grouped:
     """Finds where the level of ``y`` changes along ``x``.
 
@@ -561,7 +559,6 @@ def changepoints(
             break, a level per step segment, a level and a slope per line), so a trend is
             not cut into stairs. Reported as ``Segments.model``. The linear model needs
             ``method="pelt"`` and an l2/huber cost; ``penalty_path`` searches steps.
-        level: deprecated spelling of ``confidence`` (``FutureWarning``).
 
     Returns:
         :class:`Segments`.
@@ -571,7 +568,7 @@ def changepoints(
             backwards, too few points, or a bad penalty/method/min_change_pct/model/
             confidence.
     """
-    confidence = frames.confidence_level(confidence, level, func="changepoints")
+    confidence = frames.confidence_level(confidence)
     if by is not None and isinstance(data, pl.LazyFrame):
         from flashback.dataset.grouped import per_group
 

@@ -50,11 +50,7 @@ class Effect:
         return (100 * (self.ratio - 1), 100 * (self.lo - 1), 100 * (self.hi - 1))
 
     def to_frame(self) -> pl.DataFrame:
-        """One row: the effect, its estimate and its confidence interval.
-
-        Raises:
-            Nothing: it reads fields the analysis already computed.
-        """
+        """One row: the effect, its estimate and its confidence interval."""
         row = {
             "effect": self.name,
             "y": self.y,
@@ -141,9 +137,9 @@ def ratio_ci(
             whole number ≥ 1, ``n_resamples`` < 1, ``method`` not one of
             :data:`BOOTSTRAP_METHODS`, fewer than 2 blocks in a series, or a zero mean in ``a``.
     """
-    from scipy import stats  # imported on first use: scipy takes ~1 s to import
+    from scipy import stats  # imported on first use: scipy is slow to import
 
-    confidence = frames.confidence_level(confidence, None, func="ratio_ci")
+    confidence = frames.confidence_level(confidence)
     _check_bootstrap_options(block_len=block_len, n_resamples=n_resamples, method=method)
     L = block_len or max(blocks.optimal_block_length(a), blocks.optimal_block_length(b))
     ba, bb = blocks.block_means(a, L), blocks.block_means(b, L)
@@ -273,7 +269,7 @@ def _effect(
     step_a: str | None = None,
     step_b: str | None = None,
 ) -> Effect:
-    confidence = frames.confidence_level(confidence, None, func=name)
+    confidence = frames.confidence_level(confidence)
     xa = series(a, y, step=step_a, last_s=last_s)
     xb = series(b, y, step=step_b, last_s=last_s)
     r, lo, hi, L, nb = ratio_ci(

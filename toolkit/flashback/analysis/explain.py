@@ -128,7 +128,7 @@ def explain(
     wa_cols, wa_units, wa_label = _wa_source(df, meta)
     bps = list(segments.breakpoints)
     rows = []
-    for j, (bp, (lo, hi)) in enumerate(zip(bps, segments.intervals)):
+    for j, (bp, (lo, hi)) in enumerate(zip(bps, segments.intervals, strict=True)):
         i = int(min(np.searchsorted(x, bp, side="left"), n - 1))
         a = max(int(np.searchsorted(x, lo, side="left")) - PAD_ROWS, 0)
         b = min(int(np.searchsorted(x, hi, side="right")) + PAD_ROWS, n - 1)

@@ -134,23 +134,12 @@ def transformed(y: np.ndarray, transform: str | None, name: str) -> np.ndarray:
     return np.log(np.maximum(y, floor))
 
 
-def confidence_level(confidence: float, level: float | None, *, func: str) -> float:
-    """The confidence level of an interval (0 < c < 1) from ``confidence=``, or from the old
-    spelling ``level=`` (kept for one release, with a ``FutureWarning``).
+def confidence_level(confidence: float) -> float:
+    """The confidence level of an interval (0 < c < 1) from ``confidence=``.
 
     Raises:
         AnalysisError: not a number strictly between 0 and 1.
     """
-    if level is not None:
-        import warnings
-
-        warnings.warn(
-            f"{func}(level=...) is deprecated and will be removed in the next release; "
-            "pass confidence= (the name every analysis function uses)",
-            FutureWarning,
-            stacklevel=3,
-        )
-        confidence = level
     try:
         c = float(confidence)
     except (TypeError, ValueError):

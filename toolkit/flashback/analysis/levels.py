@@ -57,7 +57,7 @@ def mean_interval(y: np.ndarray, *, confidence: float = 0.95) -> tuple[float, fl
         return m, lo, hi
     bm = blocks.block_means(y, length)
     v, df = blocks.var_of_mean(y, bm)
-    from scipy import stats  # scipy takes ~1 s to import: only when a mean needs it
+    from scipy import stats  # scipy is slow to import: only when a mean needs it
 
     hw = float(stats.t.ppf(0.5 + confidence / 2, df)) * math.sqrt(v)
     return m, min(lo, m - hw), max(hi, m + hw)

@@ -67,11 +67,7 @@ class Onset:
         return self.reached
 
     def describe(self) -> str:
-        """One line: where the series levels off (bytes, with its interval), or that it does not.
-
-        Raises:
-            Nothing: it reads fields the analysis already computed.
-        """
+        """One line: where the series levels off (bytes, with its interval), or that it does not."""
         if not self.reached:
             return f"{self.y_name} has not levelled off (its last segment still slopes)"
         gb = f"{self.bytes / 1e9:.4g} GB [{self.lo_bytes / 1e9:.4g}, {self.hi_bytes / 1e9:.4g}]"
@@ -96,7 +92,6 @@ def steady_state_onset(
     bins: int = DEFAULT_BINS,
     penalty: float | str = "auto",
     confidence: float = 0.95,
-    level: float | None = None,
 ) -> Onset:
     """Finds where ``y`` levels off along ``x``: the start of the last segment of a
     piecewise-linear segmentation (native exact PELT, each segment its own line), if that
@@ -115,7 +110,6 @@ def steady_state_onset(
         bins: number of bins (at most the number of rows).
         penalty: ``"auto"`` = 4 · ln K · long-run variance of the K bins, or a number.
         confidence: confidence level of the interval (0 < confidence < 1).
-        level: deprecated spelling of ``confidence`` (``FutureWarning``).
 
     Raises:
         AnalysisError: bad input (see :func:`flashback.changepoints`), fewer than 20 rows, a
@@ -126,7 +120,7 @@ def steady_state_onset(
     frames.check_x(xs, x)
     raw = frames.column(df, y, role="y")
     frames.need_rows(raw.size, 20, "a steady-state onset")
-    confidence = frames.confidence_level(confidence, level, func="steady_state_onset")
+    confidence = frames.confidence_level(confidence)
     if int(bins) < 20:
         raise AnalysisError(f"bins must be at least 20, got {bins!r}")
     if transform == "auto":
@@ -153,7 +147,7 @@ def steady_state_onset(
     back = (lambda v: float(np.exp(v))) if transform == "log" else float
     seg_rows = []
     lines = []
-    for s, e in zip(starts, ends):
+    for s, e in zip(starts, ends, strict=True):
         xx, yy = xbin[s:e], ybin[s:e]
         xc = xx - xx.mean()
         den = float(np.dot(xc, xc))

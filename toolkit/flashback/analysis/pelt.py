@@ -173,4 +173,4 @@ def segmentation_cost(signal: np.ndarray, ends: list[int], cost: str) -> float:
         c = rpt.costs.cost_factory(model=cost).fit(signal)
     except Exception as e:  # ruptures raises its own exception types
         raise AnalysisError(f"cost={cost!r} is not known to ruptures ({e})") from None
-    return float(sum(c.error(a, b) for a, b in zip([0, *ends[:-1]], ends)))
+    return float(sum(c.error(a, b) for a, b in zip([0, *ends[:-1]], ends, strict=True)))

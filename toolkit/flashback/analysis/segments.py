@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -71,18 +72,11 @@ class Segments:
     def to_frame(self) -> pl.DataFrame:
         """One row per segment: ``x_start, x_end, t_start_s, t_end_s, gb_start, gb_end,
         fills_start, fills_end, level, level_lo, level_hi, slope, n`` (+ ``group`` with by=).
-
-        Raises:
-            Nothing: it reads fields the analysis already computed.
         """
         return self.frame
 
     def breakpoint_frame(self) -> pl.DataFrame:
-        """One row per breakpoint: ``x``, ``x_lo``, ``x_hi`` (uncertainty interval).
-
-        Raises:
-            Nothing: it reads fields the analysis already computed.
-        """
+        """One row per breakpoint: ``x``, ``x_lo``, ``x_hi`` (uncertainty interval)."""
         return pl.DataFrame(
             {
                 "x": [float(b) for b in self.breakpoints],
@@ -139,11 +133,7 @@ class Segments:
         )
 
     def describe(self) -> str:
-        """Plain-text summary, one line per segment.
-
-        Raises:
-            Nothing: it reads fields the analysis already computed.
-        """
+        """Plain-text summary, one line per segment."""
         lines = [
             f"{self.n_segments} segment(s) of {self.y} over {self.x}; cost={self.cost}"
             f"{' (heavy-tailed)' if self.heavy_tailed else ''}, penalty={self.penalty:.4g}, "
@@ -158,7 +148,7 @@ class Segments:
                 f"  {g}{where}: level {r['level']:.4g} [{r['level_lo']:.4g}, {r['level_hi']:.4g}]"
                 f", slope {r['slope']:.3g} {self.slope_unit}, n={r['n']}"
             )
-        for b, (lo, hi) in zip(self.breakpoints, self.intervals):
+        for b, (lo, hi) in zip(self.breakpoints, self.intervals, strict=True):
             lines.append(
                 f"  change at {_fmt_x(self.x, b)} [{_fmt_x(self.x, lo)}, {_fmt_x(self.x, hi)}]"
             )

@@ -81,9 +81,6 @@ class SteadyState:
     def to_frame(self) -> pl.DataFrame:
         """One row per (window, variable) checked: ``window_first``, ``window_last``, ``y``,
         ``mean``, ``range_frac``, ``slope_frac``, ``range_ok``, ``slope_ok``, ``ok``.
-
-        Raises:
-            Nothing: it reads fields the analysis already computed.
         """
         return self.checks
 
@@ -91,11 +88,7 @@ class SteadyState:
         return self.reached
 
     def describe(self) -> str:
-        """One line: reached or not, the window and its onset, and how later windows hold.
-
-        Raises:
-            Nothing: it reads fields the analysis already computed.
-        """
+        """One line: reached or not, the window and its onset, and how later windows hold."""
         if not self.reached:
             return f"steady state NOT reached ({self.rule}, {', '.join(self.y)})"
         assert self.window is not None  # reached: the window is the one found
@@ -118,11 +111,7 @@ class SteadyState:
         )
 
     def holds_line(self) -> str:
-        """``"; holds in 18/20 later windows (90 %)"`` (empty when there is nothing to say).
-
-        Raises:
-            Nothing: it reads fields the analysis already computed.
-        """
+        """``"; holds in 18/20 later windows (90 %)"`` (empty when there is nothing to say)."""
         if self.holds_after is None:
             return ""
         k = round(self.holds_after * self.later_windows)

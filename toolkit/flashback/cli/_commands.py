@@ -59,8 +59,8 @@ def top_help() -> str:
 
 
 def version() -> str:
-    """The flashback version, from the native module (importlib.metadata scans every
-    installed distribution: ten times slower)."""
+    """The flashback version, from the native module (importlib.metadata would scan every
+    installed distribution)."""
     from flashback import _native
 
     return _native.__version__

@@ -10,7 +10,8 @@ import math
 import os
 import shutil
 import sys
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from flashback._text import fmt_value, printable
 
@@ -77,14 +78,14 @@ def text_table(rows: list[dict[str, Any]], *, width: int | None = None) -> str:
     if total() <= width:
 
         def lines_of(values: list[str]) -> list[str]:
-            parts = [wrap_cell(v, w) for v, w in zip(values, widths)]
+            parts = [wrap_cell(v, w) for v, w in zip(values, widths, strict=True)]
             height = max(len(p) for p in parts)
             return [
                 "  ".join(
                     (p[k] if k < len(p) else "").rjust(w)
                     if num
                     else (p[k] if k < len(p) else "").ljust(w)
-                    for p, w, num in zip(parts, widths, numeric)
+                    for p, w, num in zip(parts, widths, numeric, strict=True)
                 ).rstrip()
                 for k in range(height)
             ]
@@ -99,7 +100,7 @@ def text_table(rows: list[dict[str, Any]], *, width: int | None = None) -> str:
     blocks = []
     for row in cells:
         lines = []
-        for c, v in zip(cols, row):
+        for c, v in zip(cols, row, strict=True):
             for k, part in enumerate(wrap_cell(v, room)):
                 lines.append(f"{(c if k == 0 else '').ljust(key_w)}  {part}".rstrip())
         blocks.append("\n".join(lines))

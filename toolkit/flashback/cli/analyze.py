@@ -173,7 +173,7 @@ def main(args: argparse.Namespace) -> int:
             f"{args.capture}: a replay; each test analysed on its own ({len(groups)} with "
             f"{args.y}, {skipped} without); --by none mixes them"
         )
-    for i, (name, r) in enumerate(results):
+    for name, r in results:
         if name is not None:
             print(f"\n== {name} ==")
         seg = r["segments"]

@@ -9,7 +9,8 @@ A group's drive capacity (for drive-fill units) comes from its ``capacity_bytes`
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
@@ -47,7 +48,9 @@ class Grouped(Mapping):
         return len(self.results)
 
     def _keyed(self, key: tuple, frame: pl.DataFrame) -> pl.DataFrame:
-        return frame.select(*[pl.lit(v).alias(k) for k, v in zip(self.by, key)], pl.all())
+        return frame.select(
+            *[pl.lit(v).alias(k) for k, v in zip(self.by, key, strict=True)], pl.all()
+        )
 
     def to_frame(self) -> pl.DataFrame:
         """Every group's ``to_frame()`` stacked, with the ``by`` columns first.
@@ -64,12 +67,11 @@ class Grouped(Mapping):
         and ``first_breakpoint``; for steady state ``reached``, ``window_first``,
         ``window_last``, ``onset_s``, ``onset_gb``, ``onset_fills``.
 
-        Raises:
-            Nothing: results of other kinds give rows with the ``by`` columns only.
+        Results of other kinds give rows with the ``by`` columns only.
         """
         rows = []
         for key, r in self.results.items():
-            row = dict(zip(self.by, key))
+            row = dict(zip(self.by, key, strict=True))
             if hasattr(r, "breakpoints"):
                 bk = [float(b) for b in r.breakpoints]
                 row.update(
@@ -95,7 +97,7 @@ class Grouped(Mapping):
 
 
 def _describe(by: list[str], key: tuple) -> str:
-    return ", ".join(f"{k}={v}" for k, v in zip(by, key))
+    return ", ".join(f"{k}={v}" for k, v in zip(by, key, strict=True))
 
 
 def per_group(

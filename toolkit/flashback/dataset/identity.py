@@ -72,8 +72,7 @@ def capture_id(meta: dict[str, Any]) -> str:
     """A stable 16-hex-digit id of a capture: a hash of its metadata (which holds its target,
     workload, host and start time), so the same capture always gets the same id.
 
-    Raises:
-        Nothing: values JSON cannot hold are hashed by their ``str()``.
+    Values JSON cannot hold are hashed by their ``str()``.
     """
     text = json.dumps(meta, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
@@ -98,8 +97,7 @@ def identity(meta: dict[str, Any], *, path: str | None = None) -> dict[str, Any]
     ``model`` is the device's model from sysfs, or ``sim:<preset>`` for a simulated drive;
     ``test`` is the replay protocol, or ``<rw>-<bs>-qd<iodepth>`` for a single run.
 
-    Raises:
-        Nothing: a key missing from ``meta`` gives a null column.
+    A key missing from ``meta`` gives a null column.
     """
     t = meta.get("target") or {}
     h = meta.get("host") or {}

@@ -6,8 +6,9 @@ from __future__ import annotations
 import glob
 import json
 import os
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Sequence, cast
+from typing import Any, cast
 
 import polars as pl
 
@@ -130,7 +131,7 @@ def concat_frames(frames: Iterable[pl.LazyFrame], origins: Sequence[str]) -> pl.
     """
     frames = list(frames)
     seen: dict[str, tuple[pl.DataType, str]] = {}
-    for lf, origin in zip(frames, origins):
+    for lf, origin in zip(frames, origins, strict=True):
         for name, dtype in lf.collect_schema().items():
             if dtype == pl.Null:
                 continue

@@ -3,7 +3,9 @@
 Each factory takes polars frames (capture intervals in the design's schema, per-step
 summaries, ``fb.published()`` rows, segment/breakpoint frames) and returns an Altair chart.
 Inputs are aggregated in polars first, so 100k-row captures never hit Altair's row limit.
-Importing this module registers and enables the ``flashback`` theme.
+Importing this module registers the ``flashback`` theme without enabling it: flashback's own
+renderings (:func:`save_chart`, the HTML report) apply it, :func:`flashback.notebook.setup`
+enables it for a notebook, and :func:`use_theme` for the rest of a session.
 
 ====================================  ===========================================
 factory                               review figure
@@ -53,16 +55,14 @@ from flashback.figures._theme import (
 from flashback.figures.bars import max_avg_bars
 from flashback.figures.consistency import consistency_panel, iops_scatter
 from flashback.figures.latency import latency_percentiles
-from flashback.figures.overview import capture_overview
 from flashback.figures.overlay import compare_errors, published_overlay
+from flashback.figures.overview import capture_overview
 from flashback.figures.pts import steady_state_window
 from flashback.figures.save import save_chart
 from flashback.figures.series import step_series
 from flashback.figures.simulator import wa_free_blocks
 from flashback.figures.states import condition_bars, new_vs_used, relative_to_fresh
 from flashback.figures.written import performance_vs_written
-
-use_theme()
 
 __all__ = [
     "COLORS",

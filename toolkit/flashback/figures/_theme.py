@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import altair as alt
 
@@ -68,8 +69,7 @@ def color_of(label: object) -> str:
     """The colour (``#rrggbb``) of ``label`` in every chart: :data:`COLORS`, else one of
     :data:`EXTRA_COLORS` chosen by a stable hash (CRC-32) of the label's text.
 
-    Raises:
-        Nothing: every string has a colour.
+    Every string has a colour.
     """
     import zlib
 
@@ -86,8 +86,7 @@ def color_scale(labels: list) -> alt.Scale:
     colour, so one chart never draws two labels alike (their colour can then differ from
     another chart's).
 
-    Raises:
-        Nothing: every label has a colour.
+    Every label has a colour.
     """
     domain = first_seen(labels)
     colors = [COLORS.get(str(v)) for v in domain]
@@ -137,9 +136,7 @@ def flashback_theme() -> alt.theme.ThemeConfig:
 
 
 def use_theme() -> None:
-    """Makes the ``flashback`` theme the active Altair theme (done on import of figures).
-
-    Raises:
-        Nothing: the theme is registered when this module is imported.
-    """
+    """Makes the ``flashback`` theme the active Altair theme for the rest of the session
+    (importing :mod:`flashback.figures` only registers it; :func:`flashback.notebook.setup`
+    calls this)."""
     alt.theme.enable(THEME_NAME)

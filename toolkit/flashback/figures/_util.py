@@ -7,6 +7,7 @@ rows per series (the Altair default limit is 5,000 rows; captures have 100k+).
 from __future__ import annotations
 
 import re
+from typing import cast
 
 import polars as pl
 
@@ -129,7 +130,7 @@ def bin_mean(
         return frame
     groups = frame.select(by).n_unique() if by else 1
     nbins = max(max_points // groups, 50)
-    lo, hi = frame[x].min(), frame[x].max()
+    lo, hi = _span(frame[x])
     width = (hi - lo) / nbins if hi > lo else 1.0
     b = ((pl.col(x) - lo) / width).floor().clip(0, nbins - 1).alias("_bin")
     aggs = [pl.col(x).mean()] + [pl.col(y).max() if y in peak else pl.col(y).mean() for y in ys]
@@ -140,6 +141,11 @@ def bin_mean(
         .sort([*by, "_bin"])
         .drop("_bin")
     )
+
+
+def _span(s: pl.Series) -> tuple[float, float]:
+    """The numeric column's (min, max) as floats (polars types them as any literal)."""
+    return float(cast(float, s.min())), float(cast(float, s.max()))
 
 
 def bin_extremes(
@@ -155,7 +161,7 @@ def bin_extremes(
         return frame
     groups = frame.select(by).n_unique() if by else 1
     nbins = max(max_points // (2 * groups), 25)
-    lo, hi = frame[x].min(), frame[x].max()
+    lo, hi = _span(frame[x])
     width = (hi - lo) / nbins if hi > lo else 1.0
     f = frame.with_columns(((pl.col(x) - lo) / width).floor().clip(0, nbins - 1).alias("_bin"))
     keys = [*by, "_bin"]

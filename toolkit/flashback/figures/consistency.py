@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import altair as alt
 import polars as pl
 
@@ -91,7 +93,7 @@ def consistency_panel(
     Raises:
         AnalysisError: as :func:`iops_scatter`.
     """
-    kw = dict(t=t, y=y, variant=variant)
+    kw: dict[str, Any] = dict(t=t, y=y, variant=variant)
     return alt.vconcat(
         iops_scatter(intervals, scale="log", **kw).properties(title="Full run"),
         iops_scatter(intervals, scale="log", t_min_s=steady_from_s, **kw).properties(

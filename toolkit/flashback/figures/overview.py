@@ -11,7 +11,6 @@ from flashback.figures._util import require
 from flashback.figures.latency import latency_percentiles
 from flashback.figures.written import performance_vs_written
 
-
 #: At most this many panels (tests or steps); a capture with more is drawn as one curve.
 MAX_PANELS = 8
 

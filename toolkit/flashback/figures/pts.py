@@ -3,6 +3,8 @@ the least-squares line fitted through the window."""
 
 from __future__ import annotations
 
+from typing import cast
+
 import altair as alt
 import numpy as np
 import polars as pl
@@ -39,15 +41,15 @@ def steady_state_window(
     require(rounds, [round_col, y], what="rounds")
     df = rounds.select(pl.col(round_col).cast(pl.Int64), pl.col(y).cast(pl.Float64)).sort(round_col)
     if window is None:
-        last = df[round_col].to_list()[-window_rounds:]
-        window = (last[0], last[-1])
+        tail = df[round_col].to_list()[-window_rounds:]
+        window = (tail[0], tail[-1])
     first, last = int(window[0]), int(window[1])
     win = df.filter(pl.col(round_col).is_between(first, last))
     if len(win) < 2:
         raise AnalysisError(
             f"the steady-state window {first}..{last} holds {len(win)} round(s); it needs 2+"
         )
-    mean = float(win[y].mean())
+    mean = float(cast(float, win[y].mean()))
     slope, intercept = np.polyfit(win[round_col].to_numpy(), win[y].to_numpy(), 1)
     df = clean(df.with_columns(pl.col(round_col).is_between(first, last).alias("in_window")))
     bands = pl.DataFrame(

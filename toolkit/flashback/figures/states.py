@@ -3,12 +3,14 @@ validation), X-bit's relative-to-fresh degradation, AnandTech 2009's new vs used
 
 from __future__ import annotations
 
+from typing import cast
+
 import altair as alt
 import polars as pl
 
 from flashback.errors import AnalysisError
-from flashback.figures._util import clean, require
 from flashback.figures._theme import first_seen
+from flashback.figures._util import clean, require
 from flashback.figures.bars import _color, _value_title
 
 
@@ -139,7 +141,7 @@ def relative_to_fresh(
         df.filter(pl.col(condition).is_in(list(order))).with_columns(pl.col(condition).alias("_c"))
     )
     require(df, [drive, condition], what=f"rows in states {list(order)}")
-    top = max(110.0, float(df["pct_of_fresh"].max() or 0))
+    top = max(110.0, float(cast(float, df["pct_of_fresh"].max()) or 0))
     bars = (
         alt.Chart(df)
         .mark_bar()

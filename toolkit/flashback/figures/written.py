@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import altair as alt
 import polars as pl
 
 from flashback.figures._theme import COLORS, color_scale, first_seen
 from flashback.figures._util import bin_mean, clean, require, spread_over, title_for, x_in_gb
-
 
 #: The review's own marks: the table's colour of ``published``.
 PUBLISHED_COLOR = COLORS["published"]
@@ -191,7 +192,7 @@ def performance_vs_written(
     if "published" in df["layer"].unique().to_list():
         pub = base.transform_filter(alt.datum.layer == "published")
         tip = [alt.Tooltip("label:N", title="published")]
-        mark = {"color": PUBLISHED_COLOR, "strokeDash": [1, 3], "strokeWidth": 2.5}
+        mark: dict[str, Any] = {"color": PUBLISHED_COLOR, "strokeDash": [1, 3], "strokeWidth": 2.5}
         layers.append(
             pub.transform_filter("isValid(datum.pub_x_gb)")
             .mark_rule(**mark)

@@ -6,6 +6,7 @@ Never the default: runs one after another are refused."""
 
 from __future__ import annotations
 
+import itertools
 import math
 from pathlib import Path
 from typing import Any
@@ -55,7 +56,7 @@ def check_overlap(spans: list[tuple[Path, tuple[float, float] | None]]) -> None:
         FioFormatError: a run started after another had ended.
     """
     known = sorted((s, p) for p, s in spans if s is not None)
-    for (a, pa), (b, pb) in zip(known, known[1:]):
+    for (a, pa), (b, pb) in itertools.pairwise(known):
         if b[0] >= a[1]:
             raise FioFormatError(
                 f"{pb}: started {b[0] - a[1]:.0f} s after {pa.name} ended, so the runs did not "

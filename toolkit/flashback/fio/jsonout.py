@@ -38,7 +38,8 @@ def load_documents(path: Path) -> list[dict]:
     """
     text = path.read_text(errors="replace")
     dec = json.JSONDecoder()
-    docs, pos = [], text.find("{")
+    docs: list[dict[str, Any]] = []
+    pos = text.find("{")
     while pos >= 0:
         try:
             doc, end = dec.raw_decode(text, pos)
@@ -182,7 +183,9 @@ def doc_version(doc: dict, path: Path, declared: fv.Version | None = None) -> fv
         FioFormatError: the layout (ns blocks, ``io_kbytes``) contradicts the version named.
     """
     v = fv.parse_version(doc.get("fio version"))
-    d0 = next((j.get(d) for j in doc["jobs"] for d in DIRS if isinstance(j.get(d), dict)), {})
+    d0: dict[str, Any] = next(
+        (j.get(d) for j in doc["jobs"] for d in DIRS if isinstance(j.get(d), dict)), {}
+    )
     layout3 = "clat_ns" in d0 or "io_kbytes" in d0
     layout2 = "clat" in d0 and "clat_ns" not in d0
     inferred = (3, 0) if layout3 else (2, 0) if layout2 else None
@@ -379,9 +382,9 @@ def stream_rows(docs: list[dict], path: Path, v: fv.Version) -> list[dict[str, A
                             m * i if m is not None else np.nan
                         )
                         c[f"{d}_{key}_max"] = max(c.get(f"{d}_{key}_max", 0.0), st["max"] or 0.0)
-                        b = _bins_ns(x, key, v)
+                        bins = _bins_ns(x, key, v)
                         c[f"{d}_{key}_bins"] = (
-                            _add_bins(c.get(f"{d}_{key}_bins"), b) if b is not None else None
+                            _add_bins(c.get(f"{d}_{key}_bins"), bins) if bins is not None else None
                         )
             # per-direction runtimes are per group the longest job's; job_runtime (3.8+) is
             # summed over a group's jobs, so it is only the fallback

@@ -357,7 +357,7 @@ def parse_log(path: Path, *, window_value: str | None = None) -> Log:
         t_sorted=table.t_sorted,
         _dir_rows=dir_rows,
         bs_range=(table.lows[i + 2], table.highs[i + 2]) if w > i + 2 else (0, 0),
-        extra_ranges=list(zip(table.lows[i + 3 :], table.highs[i + 3 :])),
+        extra_ranges=list(zip(table.lows[i + 3 :], table.highs[i + 3 :], strict=True)),
     )
 
 
@@ -387,7 +387,7 @@ def fio3_columns(log: Log) -> bool:
     return bool((last == 0).all() or (last % 512 != 0).any())
 
 
-def window_ms(log: "Log") -> float:
+def window_ms(log: Log) -> float:
     """A ``log_avg_msec`` log's window: the typical spacing of one direction's sample times
     (directions are logged a few ms apart, windows jitter by a few ms, and windows without
     I/O are not logged)."""

@@ -48,7 +48,7 @@ def printed_ios(path: Path) -> tuple[fv.Version | None, dict[str, int]]:
     text = path.read_text(errors="replace")
     out: dict[str, int] = {}
     for m in list(_ISSUED2.finditer(text)) + list(_ISSUED3.finditer(text)):
-        for d, g in zip(("read", "write", "trim"), m.groups()):
+        for d, g in zip(("read", "write", "trim"), m.groups(), strict=True):
             out[f"{d}_ios"] = out.get(f"{d}_ios", 0) + int(g or 0)
     return fv.parse_version(text[:4096]), out
 
@@ -240,6 +240,13 @@ def _job(path: Path, m: re.Match, block: str, bs: dict, decimal: bool) -> dict:
                     pct[_PCT_KEYS[q]] = float(val) * pct["_unit"]
         elif pct is not None:
             pct = None
+    _finish_dirs(path, name, job, counts)
+    return job
+
+
+def _finish_dirs(path: Path, name: str, job: dict[str, Any], counts: list[int]) -> None:
+    """Drops the percentile unit markers; a direction fio issued I/Os in but printed no line
+    for is an :class:`ImportFormatError`."""
     for d in DIRS:
         x = job.get(d)
         for key in ("clat_ns", "lat_ns", "slat_ns"):
@@ -250,7 +257,6 @@ def _job(path: Path, m: re.Match, block: str, bs: dict, decimal: bool) -> dict:
                 f"{path}: job {name!r} issued {counts[DIRS.index(d)]} {d}s but prints no "
                 f"{d} line; pass fio's whole output"
             )
-    return job
 
 
 DIRS = ("read", "write", "trim")

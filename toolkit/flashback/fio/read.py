@@ -130,7 +130,6 @@ def read_fio(
     source: str | os.PathLike[str] | list[str | os.PathLike[str]],
     *,
     interval_s: float | None = None,
-    interval: float | str | None = None,
     window_value: str | None = None,
     log_offset: bool | None = None,
     fio_version: str | None = None,
@@ -146,8 +145,8 @@ def read_fio(
     (logs of one run plus, optionally, its JSON or normal output), a directory holding one
     run, or the log prefix given to ``write_*_log`` (``PREFIX_bw.1.log`` ...).
 
-    Logs are binned into ``interval_s``-second rows (default 1.0; ``interval=`` is the
-    deprecated spelling and warns); the last row keeps its true length.
+    Logs are binned into ``interval_s``-second rows (default 1.0); the last row keeps its
+    true length.
     Per-job logs (``.1`` … ``.N``) are summed. Latency means from window-averaged logs
     (``log_avg_msec``) weight each window by its I/O count, read from the same job's iops
     log, as fio's own mean does; given latency logs without their iops logs, each window
@@ -176,12 +175,12 @@ def read_fio(
             compressed ``.log.fz`` logs, directions merged by ``unified_rw_reporting=mixed``,
             ``log_compression`` with ``log_avg_msec`` logs (fio#1746), and I/Os fio counted
             in a runtime of 0 ms.
-        ParameterError: ``interval_s`` is not a positive number of seconds, or both
-            ``interval_s`` and ``interval`` are given, or ``combine`` is not None/"sum".
+        ParameterError: ``interval_s`` is not a positive number of seconds, or ``combine`` is
+            not None/"sum".
     """
     del log_offset
     combine = fcombine.check_combine(combine)
-    interval_s = interval_seconds(interval_s, interval=interval, where="read_fio")
+    interval_s = interval_seconds(interval_s, where="read_fio")
     declared = fv.parse_version(fio_version) if fio_version else None
     if fio_version and declared is None:
         raise FioFormatError(f"fio_version={fio_version!r} is not a version such as '3.1'")

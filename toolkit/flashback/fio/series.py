@@ -174,18 +174,18 @@ def latency(
             return out
         sels = [_rows(lg, d) for lg in per_io]
         if all(lg.ivalue is not None for lg in per_io):
-            raw = _joined([lg.ivalue[sel] for lg, sel in zip(per_io, sels)])
+            raw = _joined([lg.ivalue[sel] for lg, sel in zip(per_io, sels, strict=True)])
         elif any(lg.ivalue is not None for lg in per_io):
             # read_plain's float64 values are exact integers: as the int64 ones would be
             raw = _joined(
                 [
                     (lg.ivalue if lg.ivalue is not None else lg.value.astype(np.int64))[sel]
-                    for lg, sel in zip(per_io, sels)
+                    for lg, sel in zip(per_io, sels, strict=True)
                 ]
             )
         else:
-            raw = _joined([lg.value[sel] for lg, sel in zip(per_io, sels)])
-        b = _joined([bins_of(lg, edges)[sel] for lg, sel in zip(per_io, sels)])
+            raw = _joined([lg.value[sel] for lg, sel in zip(per_io, sels, strict=True)])
+        b = _joined([bins_of(lg, edges)[sel] for lg, sel in zip(per_io, sels, strict=True)])
         for i, vv in _by_interval(b, raw, n):
             vv = vv * scale
             out["mean"][i] = vv.mean()
@@ -240,7 +240,7 @@ def _native_latency(per_io: list[Log], d: int, edges: np.ndarray, scale: float) 
     got = _native.fio_interval_latency(parts, d, np.ascontiguousarray(edges, np.float64), scale)
     if got is None:
         return None
-    return {k: np.frombuffer(c, dtype=np.float64) for k, c in zip(LAT_STATS, got)}
+    return {k: np.frombuffer(c, dtype=np.float64) for k, c in zip(LAT_STATS, got, strict=True)}
 
 
 def _joined(parts: list[np.ndarray]) -> np.ndarray:
@@ -268,7 +268,7 @@ def _by_interval(b: np.ndarray, raw: np.ndarray, n: int):
     b, v = b[order], raw[order].astype(np.float64)
     starts = np.flatnonzero(np.r_[True, np.diff(b) != 0])
     ends = np.r_[starts[1:], b.size]
-    for s, e in zip(starts, ends):
+    for s, e in zip(starts, ends, strict=True):
         yield int(b[s]), v[s:e]
 
 

@@ -11,8 +11,8 @@ Latencies in µs in every version. Terse gives no I/O count: it is ``iops × run
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from flashback.errors import FioFormatError, ImportFormatError
@@ -89,6 +89,12 @@ def read_terse(path: Path, declared: fv.Version | None) -> tuple[list[dict[str, 
         groups.setdefault(int(f[3]), []).append(job)
     if not groups:
         raise ImportFormatError(f"{path}: no terse lines (N;fio-X.Y;...) found")
+    return _group_rows(groups), version
+
+
+def _group_rows(groups: dict[int, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Jobs by fio group → one row per group, in group order (each group's runtime its
+    slowest job's)."""
     rows, t = [], 0.0
     for _, jobs in sorted(groups.items()):
         runtime_s = max(j[d]["runtime_ms"] for j in jobs for d in j if d != "name") / 1000.0
@@ -108,7 +114,7 @@ def read_terse(path: Path, declared: fv.Version | None) -> tuple[list[dict[str, 
                         row[f"{d}_{key}_{k}_us"] = s[k]
         row["step"] = ",".join(dict.fromkeys(j["name"] for j in jobs))
         rows.append(row)
-    return rows, version
+    return rows
 
 
 _STATS = ("mean", "p50", "p99", "p999", "max")

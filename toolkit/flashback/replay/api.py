@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from flashback.errors import ParameterError, ReplayError, ReplayInterrupted
-from flashback.replay.base import Replay, get_protocol
 from flashback.progress import close_progress, make_bar
+from flashback.replay.base import Replay, get_protocol
 from flashback.replay.runner import Interrupted, Runner
 from flashback.replay.scaling import default_scale, parse_scale
 from flashback.targets import Target, parse_sim_spec, sim_spec
@@ -108,7 +109,7 @@ def replay(
         total = round(proto.estimate_written_bytes(t.size_bytes, scale_v, resolved) / 1e9, 2)
     bar = make_bar(progress, total_gb=total, label=name)
     runner = Runner(t, scale=scale_v, bar=bar, interval_s=resolved.get("interval_s"), seed=seed)
-    started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    started = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
     status = "complete"
     try:
         proto.run(runner, resolved)
@@ -138,7 +139,7 @@ def replay(
         "interval_s": runner.interval_s,
         "host_written_bytes": runner.written_bytes,
         "start_time": started,
-        "end_time": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "end_time": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "status": status,
     }
     rep = Replay(runner.intervals(), runner.steps, meta)

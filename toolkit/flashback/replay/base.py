@@ -8,21 +8,21 @@ import io
 import json
 import os
 import uuid
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import polars as pl
 
 from flashback._io import check_output, write_bytes
 from flashback.capture import Capture, summarize
-from flashback.replay import stepstore
 from flashback.errors import (
     CaptureFileError,
     FlashbackError,
     ParameterError,
     ReplayError,
 )
-
+from flashback.replay import stepstore
 
 #: Parquet footer key of a saved replay's save id (matched against ``replay.json``'s).
 SAVE_ID_KEY = "flashback.replay_save_id"
@@ -101,18 +101,14 @@ class Protocol:
     params: dict[str, tuple[Any, str, Callable[[str, Any], Any]]]
     procedure: str
     run: Callable[[Any, dict[str, Any]], None]
-    checks: Callable[["Replay"], list[dict[str, Any]]]
+    checks: Callable[[Replay], list[dict[str, Any]]]
     estimate_written_bytes: Callable[[int, float, dict[str, Any]], float] | None = None
-    pair_checks: Callable[["Replay", "Replay"], list[dict[str, Any]]] | None = None
+    pair_checks: Callable[[Replay, Replay], list[dict[str, Any]]] | None = None
     unstated: dict[str, tuple[float, ...]] = dataclasses.field(default_factory=dict)
     headline: tuple[str, str, str] | str = ""
 
     def describe(self) -> str:
-        """A multi-line description: review, default target, steps and parameters.
-
-        Raises:
-            Nothing: it only formats the protocol's fields.
-        """
+        """A multi-line description: review, default target, steps and parameters."""
         lines = [f"{self.name}: {self.title}", f"  source: {self.source}"]
         lines.append(f"  default target: {self.default_target}")
         if self.review_capacity_bytes:
@@ -215,11 +211,7 @@ def registered() -> list[Protocol]:
 
 
 def protocols() -> pl.DataFrame:
-    """The protocols: ``name``, ``title``, ``source``, ``default_target``, ``parameters``.
-
-    Raises:
-        Nothing: the registry is built from flashback's own procedure modules.
-    """
+    """The protocols: ``name``, ``title``, ``source``, ``default_target``, ``parameters``."""
     _load()
     return pl.DataFrame(
         [
@@ -256,9 +248,8 @@ class Replay:
             after, workload, status, the protocol's labels and the step capture's metadata).
         meta: protocol, parameters, scale, target, status and times.
 
-    Raises:
-        Nothing: the constructor stores its arguments (:func:`flashback.replay` and
-        :meth:`Replay.load` build replays).
+    The constructor only stores its arguments: :func:`flashback.replay` and :meth:`Replay.load`
+    build replays.
     """
 
     def __init__(self, intervals: pl.DataFrame, step_records: list[dict], meta: dict) -> None:
@@ -330,8 +321,7 @@ class Replay:
     def step(self, name: str) -> pl.DataFrame:
         """The intervals of one step (empty if it has none).
 
-        Raises:
-            Nothing: an unknown step name gives an empty frame.
+        An unknown step name gives an empty frame.
         """
         return (
             self.intervals.filter(pl.col("step") == name)
@@ -342,8 +332,7 @@ class Replay:
     def capture(self) -> Capture:
         """The whole replay as one :class:`Capture` (for the analysis functions).
 
-        Raises:
-            Nothing: the capture shares this replay's intervals and a copy of its metadata.
+        The capture shares this replay's intervals and a copy of its metadata.
         """
         meta = dict(self.meta)
         meta.setdefault("target", {})
@@ -353,7 +342,7 @@ class Replay:
         self,
         published: pl.DataFrame | None = None,
         *,
-        other: "Replay | None" = None,
+        other: Replay | None = None,
         sensitivity: bool = False,
         seeds: int | None = None,
     ) -> pl.DataFrame:
@@ -399,12 +388,10 @@ class Replay:
         "steady state reached"/"not reached"; none for protocols without one). See
         :func:`flashback.replay.conformance.conformance`.
 
-        Raises:
-            Nothing: missing facts are listed as departures.
+        Missing facts are listed as departures.
         """
-        from flashback.replay.conformance import conformance
-
         from flashback.errors import FlashbackError
+        from flashback.replay.conformance import conformance
 
         try:
             notes = self.compare()["note"].to_list() if self.step_records else []
@@ -471,7 +458,7 @@ class Replay:
         return d
 
     @classmethod
-    def load(cls, directory: str | os.PathLike[str]) -> "Replay":
+    def load(cls, directory: str | os.PathLike[str]) -> Replay:
         """Reads a replay written by :meth:`save`, or by flashback before the step table
         (``intervals.parquet`` and a ``replay.json`` holding every step; loaded as it was).
 
@@ -497,7 +484,7 @@ class Replay:
         try:
             pq_id = pl.read_parquet_metadata(io.BytesIO(pq)).get(SAVE_ID_KEY)
             intervals = pl.read_parquet(io.BytesIO(pq))
-        except (Exception, pl.exceptions.PanicException) as e:  # noqa: BLE001 (any reader failure)
+        except (Exception, pl.exceptions.PanicException) as e:  # any reader failure
             raise CaptureFileError(
                 f"{d / 'intervals.parquet'} is damaged ({type(e).__name__}); save the replay again"
             ) from None
@@ -603,7 +590,7 @@ def _read_steps(d: Path, table: dict[str, Any]) -> list[dict[str, Any]]:
         raise CaptureFileError(
             f"{path} does not hold the replay's steps: {e}; save the replay again"
         ) from None
-    except (Exception, pl.exceptions.PanicException) as e:  # noqa: BLE001 (any reader failure)
+    except (Exception, pl.exceptions.PanicException) as e:  # any reader failure
         raise CaptureFileError(
             f"{path} is damaged ({type(e).__name__}); save the replay again"
         ) from None

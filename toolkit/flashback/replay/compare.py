@@ -181,7 +181,6 @@ def compare(
         ParameterError: ``seeds`` is not an integer of 2 or more.
     """
     from flashback.errors import ReplayError
-
     from flashback.replay.mechanisms import absent, get, sim_config
 
     proto = replay.protocol

@@ -31,15 +31,14 @@ def conformance(
         dict: ``conformant`` (bool), ``line`` ("PTS-conformant run" or "departs from PTS: …"),
         ``departures`` (list of str), ``purge`` (each purge's label), ``write_cache``.
 
-    Raises:
-        Nothing: missing facts are departures.
+    Missing facts are departures.
     """
     departures: list[str] = []
     purges = [s.get("purge") or {} for s in steps if s.get("kind") == "erase"]
     labels = [p.get("label") or "not purged (no record)" for p in purges]
     if not purges:
         departures.append("no purge step")
-    for lab, p in zip(labels, purges):
+    for lab, p in zip(labels, purges, strict=True):
         if not p.get("pts_purge"):
             departures.append(lab)
     departures = list(dict.fromkeys(departures))

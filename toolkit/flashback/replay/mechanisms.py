@@ -10,7 +10,8 @@ tolerance), and ``tests/test_replay_tally.py`` holds every protocol's default pr
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from flashback.errors import ReplayError
 

@@ -9,7 +9,8 @@ A converter takes ``(name, value)`` and returns the typed value or raises
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from flashback.errors import ParameterError
 

@@ -75,19 +75,11 @@ class Runner:
 
     # ---- scaling helpers -------------------------------------------------------------
     def bytes(self, full_bytes: float, *, align: int = MIB, minimum: int | None = None) -> int:
-        """A review's byte count at this target's scale, aligned (default 1 MiB).
-
-        Raises:
-            Nothing: it only scales and aligns the count.
-        """
+        """A review's byte count at this target's scale, aligned (default 1 MiB)."""
         return scaled_bytes(full_bytes, self.scale, align=align, minimum=minimum)
 
     def seconds(self, full_s: float, *, minimum: float = 0.0) -> float:
-        """A review's duration at this target's scale.
-
-        Raises:
-            Nothing: it only scales the duration.
-        """
+        """A review's duration at this target's scale."""
         return scaled_seconds(full_s, self.scale, minimum=minimum)
 
     @property
@@ -238,10 +230,9 @@ class Runner:
         start of the replay, ``step_t_s`` from the start of each step, ``host_written_bytes``
         from the last erase step before each run.
 
-        Raises:
-            Nothing: steps without intervals are left out.
+        Steps without intervals are left out.
         """
-        keep = [(f, o) for f, o in zip(self._frames, self._offsets) if f.height]
+        keep = [(f, o) for f, o in zip(self._frames, self._offsets, strict=True) if f.height]
         if not keep:
             return pl.DataFrame()
         df = pl.concat([f for f, _ in keep], how="diagonal_relaxed")

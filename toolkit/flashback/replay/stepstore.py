@@ -155,8 +155,7 @@ def encode(steps: list[dict[str, Any]]) -> tuple[pl.DataFrame, list[dict[str, An
     the step before) and ``decimals`` (a float column stored as integers × 10^-decimals).
     Keys at their default (no ``ref``, ``delta`` false, no ``decimals``) are left out.
 
-    Raises:
-        Nothing: every JSON-able value has a kind (``json`` at worst).
+    Every JSON-able value has a kind (``json`` at worst).
     """
     n = len(steps)
     root = _Node()

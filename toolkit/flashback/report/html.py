@@ -12,17 +12,16 @@ import html
 import json
 import os
 import re
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 import altair as alt
 import polars as pl
 import vl_convert as vlc
 
 from flashback._io import write_bytes
-
-
-from flashback.figures.page import script_json, vega_bundle  # noqa: F401 (one rule)
+from flashback.figures._theme import THEME_NAME
+from flashback.figures.page import script_json, vega_bundle
 
 
 @dataclasses.dataclass
@@ -104,7 +103,8 @@ def svg_with_title(svg: str, text: str) -> str:
 
 
 def _spec(chart: alt.TopLevelMixin) -> dict:
-    with alt.data_transformers.disable_max_rows():
+    """The chart's Vega-Lite spec with flashback's theme (whatever theme the session has)."""
+    with alt.theme.enable(THEME_NAME), alt.data_transformers.disable_max_rows():
         return chart.to_dict()
 
 

@@ -1,11 +1,11 @@
 """Simulated-drive helpers: calibration of preset parameters against the reviews' numbers."""
 
 from flashback.sim.calibrate import (
-    ReplayObservation,
+    TARGETS,
     Calibration,
     Observation,
     Param,
-    TARGETS,
+    ReplayObservation,
     calibrate,
     evaluate,
 )

@@ -118,28 +118,20 @@ class Calibration:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def report(self) -> str:
-        """A multi-line report: the fitted values, then published vs simulated per observation.
-
-        Raises:
-            Nothing: it only formats the calibration's fields.
-        """
+        """A multi-line report: the fitted values, then published vs simulated per observation."""
         lines = [
             f"calibration of {self.preset} (scale {self.scale}, {self.evaluations} evaluations)"
         ]
         lines += [f"  {k} = {v:.4g}" for k, v in self.values.items()]
         pub: list[float | None] = [*self.published] or [o.value for o in self.observations]
-        for o, v, s, r in zip(self.observations, pub, self.simulated, self.residuals):
+        for o, v, s, r in zip(self.observations, pub, self.simulated, self.residuals, strict=True):
             # a ReplayObservation may leave its value to the replay's row (value=None)
             shown = "from the replay's row" if v is None else f"{v:.4g}"
             lines.append(f"  {o.name}: published {shown}, simulated {s:.4g}, residual {r:+.1%}")
         return "\n".join(lines)
 
     def spec_suffix(self) -> str:
-        """The fitted values as ``sim:`` spec keys (``key=value&...``), to append to a preset.
-
-        Raises:
-            Nothing: it only formats the fitted values.
-        """
+        """The fitted values as ``sim:`` spec keys (``key=value&...``), to append to a preset."""
         return "&".join(f"{k}={v:.6g}" for k, v in self.values.items())
 
 
@@ -274,7 +266,7 @@ def calibrate(
         values=values,
         observations=list(observations),
         simulated=sim,
-        residuals=[(s - v) / v for s, v in zip(sim, pub)],
+        residuals=[(s - v) / v for s, v in zip(sim, pub, strict=True)],
         published=list(pub),
         evaluations=n,
         scale=scale,
@@ -443,10 +435,10 @@ def fit_dirty_rate(
         values={"dirty_rate": x},
         observations=[
             Observation(f"{s.preset} after-TRIM / clean", {}, "ratio", float(w), source=s.source)
-            for s, w in zip(sources, want)
+            for s, w in zip(sources, want, strict=True)
         ],
         simulated=[float(g) for g in got],
-        residuals=[float((g - w) / w) for g, w in zip(got, want)],
+        residuals=[float((g - w) / w) for g, w in zip(got, want, strict=True)],
         published=[float(w) for w in want],
         evaluations=n,
         scale=scale,

@@ -50,8 +50,7 @@ UNITS: tuple[CounterUnit, ...] = tuple(
 def units_for(family: str | None, *, quantity: str) -> list[CounterUnit]:
     """The table rows of ``family`` for ``quantity`` (``host`` or ``nand``).
 
-    Raises:
-        Nothing: an unknown family has no rows.
+    An unknown family has no rows.
     """
     if not family:
         return []
@@ -71,8 +70,7 @@ def decode_counter(
     several rows for one quantity (WD's NAND written to TLC and to SLC), they are summed and
     their errors add. ``reason`` says why the bytes are ``None``.
 
-    Raises:
-        Nothing: a missing or renamed counter is a ``None`` with a reason.
+    A missing or renamed counter is a ``None`` with a reason.
     """
     rows = units_for(family, quantity=quantity)
     if not rows:

@@ -78,11 +78,7 @@ class Snapshot:
     reasons: dict[str, str] = dataclasses.field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        """The snapshot as a JSON-able dict (for capture metadata ``smart_start``/``smart_end``).
-
-        Raises:
-            Nothing.
-        """
+        """The snapshot as a JSON-able dict (for capture metadata ``smart_start``/``smart_end``)."""
         d = dataclasses.asdict(self)
         for k in ("thermal_transitions", "thermal_time_s"):
             if d[k] is not None:
@@ -107,8 +103,7 @@ def nvme_units_to_bytes(units: int | None) -> tuple[int | None, int | None]:
     """``(bytes, error_bytes)`` of an NVMe Data Units counter: ``units × 512,000`` and one
     unit (the drive rounds up to whole thousands of 512-byte sectors).
 
-    Raises:
-        Nothing: ``None`` stays ``None``.
+    ``None`` stays ``None``.
     """
     if units is None:
         return None, None
@@ -119,9 +114,6 @@ def kelvin_to_c(k: float | None) -> float | None:
     """°C of a temperature in whole kelvin as the NVMe log stores it (0 = not reported):
     ``k − 273``, as smartctl and nvme-cli convert it, so a decoded nvme-cli reading and
     smartctl's own °C agree.
-
-    Raises:
-        Nothing.
     """
     if k is None or k == 0:
         return None

@@ -4,6 +4,7 @@ the counters' resolution allows, or ``None`` with a reason — never a silent 1.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 from typing import Any
 
@@ -47,8 +48,7 @@ def ratio_bounds(
 ) -> WriteAmplification:
     """ΔNAND/Δhost with its bounds from the two counters' units.
 
-    Raises:
-        Nothing: a window too short for the host counter's unit is a ``None`` with a reason.
+    A window too short for the host counter's unit is a ``None`` with a reason.
     """
     base: dict[str, Any] = dict(  # the four counts both results carry
         host_bytes=host_bytes,
@@ -112,8 +112,7 @@ def between(before: Snapshot, after: Snapshot) -> WriteAmplification:
 def lifetime(snap: Snapshot) -> WriteAmplification:
     """Lifetime write amplification from one snapshot (NAND written / host written).
 
-    Raises:
-        Nothing: a missing counter is a ``None`` with a reason.
+    A missing counter is a ``None`` with a reason.
     """
     zero = dataclasses.replace(snap, host_written_bytes=0, nand_written_bytes=0)
     if snap.nand_written_bytes is None or snap.host_written_bytes is None:
@@ -179,7 +178,9 @@ def write_amplification(
     host = sub[HOST_COL].to_list()
     nand = sub[NAND_COL].to_list()
     t_end = sub["t_s"].to_list()
-    if any(b < a for a, b in zip(host, host[1:])) or any(b < a for a, b in zip(nand, nand[1:])):
+    if any(b < a for a, b in itertools.pairwise(host)) or any(
+        b < a for a, b in itertools.pairwise(nand)
+    ):
         raise AnalysisError("write_amplification: a drive write counter runs backwards")
     if window_bytes is None:
         window_bytes = max(hu / DEFAULT_RESOLUTION, 1.0)

@@ -7,7 +7,6 @@ from typing import Any
 import polars as pl
 
 from flashback.replay import params as P
-from flashback.replay.scaling import idema_bytes
 from flashback.replay.base import Protocol, Replay, check_row, register, require
 from flashback.replay.procedures.common import (
     dip,
@@ -17,6 +16,7 @@ from flashback.replay.procedures.common import (
     regular,
     seq_fill,
 )
+from flashback.replay.scaling import idema_bytes
 
 PROCEDURE = """\
 secure_erase: secure erase

@@ -7,7 +7,6 @@ from typing import Any
 import polars as pl
 
 from flashback.replay import params as P
-from flashback.replay.scaling import idema_bytes
 from flashback.replay.base import Protocol, Replay, check_row, register, require
 from flashback.replay.procedures.common import (
     GB,
@@ -19,6 +18,7 @@ from flashback.replay.procedures.common import (
     resolved_mbps,
     seq_fill,
 )
+from flashback.replay.scaling import idema_bytes
 
 PROCEDURE = """\
 secure_erase: secure erase

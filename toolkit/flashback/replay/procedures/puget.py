@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from flashback.replay import params as P
-from flashback.replay.scaling import idema_bytes
 from flashback.replay.base import Protocol, register, require
 from flashback.replay.procedures import cdm
 from flashback.replay.procedures.puget_checks import checks, loops_frame, pair_checks  # noqa: F401
+from flashback.replay.scaling import idema_bytes
 
 MIB = 1 << 20
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 import polars as pl
 
 from flashback import figures
@@ -31,7 +33,7 @@ def build_consistency(*, scale: str, progress: bool) -> tuple[Section, pl.DataFr
             )
         )
     both = pl.concat(parts)
-    steady_from = float(both["t_s"].max()) * 0.7 if both.height else 0.0
+    steady_from = float(cast(float, both["t_s"].max())) * 0.7 if both.height else 0.0
     s = Section(
         "AnandTech — performance consistency",
         [

@@ -13,7 +13,6 @@ from flashback.replay.api import replay as run_replay
 from flashback.replay.base import Replay
 from flashback.report.html import Section
 
-
 #: Seeds every review's comparison is replayed with: each row shows its spread over them.
 SEEDS = 3
 

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import itertools
+from typing import cast
+
 import altair as alt
 import polars as pl
 
 from flashback import figures
-from flashback.report.html import Section
-from flashback.report.html import _fmt as fmt_cell
 from flashback.replay.base import Replay
 from flashback.replay.procedures.common import level_changes
 from flashback.replay.procedures.puget_checks import loops_frame
+from flashback.report.html import Section
+from flashback.report.html import _fmt as fmt_cell
 from flashback.report.reviews.common import SEEDS, compare_part, in_order, procedure, replay
 
 NAME = "puget-cdm-loop"
@@ -40,16 +43,16 @@ def _segments(part: pl.DataFrame, test: str) -> tuple[pl.DataFrame, pl.DataFrame
     bps = level_changes(x, y)
     edges = [float(x[0]), *bps, float(x[-1]) + 1e-9]
     rows = []
-    for lo, hi in zip(edges[:-1], edges[1:]):
+    for lo, hi in itertools.pairwise(edges):
         piece = part.filter((pl.col("gb_written_full") >= lo) & (pl.col("gb_written_full") < hi))
         rows.append(
             {
                 "test": test,
                 "x_start": lo,
                 "x_end": min(hi, float(x[-1])),
-                "level": float(piece["write_mbps"].mean()),
-                "level_lo": float(piece["write_mbps"].min()),
-                "level_hi": float(piece["write_mbps"].max()),
+                "level": float(cast(float, piece["write_mbps"].mean())),
+                "level_lo": float(cast(float, piece["write_mbps"].min())),
+                "level_hi": float(cast(float, piece["write_mbps"].max())),
                 "loops": piece.height,
             }
         )
