@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import polars as pl
 
@@ -164,6 +164,7 @@ def compare(
     other: Any = None,
     sensitivity: bool = False,
     seeds: int | None = None,
+    rerun: Callable[..., Any] | None = None,
 ) -> pl.DataFrame:
     """Rows from the protocol's checks, with published values and relative errors; with
     ``sensitivity`` also the rows of :func:`sensitivity_rows`.
@@ -175,9 +176,13 @@ def compare(
     if its whole spread is, ``borderline`` if the spread straddles the tolerance, outside if
     none of it is within.
 
+    ``rerun``: the function that replays a procedure (:func:`flashback.replay.api.replay`,
+    which :meth:`Replay.compare` passes), called with the protocol's name and
+    ``replay()``'s keywords; needed by ``sensitivity`` and ``seeds`` only.
+
     Raises:
         ReplayError: ``other`` is a replay of another protocol, or ``sensitivity`` or
-            ``seeds`` on a replay whose target is not simulated.
+            ``seeds`` on a replay whose target is not simulated, or either without ``rerun``.
         ParameterError: ``seeds`` is not an integer of 2 or more.
     """
     from flashback.errors import ReplayError
@@ -189,7 +194,7 @@ def compare(
     config = sim_config(replay.meta)
     checks = proto.checks(replay)
     if sensitivity:
-        checks += sensitivity_rows(replay, checks)
+        checks += sensitivity_rows(replay, checks, rerun=rerun)
     if other is not None:
         if other.meta.get("protocol") != proto.name:
             raise ReplayError(
@@ -203,7 +208,7 @@ def compare(
         # the other replay is replayed again only when a pair row compares a published number
         if not any(_status(r, _lookup(pub, proto.source, r)[0], config) in COMPARED for r in pair):
             other = None
-    spread = _seed_values(replay, other, seeds) if seeds is not None else {}
+    spread = _seed_values(replay, other, seeds, rerun=rerun) if seeds is not None else {}
     rows = []
     for r in checks:
         value, where = _lookup(pub, proto.source, r)
@@ -276,10 +281,11 @@ def _spread_status(row: dict[str, Any], value: float, lo: float, hi: float) -> s
     return BORDERLINE if any(inside) else "outside tolerance"
 
 
-def _seed_values(replay: Any, other: Any, seeds: int) -> dict[tuple[Any, ...], list[float]]:
+def _seed_values(
+    replay: Any, other: Any, seeds: int, *, rerun: Callable[..., Any] | None
+) -> dict[tuple[Any, ...], list[float]]:
     """Each check's replayed values over ``seeds`` − 1 further replays with other seeds."""
     from flashback.errors import ParameterError, ReplayError
-    from flashback.replay.api import replay as run_replay
 
     if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 2:
         raise ParameterError(f"seeds={seeds!r} is not an integer of 2 or more; pass e.g. seeds=3")
@@ -289,6 +295,8 @@ def _seed_values(replay: Any, other: Any, seeds: int) -> dict[tuple[Any, ...], l
                 "seeds= replays the procedure again and is done on sim: targets only; replay a "
                 "real target again yourself"
             )
+
+    run_replay = _rerun(rerun, "seeds=")
 
     def again(rep: Any, seed: int) -> Any:
         return run_replay(
@@ -314,22 +322,24 @@ def _seed_values(replay: Any, other: Any, seeds: int) -> dict[tuple[Any, ...], l
     return out
 
 
-def sensitivity_rows(replay: Any, checks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def sensitivity_rows(
+    replay: Any, checks: list[dict[str, Any]], *, rerun: Callable[..., Any] | None
+) -> list[dict[str, Any]]:
     """The protocol's checks replayed at other values of each parameter the review leaves
     unstated (``Protocol.unstated``: parameter → values), on the same simulated target and
     scale with every other parameter as in ``replay``.
 
     One row per checked number (settings left out) and value: same ``test``, ``metric`` and
     published number, ``condition`` suffixed ``@param=value``, status ``sensitivity`` (never
-    counted as a match), and a note giving the move from this replay's value.
+    counted as a match), and a note giving the move from this replay's value. ``rerun``
+    replays the procedure (see :func:`compare`).
 
     Raises:
         ReplayError: the replay's target is not a ``sim:`` drive (a sensitivity replay would
             write to a real target again; replay it with the other value yourself and pass
-            ``other=``).
+            ``other=``), or ``rerun`` is None.
     """
     from flashback.errors import ReplayError
-    from flashback.replay.api import replay as run_replay
 
     proto = replay.protocol
     if not proto.unstated:
@@ -339,6 +349,7 @@ def sensitivity_rows(replay: Any, checks: list[dict[str, Any]]) -> list[dict[str
             "sensitivity= replays the procedure again and is done on sim: targets only; replay "
             "a real target with the other value yourself and pass it as other="
         )
+    run_replay = _rerun(rerun, "sensitivity=")
     params = dict(replay.meta["params"])
     keyed = {(r["test"], r["condition"], r["metric"], r["drive"]): r for r in checks}
     rows: list[dict[str, Any]] = []
@@ -378,6 +389,17 @@ def sensitivity_rows(replay: Any, checks: list[dict[str, Any]]) -> list[dict[str
                     }
                 )
     return rows
+
+
+def _rerun(rerun: Callable[..., Any] | None, option: str) -> Callable[..., Any]:
+    from flashback.errors import ReplayError
+
+    if rerun is None:
+        raise ReplayError(
+            f"{option} replays the procedure again and needs rerun=; call Replay.compare, "
+            "which passes flashback.replay"
+        )
+    return rerun
 
 
 def tally(cmp: pl.DataFrame) -> dict[str, Any]:

@@ -6,7 +6,8 @@ from typing import Any
 
 import polars as pl
 
-from flashback.replay.base import Replay, check_row
+from flashback.replay.api import Replay
+from flashback.replay.base import check_row
 from flashback.replay.procedures import cdm
 from flashback.replay.procedures.common import GB, level_changes
 

@@ -10,7 +10,7 @@ import polars as pl
 from flashback import figures
 from flashback.errors import AnalysisError
 from flashback.replay.api import replay as run_replay
-from flashback.replay.base import Replay
+from flashback.replay.api import Replay
 from flashback.report.html import Section
 
 

@@ -8,7 +8,7 @@ import polars as pl
 from flashback import figures
 from flashback.report.html import Section
 from flashback.report.html import _fmt as fmt_cell
-from flashback.replay.base import Replay
+from flashback.replay.api import Replay
 from flashback.replay.procedures.common import level_changes
 from flashback.replay.procedures.puget_checks import loops_frame
 from flashback.report.reviews.common import SEEDS, compare_part, in_order, procedure, replay
