@@ -173,7 +173,7 @@ def read_fio(
                 "not summed by default)"
             )
         return _read_result(others[0], declared, capacity_bytes)
-    seen: dict[tuple[str, int], Path] = {}
+    seen: dict[tuple[str, int, str], Path] = {}
     for p in log_files:
         kind, job, prefix = logs.kind_of(p)
         key = (kind, job, prefix if combine == "sum" else "")

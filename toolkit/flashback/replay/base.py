@@ -119,8 +119,8 @@ class Protocol:
             return name, capacity, True
         default_parts = parse_sim_spec(self.default_target)
         default = default_parts[0] if default_parts else self.default_target
-        name, capacity = self.drives.get(default, (default, self.review_capacity_bytes))
-        return name, capacity, False
+        fallback = self.drives.get(default) or (default, self.review_capacity_bytes)
+        return fallback[0], fallback[1], False
 
 
 _REGISTRY: dict[str, Protocol] = {}
