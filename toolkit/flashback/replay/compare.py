@@ -187,7 +187,7 @@ def compare(
     """
     from flashback.errors import ReplayError
 
-    from flashback.replay.mechanisms import absent, get, sim_config
+    from flashback.replay.mechanisms import sim_config
 
     proto = replay.protocol
     pub = published if published is not None else published_numbers()
@@ -209,62 +209,70 @@ def compare(
         if not any(_status(r, _lookup(pub, proto.source, r)[0], config) in COMPARED for r in pair):
             other = None
     spread = _seed_values(replay, other, seeds, rerun=rerun) if seeds is not None else {}
-    rows = []
-    for r in checks:
-        value, where = _lookup(pub, proto.source, r)
-        rel = None
-        if value not in (None, 0) and r["replayed"] is not None:
-            rel = (r["replayed"] - value) / abs(value)
-        status = SENSITIVITY if r.get("sensitivity") else _status(r, value, config)
-        values = [] if r.get("sensitivity") else spread.get(_key(r), [])
-        if r["replayed"] is not None and values:
-            values = [r["replayed"], *values]
-        lo, hi = (min(values), max(values)) if values else (None, None)
-        if status in ("within tolerance", "outside tolerance") and lo is not None and hi > lo:
-            status = _spread_status(r, value, lo, hi)
-        within = {"within tolerance": True, "outside tolerance": False, BORDERLINE: False}.get(
-            status
-        )
-        if status == "not replayed" and r["tolerance"] is not None:
-            within = False  # the review measured it; the replay found nothing
-        notes = [n for n in (r["note"], where) if n]
-        if r["bound"] != "value":
-            notes.insert(
-                0, f"the published number is a {'lower' if r['bound'] == 'min' else 'upper'} bound"
-            )
-        if r["unmodelled"] and absent(r["unmodelled"], config):
-            notes.insert(0, f"{UNMODELLED}: {get(r['unmodelled']).reason}")
-        elif r["unmodelled"]:
-            notes.insert(
-                0,
-                f"the replayed drive has the mechanism the review's number reflects "
-                f"({get(r['unmodelled']).reason}), so the row is compared",
-            )
-        elif not r["reproducible"]:
-            notes.insert(0, UNMODELLED)
-        if r["setting"]:
-            notes.insert(0, "a setting of the procedure, replayed as the review states it")
-        rows.append(
-            {
-                "metric": r["metric"],
-                "condition": r["condition"],
-                "published": value,
-                "replayed": r["replayed"],
-                "unit": r["unit"],
-                "rel_error": rel,
-                "source": proto.source,
-                "test": r["test"],
-                "drive": r["drive"],
-                "tolerance": r["tolerance"],
-                "within_tolerance": within,
-                "status": status,
-                "note": "; ".join(notes) or None,
-                "replayed_lo": lo,
-                "replayed_hi": hi,
-                "seeds": len(values) if values else None,
-            }
-        )
+    rows = [_row(r, source=proto.source, pub=pub, config=config, spread=spread) for r in checks]
     return pl.DataFrame(rows, schema=COLUMNS)
+
+
+def _row(
+    r: dict[str, Any],
+    *,
+    source: str,
+    pub: pl.DataFrame | None,
+    config: dict[str, Any] | None,
+    spread: dict[tuple[Any, ...], list[float]],
+) -> dict[str, Any]:
+    """The compare row of check ``r``: its published value, error, status and notes."""
+    from flashback.replay.mechanisms import absent, get
+
+    value, where = _lookup(pub, source, r)
+    rel = None
+    if value not in (None, 0) and r["replayed"] is not None:
+        rel = (r["replayed"] - value) / abs(value)
+    status = SENSITIVITY if r.get("sensitivity") else _status(r, value, config)
+    values = [] if r.get("sensitivity") else spread.get(_key(r), [])
+    if r["replayed"] is not None and values:
+        values = [r["replayed"], *values]
+    lo, hi = (min(values), max(values)) if values else (None, None)
+    if status in ("within tolerance", "outside tolerance") and lo is not None and hi > lo:
+        status = _spread_status(r, value, lo, hi)
+    within = {"within tolerance": True, "outside tolerance": False, BORDERLINE: False}.get(status)
+    if status == "not replayed" and r["tolerance"] is not None:
+        within = False  # the review measured it; the replay found nothing
+    notes = [n for n in (r["note"], where) if n]
+    if r["bound"] != "value":
+        notes.insert(
+            0, f"the published number is a {'lower' if r['bound'] == 'min' else 'upper'} bound"
+        )
+    if r["unmodelled"] and absent(r["unmodelled"], config):
+        notes.insert(0, f"{UNMODELLED}: {get(r['unmodelled']).reason}")
+    elif r["unmodelled"]:
+        notes.insert(
+            0,
+            f"the replayed drive has the mechanism the review's number reflects "
+            f"({get(r['unmodelled']).reason}), so the row is compared",
+        )
+    elif not r["reproducible"]:
+        notes.insert(0, UNMODELLED)
+    if r["setting"]:
+        notes.insert(0, "a setting of the procedure, replayed as the review states it")
+    return {
+        "metric": r["metric"],
+        "condition": r["condition"],
+        "published": value,
+        "replayed": r["replayed"],
+        "unit": r["unit"],
+        "rel_error": rel,
+        "source": source,
+        "test": r["test"],
+        "drive": r["drive"],
+        "tolerance": r["tolerance"],
+        "within_tolerance": within,
+        "status": status,
+        "note": "; ".join(notes) or None,
+        "replayed_lo": lo,
+        "replayed_hi": hi,
+        "seeds": len(values) if values else None,
+    }
 
 
 def _key(row: dict[str, Any]) -> tuple[Any, ...]:
