@@ -14,12 +14,12 @@ from flashback.analysis.segmentation import (
     CAPTURE_MIN_CHANGE_PCT as CAPTURE_MIN_CHANGE_PCT,
 )
 from flashback.analysis.segmentation import CAPTURE_SUFFIXES as CAPTURE_SUFFIXES
-from flashback.analysis.segmentation import LINEAR_MAX_ROWS as LINEAR_MAX_ROWS
+from flashback.analysis.segment_search import LINEAR_MAX_ROWS as LINEAR_MAX_ROWS
 from flashback.analysis.segmentation import LINEAR_PENALTY_FACTOR as LINEAR_PENALTY_FACTOR
-from flashback.analysis.segmentation import LOCATION_LR_95 as LOCATION_LR_95
+from flashback.analysis.segment_search import LOCATION_LR_95 as LOCATION_LR_95
 from flashback.analysis.segmentation import MODELS as MODELS
 from flashback.analysis.segmentation import PENALTY_FACTOR as PENALTY_FACTOR
-from flashback.analysis.segmentation import RESIDUAL_ROUNDS as RESIDUAL_ROUNDS
+from flashback.analysis.segment_search import RESIDUAL_ROUNDS as RESIDUAL_ROUNDS
 from flashback.analysis.segmentation import Model as Model
 from flashback.analysis.segmentation import _min_change_pct
 from flashback.analysis.segmentation import explicit_penalty as explicit_penalty
