@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import flashback as fb
 from flashback.errors import FlashbackError
-from flashback.replay.base import Replay
+from flashback.replay.api import Replay
 
 FAST = settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
 SLOW = settings(max_examples=10_000, deadline=None, suppress_health_check=list(HealthCheck))

@@ -30,11 +30,11 @@ STATIC = "image/png"  # the static form saved/exported notebooks show
 # notebook -> the number of charts it draws (each displayed chart is one output)
 CHARTS = {
     "00-quickstart": 3,
-    "01-puget-cdm-loop": 4,
-    "02-behardware-used-trim": 3,
-    "03-xbit-pts-degradation": 4,
+    "01-puget": 4,
+    "02-behardware": 3,
+    "03-xbit": 4,
     "04-anandtech-consistency": 3,
-    "05-anandtech-2009": 2,
+    "05-anand2009": 2,
     "06-snia-pts": 2,
     "07-your-drive": 3,
     "08-simulator": 5,

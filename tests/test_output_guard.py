@@ -502,7 +502,7 @@ def test_kill_9_between_replay_save_files_is_never_loaded_mixed(tmp_path):
         f"""
         import os, signal, flashback as fb
         import importlib
-        base = importlib.import_module("flashback.replay.base")
+        base = importlib.import_module("flashback.replay.saved")
         rep = fb.Replay.load({str(out)!r})
         rep.meta["status"] = "second save"
         def die(*a, **k):

@@ -47,7 +47,7 @@ def test_five_sources_one_file_each():
             "behardware.csv",
             "xbit.csv",
             "anandtech-consistency.csv",
-            "anandtech-2009.csv",
+            "anand2009.csv",
         ]
     )
     assert fb.published()["source"].n_unique() == 5

@@ -90,7 +90,7 @@ def test_a_saved_replay_stores_shared_capture_metadata_once(tmp_path):
     written before sharing (no ``capture_meta_shared``) still loads."""
     import json
 
-    from flashback.replay.base import _read_steps, document_steps, replay_document
+    from flashback.replay.saved import _read_steps, document_steps, replay_document
 
     rep = fb.replay(NAME, scale=SCALE)
     rep.save(tmp_path / "r")

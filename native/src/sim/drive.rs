@@ -6,19 +6,19 @@
 //! the timing model. Capture rows carry the ground truth (`nand_written_bytes`,
 //! `gc_copied_bytes`, `free_blocks`) sampled when each interval closes.
 
-use super::ahead::Ahead;
 use super::dirty::Dirty;
 use super::ftl::{Ftl, EV_GC_COPY, EV_POOL_EXHAUSTED, EV_SLC_FULL, UNIT, UNIT_BYTES};
-use super::pending::Pending;
 use super::spec::{parse_spec, SimConfig};
 use super::steady::SteadyDetector;
 use super::timing::Timing;
 use crate::capture::SimTruth;
 use crate::error::{Error, Result};
-use crate::run::{Observer, RunOptions, RunOutput, Session, Status};
-use crate::workload::{compress_ratio_cached, job_slices, Budget, OpKind, OpStream, Workload};
+use crate::run::Observer;
+use crate::workload::{compress_ratio_cached, OpKind, Workload};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
+
+mod run;
 
 /// A ground-truth event: what happened, after how many host bytes, at what drive time.
 #[derive(Clone, Debug, PartialEq)]
@@ -47,17 +47,6 @@ pub struct SimDrive {
     ops_since_check: u64,
     dirty: Dirty,
 }
-
-/// One outstanding command.
-#[derive(Clone, Copy)]
-struct Slot {
-    job: u32,
-    issued: u64,
-    kind: OpKind,
-    bytes: u64,
-}
-
-const DEBUG_CHECK_EVERY: u64 = 1 << 16;
 
 impl SimDrive {
     /// Parses `<preset>[?key=value&...]`.
@@ -321,150 +310,6 @@ impl SimDrive {
                 cs + self.timing.lat_write
             }
         }
-    }
-
-    /// Runs a workload on the virtual clock.
-    pub fn run(
-        &mut self,
-        w: &Workload,
-        opts: &RunOptions,
-        obs: &mut dyn Observer,
-    ) -> Result<RunOutput> {
-        if !w.bs.is_multiple_of(4096) || !w.offset.is_multiple_of(4096) {
-            return Err(Error::InvalidValue(format!(
-                "bs={} and offset={} must be multiples of 4 KiB on a simulated drive (its logical block); use 4k, 8k, ...",
-                w.bs, w.offset
-            )));
-        }
-        let cap = self.cfg.capacity_bytes;
-        let span = match w.size {
-            Some(s) => s,
-            None => cap.saturating_sub(w.offset),
-        };
-        if w.offset.checked_add(span).is_none_or(|end| end > cap) || span < w.bs {
-            return Err(Error::InvalidValue(format!(
-                "offset={} + size={span} does not fit the simulated drive's {cap} bytes; use a span of bs to {cap} bytes",
-                w.offset
-            )));
-        }
-        let (units, _ratio) = self.data_units(w);
-        let events_before = self.events.len();
-        let t0 = self.now;
-        let time_limit = w
-            .time_s
-            .map(|s| t0 + crate::units::time_limit_ns(s, w.interval_s));
-        let budget = Budget::of(w);
-        let mut streams: Vec<Ahead> = job_slices(w.offset, span, w.bs, w.jobs)
-            .into_iter()
-            .enumerate()
-            .map(|(j, (o, l))| Ahead::new(OpStream::new(w, o, l, j as u32)))
-            .collect();
-
-        let mut sess = Session::start(w, opts, self.meta(), true, self.host_written, obs)?;
-        sess.set_truth(self.truth());
-        let mut slots: Vec<Slot> = vec![];
-        let mut pending = Pending::new(w.jobs as usize * w.iodepth as usize);
-        let mut stopping = false;
-        let wall = Instant::now();
-        let mut next_poll = Duration::from_millis(100);
-        let mut completions = 0u64;
-        let mut status = Status::Complete;
-        let mut last_done = t0;
-
-        // initial commands
-        for (j, stream) in streams.iter_mut().enumerate() {
-            for _ in 0..w.iodepth {
-                if let Some((op, not_before)) = stream.next(&self.ftl) {
-                    if !budget.claim(op.kind, op.len) {
-                        break;
-                    }
-                    let at = not_before.map_or(t0, |n| t0 + n);
-                    let done = self.issue(op.kind, op.offset, op.len, at, units);
-                    slots.push(Slot {
-                        job: j as u32,
-                        issued: at,
-                        kind: op.kind,
-                        bytes: op.len,
-                    });
-                    pending.push((done, slots.len() as u32 - 1));
-                }
-            }
-        }
-
-        while let Some((done, si)) = pending.pop() {
-            let slot = slots[si as usize];
-            // Commands still in flight when the time is up are counted in the last interval,
-            // which ends at the time limit (their writes did reach the drive).
-            let at = match time_limit {
-                Some(l) if done > l => l - 1,
-                _ => done,
-            };
-            self.now = self.now.max(done);
-            last_done = last_done.max(at + u64::from(at != done));
-            let rel = at - t0;
-            if rel >= sess.rec.next_boundary_ns() {
-                sess.set_truth(self.truth());
-            }
-            sess.tick(rel)?;
-            sess.record(slot.kind, slot.bytes, done - slot.issued);
-            completions += 1;
-            if completions & 1023 == 0 && wall.elapsed() >= next_poll {
-                next_poll = wall.elapsed() + Duration::from_millis(100);
-                if sess.should_stop() {
-                    status = Status::Interrupted;
-                    stopping = true;
-                }
-            }
-            if cfg!(debug_assertions) {
-                self.ops_since_check += 1;
-                if self.ops_since_check >= DEBUG_CHECK_EVERY {
-                    self.ops_since_check = 0;
-                    self.ftl.check_invariants();
-                }
-            }
-            if stopping || time_limit.is_some_and(|l| done >= l) {
-                stopping = true;
-                continue;
-            }
-            let Some((op, not_before)) = streams[slot.job as usize].next(&self.ftl) else {
-                continue;
-            };
-            // a timed trace replay issues no earlier than the op's recorded time
-            let at = not_before.map_or(done, |n| done.max(t0 + n));
-            if !budget.claim(op.kind, op.len) {
-                stopping = true;
-                continue;
-            }
-            let d = self.issue(op.kind, op.offset, op.len, at, units);
-            slots[si as usize] = Slot {
-                job: slot.job,
-                issued: at,
-                kind: op.kind,
-                bytes: op.len,
-            };
-            pending.push((d, si));
-        }
-        if cfg!(debug_assertions) {
-            self.ftl.check_invariants();
-        }
-        sess.set_truth(self.truth());
-        let end = last_done.max(t0);
-        self.now = self.now.max(end);
-        let extra = json!({
-            "events": self.events_json(events_before, t0),
-            "sim": {
-                "host_written_bytes": self.host_written,
-                "nand_written_bytes": self.nand_written_bytes(),
-                "gc_copied_bytes": self.gc_copied_bytes(),
-                "free_blocks": self.ftl.free_blocks(),
-                "erases": self.ftl.erases,
-                "mapped_bytes": self.ftl.mapped * 4096,
-                "dirty_level": self.dirty.level(),
-                "compress_units_per_4k": units as f64 / UNIT as f64,
-                "drive_time_s": self.drive_time_s(),
-            },
-        });
-        sess.finish(end - t0, status, extra)
     }
 
     /// Discards (TRIM) `[offset, offset + len)`; partial 4 KiB blocks at the edges are kept.

@@ -15,7 +15,7 @@
 //! | `scale` | capacity multiplier keeping ratios, `1/N` or a decimal | 0 < scale ≤ 1 |
 //! | `seed` | random-victim and TRIM-efficacy randomness | integer |
 //! | `channels`, `dies` (per channel), `planes` | parallelism | 1 – 64, 1 – 64, 1 – 8 |
-//! | `gc_reserve` | free blocks below which foreground GC runs (a scaled-down drive, unless given: × scale, at least 2; see [`scale_sizes`]) | 2 – 1024 |
+//! | `gc_reserve` | free blocks below which foreground GC runs (a scaled-down drive, unless given: × scale, at least 2; see `sizes::scale_sizes`) | 2 – 1024 |
 //! | `idle_gc_free` | idle GC restores this fraction of the spare blocks | 0 – 1 |
 //! | `trim_efficacy` | fraction of trimmed 4 KiB blocks really unmapped | 0 – 1 |
 //! | `dirty_rate` | SandForce dirty state: write rate, as a fraction of clean, once all NAND holds incompressible data (1: no dirty state) | 0.05 – 1 |
@@ -34,6 +34,10 @@ use super::presets::{preset, preset_names};
 use crate::error::{Error, Result};
 use crate::units::{parse_int, parse_number, parse_scale, parse_size, parse_switch};
 use serde_json::{json, Value};
+
+mod sizes;
+use sizes::scale_sizes;
+pub use sizes::validate;
 
 /// GC victim selection.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -329,172 +333,6 @@ pub fn parse_spec(spec: &str) -> Result<SimConfig> {
     Ok(cfg)
 }
 
-/// Free and open blocks a drive keeps out of the data area: the GC pool it refills
-/// (`max(gc_reserve + 1, gc_high)`) and the open write frontiers (host and GC, or one shared).
-fn fixed_blocks(c: &SimConfig) -> u64 {
-    let pool = (c.gc_reserve as u64 + 1).max(c.gc_high as u64);
-    pool + if c.shared_frontier { 1 } else { 2 }
-}
-
-/// Shrinks the drive by `c.scale`: the one rule for every size-like parameter of a scaled
-/// drive, so that a procedure scaled alike sees the same drive state at the same fraction of
-/// its steps.
-///
-/// - capacity and SLC cache: × scale (4 KiB-aligned; keys given in the spec are full-size
-///   values and are scaled too);
-/// - GC reserve and watermark (`gc_high`): × scale, at least 2 and reserve + 1 (GC needs a
-///   free block to copy into) — unless the spec gives them;
-/// - raw NAND: the spare blocks left for data once the GC pool and the open frontiers are set
-///   aside are scale × the full drive's, so the effective over-provisioning (what sets write
-///   amplification) is the full drive's; `op` is re-derived from that block count (the pool
-///   and frontiers are whole blocks that cannot shrink below their minimum);
-/// - write buffer: × scale, but never below two pages per plane of every die (the depth that
-///   keeps every plane programming; a real controller's buffer is a fixed structure, so
-///   below that it does not scale) and never above its full size — unless the spec gives it.
-///
-/// Not scaled (fixed structures of the controller and NAND): page and block size, dies,
-/// channels, planes, timings, the erase-ahead pool per die.
-fn scale_sizes(c: &mut SimConfig) {
-    let s = c.scale;
-    let given = |c: &SimConfig, key: &str| c.overrides.iter().any(|(k, _)| k == key);
-    let block = c.block_bytes();
-    let full_mlc = c.raw_blocks() - c.slc_blocks();
-    let full_user = c.capacity_bytes.div_ceil(block);
-    let usable_full = full_mlc.saturating_sub(full_user + fixed_blocks(c));
-    c.capacity_bytes = ((c.capacity_bytes as f64 * s) as u64) / 4096 * 4096;
-    c.slc_cache_bytes = ((c.slc_cache_bytes as f64 * s) as u64) / 4096 * 4096;
-    // the pool and frontiers by the rule: the raw NAND is sized for them; a reserve or
-    // watermark the spec gives is taken as it is (at this scale) and validated against that
-    // (a key the spec gives counts at its minimum here: the spare it takes is the caller's)
-    let mut rule = c.clone();
-    rule.gc_reserve = if given(c, "gc_reserve") {
-        2
-    } else {
-        ((c.gc_reserve as f64 * s).round() as u32).max(2)
-    };
-    rule.gc_high = if given(c, "gc_high") || c.gc_high == 0 {
-        0
-    } else {
-        ((c.gc_high as f64 * s).round() as u32).max(rule.gc_reserve + 1)
-    };
-    if !given(c, "gc_reserve") {
-        c.gc_reserve = rule.gc_reserve;
-    }
-    if !given(c, "gc_high") {
-        c.gc_high = rule.gc_high;
-    }
-    let rule = rule; // sizes the raw NAND below
-    if !given(c, "buffer") {
-        let page = c.page_size as u64;
-        let floor = 2 * page * (c.dies() * c.planes.max(1)) as u64;
-        let scaled = ((c.buffer_bytes as f64 * s) as u64).max(floor) / page * page;
-        c.buffer_bytes = scaled.min(c.buffer_bytes).max(page);
-    }
-    let user = c.capacity_bytes.div_ceil(block);
-    let mlc = user + (usable_full as f64 * s).round() as u64 + fixed_blocks(&rule);
-    if c.capacity_bytes > 0 {
-        c.op = (mlc * block) as f64 / c.capacity_bytes as f64 - 1.0;
-    }
-    c.sources.push((
-        "scale".into(),
-        format!(
-            "shrunk by {s}: capacity, SLC cache, GC reserve/watermark and write buffer scaled (buffer floor: 2 pages per plane); raw NAND set so the spare left for data beyond the GC pool and open blocks is {s} × the full drive's (op re-derived: {:.4})",
-            c.op
-        ),
-    ));
-}
-
-/// Cross-parameter checks (also run on the presets themselves in tests).
-pub fn validate(c: &SimConfig) -> Result<()> {
-    let block = c.block_bytes();
-    if c.capacity_bytes < 64 * block {
-        return Err(Error::InvalidValue(format!(
-            "sim capacity {} bytes is smaller than 64 erase blocks of {block} bytes; use a larger capacity or scale",
-            c.capacity_bytes
-        )));
-    }
-    if c.slc_cache_bytes * 2 >= c.capacity_bytes {
-        return Err(Error::InvalidValue(format!(
-            "sim key slc_cache={} is too large; use 0 to less than half the capacity ({} bytes)",
-            c.slc_cache_bytes,
-            c.capacity_bytes / 2
-        )));
-    }
-    if c.buffer_bytes < c.page_size as u64 {
-        return Err(Error::InvalidValue(format!(
-            "sim key buffer={} is smaller than one NAND page; use {} bytes or more",
-            c.buffer_bytes, c.page_size
-        )));
-    }
-    let t = &c.timings;
-    if t.t_prog_slc_us > t.t_prog_us {
-        return Err(Error::InvalidValue(format!(
-            "sim key t_prog_slc_us={} exceeds t_prog_us={}; an SLC program must not be slower than an MLC one",
-            t.t_prog_slc_us, t.t_prog_us
-        )));
-    }
-    if t.t_read_us > t.t_prog_us {
-        return Err(Error::InvalidValue(format!(
-            "sim key t_read_us={} exceeds t_prog_us={}; NAND reads must be faster than programs",
-            t.t_read_us, t.t_prog_us
-        )));
-    }
-    if t.t_prog_us > t.t_erase_us * 4.0 {
-        return Err(Error::InvalidValue(format!(
-            "sim key t_prog_us={} is more than 4 × t_erase_us={}; use a program time below four erase times",
-            t.t_prog_us, t.t_erase_us
-        )));
-    }
-    if c.gc_high != 0 && c.gc_high <= c.gc_reserve {
-        return Err(Error::InvalidValue(format!(
-            "sim key gc_high={} is not above gc_reserve={} (the free blocks at which GC starts{}); use a gc_high above {} for hysteresis, or 0 to free one block at a time",
-            c.gc_high,
-            c.gc_reserve,
-            if c.scale < 1.0 && !c.overrides.iter().any(|(k, _)| k == "gc_reserve") {
-                ", scaled with the drive"
-            } else {
-                ""
-            },
-            c.gc_reserve
-        )));
-    }
-    let raw_blocks = c.raw_blocks();
-    let user_blocks = c.capacity_bytes.div_ceil(block);
-    if raw_blocks < user_blocks + c.gc_reserve.max(c.gc_high) as u64 + 4 + c.slc_blocks() {
-        if c.gc_high > c.gc_reserve {
-            return Err(Error::InvalidValue(format!(
-                "sim key gc_high={} leaves fewer spare blocks than gc_high + 4 at this capacity; use a smaller gc_high or a larger op",
-                c.gc_high
-            )));
-        }
-        return Err(Error::InvalidValue(format!(
-            "sim key op={} leaves fewer spare blocks than gc_reserve + 4 at this capacity; use a larger op or capacity",
-            c.op
-        )));
-    }
-    if c.gc_sample > 0 && c.gc != GcPolicy::Greedy {
-        return Err(Error::InvalidValue(format!(
-            "sim key gc_sample={} applies to greedy GC only, not gc={}; use gc=greedy or drop gc_sample",
-            c.gc_sample,
-            c.gc.name()
-        )));
-    }
-    if raw_blocks * c.pages_per_block as u64 >= 1 << 30 {
-        return Err(Error::InvalidValue(format!(
-            "sim capacity {} bytes has more than 2^30 NAND pages; use larger pages or a smaller capacity",
-            c.capacity_bytes
-        )));
-    }
-    let entries = raw_blocks * c.entries_per_block().next_power_of_two() as u64;
-    if entries >= u32::MAX as u64 || c.capacity_bytes / 4096 >= u32::MAX as u64 {
-        return Err(Error::InvalidValue(format!(
-            "sim capacity {} bytes is too large for the simulator's 32-bit maps; use at most 8 TB (less with compression)",
-            c.capacity_bytes
-        )));
-    }
-    Ok(())
-}
-
 impl SimConfig {
     pub fn block_bytes(&self) -> u64 {
         self.page_size as u64 * self.pages_per_block as u64
@@ -571,106 +409,4 @@ impl SimConfig {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn kv(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
-    }
-
-    #[test]
-    fn split_and_build_round_trip() {
-        let p = split_spec("sim:generic?scale=1/64& op=0.07 &&gc=fifo").unwrap();
-        assert_eq!(p.preset, "generic");
-        assert_eq!(
-            p.keys,
-            kv(&[("scale", "1/64"), ("op", "0.07"), ("gc", "fifo")])
-        );
-        let s = build_spec(&p.preset, &p.keys).unwrap();
-        assert_eq!(s, "sim:generic?scale=1/64&op=0.07&gc=fifo");
-        assert_eq!(split_spec(&s).unwrap(), p);
-        assert_eq!(build_spec("generic", &[]).unwrap(), "sim:generic");
-        assert_eq!(split_spec("generic").unwrap().preset, "generic");
-    }
-
-    #[test]
-    fn build_refuses_separators() {
-        assert!(build_spec("gen?eric", &[]).is_err());
-        assert!(build_spec("generic", &kv(&[("op", "1&gc=fifo")])).is_err());
-        assert!(build_spec("generic", &kv(&[("", "1")])).is_err());
-        assert!(split_spec("sim:generic?op").is_err());
-    }
-
-    #[test]
-    fn scale_follows_the_units_rule() {
-        let cfg = parse_spec("generic?scale=0.015625").unwrap();
-        assert_eq!(cfg.scale, 1.0 / 64.0);
-        assert_eq!(parse_spec("generic?scale=1/64").unwrap().scale, 1.0 / 64.0);
-        let e = parse_spec("generic?scale=16").unwrap_err().to_string();
-        assert!(e.contains("sim key scale=") && e.contains("1/16"), "{e}");
-    }
-
-    #[test]
-    fn number_and_switch_errors_name_the_sim_key() {
-        let e = parse_spec("generic?op=5").unwrap_err().to_string();
-        assert!(e.contains("sim key op=5 is out of range"), "{e}");
-        let e = parse_spec("generic?idle_gc=maybe").unwrap_err().to_string();
-        assert!(
-            e.contains("sim key idle_gc=") && e.contains("on or off"),
-            "{e}"
-        );
-    }
-
-    /// Spare blocks left for data once the GC pool and the open frontiers are set aside.
-    fn usable_spare(c: &SimConfig) -> f64 {
-        let user = c.capacity_bytes.div_ceil(c.block_bytes());
-        (c.raw_blocks() - c.slc_blocks()) as f64 - (user + fixed_blocks(c)) as f64
-    }
-
-    #[test]
-    fn every_size_scales_with_the_drive() {
-        for name in [
-            "intel-520-120g",
-            "crucial-m4-128g",
-            "intel-x25m-80g",
-            "generic",
-        ] {
-            let full = parse_spec(name).unwrap();
-            for d in [8.0, 16.0, 32.0, 64.0] {
-                let c = parse_spec(&format!("{name}?scale=1/{d}")).unwrap();
-                let want = usable_spare(&full) / d;
-                // the spare left for data is the full drive's, scaled, to the block
-                assert!(
-                    (usable_spare(&c) - want).abs() <= 1.0,
-                    "{name} 1/{d}: {} vs {want}",
-                    usable_spare(&c)
-                );
-                assert_eq!(
-                    c.gc_reserve,
-                    ((full.gc_reserve as f64 / d).round() as u32).max(2)
-                );
-                let floor = 2 * c.page_size as u64 * (c.dies() * c.planes) as u64;
-                assert!(c.buffer_bytes <= full.buffer_bytes);
-                assert!(
-                    c.buffer_bytes >= floor.min(full.buffer_bytes),
-                    "{name}: buffer below its floor"
-                );
-                if full.buffer_bytes as f64 / d >= floor as f64 {
-                    assert_eq!(
-                        c.buffer_bytes,
-                        (full.buffer_bytes as f64 / d) as u64 / c.page_size as u64
-                            * c.page_size as u64
-                    );
-                }
-            }
-        }
-        let c = parse_spec("generic?slc_cache=8g&scale=1/64").unwrap();
-        assert_eq!(c.slc_cache_bytes, (8u64 << 30) / 64);
-        // keys the spec gives win over the scaling rule
-        let c = parse_spec("generic?gc_reserve=6&buffer=1m&scale=1/64").unwrap();
-        assert_eq!((c.gc_reserve, c.buffer_bytes), (6, 1 << 20));
-    }
-}
+mod tests;

@@ -85,7 +85,8 @@ def print_result(res, *, output: str | None, as_json: bool) -> None:
 def main(args: argparse.Namespace) -> int:
     from flashback.errors import ParameterError, ReplayInterrupted
     from flashback.replay import replay
-    from flashback.replay.base import check_save_dir, registered
+    from flashback.replay.base import registered
+    from flashback.replay.saved import check_save_dir
 
     if args.list or not args.name:
         for proto in registered():

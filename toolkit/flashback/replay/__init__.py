@@ -5,7 +5,7 @@
 >>> res.compare()
 """
 
-from flashback.replay.api import replay
-from flashback.replay.base import Protocol, Replay, get_protocol, protocols
+from flashback.replay.api import Replay, replay
+from flashback.replay.base import Protocol, get_protocol, protocols
 
 __all__ = ["Protocol", "Replay", "get_protocol", "protocols", "replay"]

@@ -1,15 +1,24 @@
-"""``fb.replay(name, target=...)``: open the target, scale the procedure, run it."""
+"""``fb.replay(name, target=...)``: open the target, scale the procedure, run it; and the
+:class:`Replay` it returns (which can replay itself again for ``compare(seeds=,
+sensitivity=)``, so the two live in one module)."""
 
 from __future__ import annotations
 
 import datetime as _dt
 import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from flashback.errors import ParameterError, ReplayError, ReplayInterrupted
+import polars as pl
+
+from flashback.capture import Capture, summarize
+from flashback.errors import FlashbackError, ParameterError, ReplayError, ReplayInterrupted
 from flashback.progress import close_progress, make_bar
-from flashback.replay.base import Replay, get_protocol
+from flashback.replay import saved
+from flashback.replay.base import Protocol, get_protocol
+from flashback.replay.compare import compare
+from flashback.replay.conformance import conformance
 from flashback.replay.runner import Interrupted, Runner
 from flashback.replay.scaling import default_scale, parse_scale
 from flashback.targets import Target, parse_sim_spec, sim_spec
@@ -146,3 +155,215 @@ def replay(
     if status == "interrupted":
         raise ReplayInterrupted(rep)
     return rep
+
+
+class Replay:
+    """A protocol replayed on a target.
+
+    Attributes:
+        intervals: every run step's intervals in one frame; ``step`` labels them,
+            ``host_written_bytes`` counts from the protocol's erase step, ``t_s`` from the start
+            of the replay and ``step_t_s`` from the start of each step.
+        step_records: one dict per step (label, kind, start, duration, host bytes before and
+            after, workload, status, the protocol's labels and the step capture's metadata).
+        meta: protocol, parameters, scale, target, status and times.
+
+    The constructor only stores its arguments: :func:`flashback.replay` and :meth:`Replay.load`
+    build replays.
+    """
+
+    def __init__(self, intervals: pl.DataFrame, step_records: list[dict], meta: dict) -> None:
+        self.intervals = intervals
+        self.step_records = step_records
+        self.meta = meta
+        self._steps: tuple[pl.DataFrame, list[dict], int, pl.DataFrame] | None = None
+
+    @property
+    def protocol(self) -> Protocol:
+        return get_protocol(self.meta["protocol"])
+
+    @property
+    def scale(self) -> float:
+        """Target capacity relative to the review drive (or as given)."""
+        return float(self.meta["scale"])
+
+    @property
+    def status(self) -> str:
+        return str(self.meta.get("status", "unknown"))
+
+    @property
+    def steps(self) -> pl.DataFrame:
+        """One row per step: label, kind, labels (``condition``, ``loop``, ``test``...), start,
+        duration, host bytes, and for runs the totals (GB, MB/s, IOPS, mean latency).
+
+        Built once and kept while ``intervals`` and ``step_records`` are the same objects with
+        as many steps (the checks and the report read it several times per replay); a step
+        record changed in place is seen after ``step_records`` is assigned again."""
+        c = self._steps
+        if not (
+            c is not None
+            and c[0] is self.intervals
+            and c[1] is self.step_records
+            and c[2] == len(self.step_records)
+        ):
+            c = self._steps = (
+                self.intervals,
+                self.step_records,
+                len(self.step_records),
+                self._build_steps(),
+            )
+        return c[3].clone()
+
+    def _build_steps(self) -> pl.DataFrame:
+        rows = []
+        for i, s in enumerate(self.step_records):
+            row = {
+                k: s[k] for k in ("step", "kind", "t_start_s", "duration_s", "workload", "status")
+            }
+            row["index"] = i
+            row["host_written_start_bytes"] = s["host_written_start_bytes"]
+            row["host_written_end_bytes"] = s["host_written_end_bytes"]
+            for k, v in (s.get("labels") or {}).items():
+                row[k] = v if isinstance(v, (str, int, float, bool)) or v is None else str(v)
+            rows.append(row)
+        if not rows:
+            return pl.DataFrame()
+        frame = pl.DataFrame(rows, infer_schema_length=None)
+        if self.intervals.height:
+            per = summarize(self.intervals)
+            lat = self.intervals.group_by("step", maintain_order=True).agg(
+                pl.col("write_lat_mean_us").mean().alias("write_lat_mean_us"),
+                pl.col("read_lat_mean_us").mean().alias("read_lat_mean_us"),
+            )
+            frame = frame.join(per.join(lat, on="step", how="left"), on="step", how="left")
+        return frame.sort("index").drop("index")
+
+    def step(self, name: str) -> pl.DataFrame:
+        """The intervals of one step (empty if it has none).
+
+        An unknown step name gives an empty frame.
+        """
+        return (
+            self.intervals.filter(pl.col("step") == name)
+            if self.intervals.height
+            else self.intervals
+        )
+
+    def capture(self) -> Capture:
+        """The whole replay as one :class:`Capture` (for the analysis functions).
+
+        The capture shares this replay's intervals and a copy of its metadata.
+        """
+        meta = dict(self.meta)
+        meta.setdefault("target", {})
+        return Capture(intervals=self.intervals, meta=meta)
+
+    def compare(
+        self,
+        published: pl.DataFrame | None = None,
+        *,
+        other: Replay | None = None,
+        sensitivity: bool = False,
+        seeds: int | None = None,
+    ) -> pl.DataFrame:
+        """Published vs replayed for every published number this replay can check.
+
+        Columns: ``metric``, ``condition``, ``published``, ``replayed``, ``unit``,
+        ``rel_error`` ((replayed − published) / published), ``source``, ``test``, ``drive``,
+        ``tolerance`` (relative), ``within_tolerance``, ``status``, ``note``. Replayed bytes
+        and seconds are quoted at the review drive's scale (divided by :attr:`scale`).
+        ``status`` is ``within tolerance`` / ``outside tolerance`` / ``no tolerance`` for a
+        published number compared with a replayed one; ``documented, not modelled`` (the
+        note says why), ``setting`` (a procedure setting echoed back), ``sensitivity`` (see
+        below), ``no published value`` or ``not replayed`` otherwise — those rows have
+        ``within_tolerance`` null.
+
+        ``other``: a replay of the same protocol with another setting (Puget: the other data
+        type, or TRIM off) adds the numbers that compare two runs (compressible vs
+        incompressible reads, TRIM on vs off).
+
+        ``sensitivity``: for each parameter the review leaves unstated (the protocol's
+        ``unstated``: AnandTech's idle gap, X-bit's measurement length), replays the procedure
+        at the other plausible values on the same simulated target and adds one row per
+        checked number and value, status ``sensitivity`` (``condition`` ends ``@param=value``;
+        the note gives the move). Off by default because it replays the procedure again (one
+        more replay per value, cheap at test scales); the HTML report turns it on.
+
+        ``seeds=N``: replays the procedure with N − 1 further seeds (``other`` alike) and gives
+        each row its spread (``replayed_lo``, ``replayed_hi``, ``seeds``); a row is within
+        tolerance only if its whole spread is, ``borderline`` if the spread straddles it.
+
+        Raises:
+            ReplayError: ``other`` is a replay of another protocol, or ``sensitivity`` or
+                ``seeds`` on a replay whose target is not a ``sim:`` drive.
+            ParameterError: ``seeds`` is not an integer of 2 or more.
+        """
+        return compare(
+            self,
+            published=published,
+            other=other,
+            sensitivity=sensitivity,
+            seeds=seeds,
+            rerun=replay,
+        )
+
+    def conformance(self) -> dict[str, Any]:
+        """Was this replay run as SNIA PTS requires? The purge of each erase step, the write
+        cache state and the protocol's own steady-state verdict (a check whose note says
+        "steady state reached"/"not reached"; none for protocols without one). See
+        :func:`flashback.replay.conformance.conformance`.
+
+        Missing facts are listed as departures.
+        """
+        try:
+            notes = self.compare()["note"].to_list() if self.step_records else []
+        except FlashbackError:  # nothing to compare with: no steady-state verdict either
+            notes = []
+        steady = (
+            True
+            if "steady state reached" in notes
+            else (False if "steady state not reached" in notes else None)
+        )
+        return conformance(self.step_records, self.meta, steady_state_reached=steady)
+
+    def save(self, directory: str | os.PathLike[str], *, overwrite: bool = True) -> Path:
+        """Writes ``intervals.parquet``, ``steps.columns`` (the step records as one column
+        table, see :mod:`flashback.replay.stepstore`) and ``replay.json`` (meta, the capture
+        metadata every step shares, the step table's column descriptions and both files'
+        sha256) to ``directory`` through flashback's guarded writer (each file appears whole
+        or not at all; no temporary is left by a crash). ``replay.json`` is written last and
+        names a fresh save id and the other files' checksums, and :meth:`load` refuses a
+        directory whose files do not match it, so a save cut between its files is never
+        loaded as one replay. An earlier save there is replaced unless ``overwrite=False``.
+
+        Raises:
+            CaptureFileError: ``directory`` cannot be created or written (names the reason).
+            SafetyError: a file in ``directory`` is a device node, FIFO or socket (or a link to
+                one), or it holds a saved replay and ``overwrite`` is false.
+            DeviceError: the disk is full (the message names the file and what was kept).
+        """
+        return saved.write(
+            directory,
+            intervals=self.intervals,
+            step_records=self.step_records,
+            meta=self.meta,
+            overwrite=overwrite,
+        )
+
+    @classmethod
+    def load(cls, directory: str | os.PathLike[str]) -> Replay:
+        """Reads a replay written by :meth:`save`, or by flashback before the step table
+        (``intervals.parquet`` and a ``replay.json`` holding every step; loaded as it was).
+
+        Raises:
+            CaptureFileError: ``directory`` holds no saved replay, or its files come from
+                different saves (a save cut short, or two saves racing) or are damaged.
+        """
+        intervals, step_records, meta = saved.read(directory)
+        return cls(intervals, step_records, meta)
+
+    def __repr__(self) -> str:
+        return (
+            f"Replay({self.meta.get('protocol')!r}, target={self.meta.get('target_spec')!r}, "
+            f"scale={self.scale:.6g}, steps={len(self.step_records)}, status={self.status!r})"
+        )

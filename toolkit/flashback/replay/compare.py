@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import polars as pl
@@ -164,6 +165,7 @@ def compare(
     other: Any = None,
     sensitivity: bool = False,
     seeds: int | None = None,
+    rerun: Callable[..., Any] | None = None,
 ) -> pl.DataFrame:
     """Rows from the protocol's checks, with published values and relative errors; with
     ``sensitivity`` also the rows of :func:`sensitivity_rows`.
@@ -175,20 +177,24 @@ def compare(
     if its whole spread is, ``borderline`` if the spread straddles the tolerance, outside if
     none of it is within.
 
+    ``rerun``: the function that replays a procedure (:func:`flashback.replay.api.replay`,
+    which :meth:`Replay.compare` passes), called with the protocol's name and
+    ``replay()``'s keywords; needed by ``sensitivity`` and ``seeds`` only.
+
     Raises:
         ReplayError: ``other`` is a replay of another protocol, or ``sensitivity`` or
-            ``seeds`` on a replay whose target is not simulated.
+            ``seeds`` on a replay whose target is not simulated, or either without ``rerun``.
         ParameterError: ``seeds`` is not an integer of 2 or more.
     """
     from flashback.errors import ReplayError
-    from flashback.replay.mechanisms import absent, get, sim_config
+    from flashback.replay.mechanisms import sim_config
 
     proto = replay.protocol
     pub = published if published is not None else published_numbers()
     config = sim_config(replay.meta)
     checks = proto.checks(replay)
     if sensitivity:
-        checks += sensitivity_rows(replay, checks)
+        checks += sensitivity_rows(replay, checks, rerun=rerun)
     if other is not None:
         if other.meta.get("protocol") != proto.name:
             raise ReplayError(
@@ -202,63 +208,71 @@ def compare(
         # the other replay is replayed again only when a pair row compares a published number
         if not any(_status(r, _lookup(pub, proto.source, r)[0], config) in COMPARED for r in pair):
             other = None
-    spread = _seed_values(replay, other, seeds) if seeds is not None else {}
-    rows = []
-    for r in checks:
-        value, where = _lookup(pub, proto.source, r)
-        rel = None
-        if value not in (None, 0) and r["replayed"] is not None:
-            rel = (r["replayed"] - value) / abs(value)
-        status = SENSITIVITY if r.get("sensitivity") else _status(r, value, config)
-        values = [] if r.get("sensitivity") else spread.get(_key(r), [])
-        if r["replayed"] is not None and values:
-            values = [r["replayed"], *values]
-        lo, hi = (min(values), max(values)) if values else (None, None)
-        if status in ("within tolerance", "outside tolerance") and lo is not None and hi > lo:
-            status = _spread_status(r, value, lo, hi)
-        within = {"within tolerance": True, "outside tolerance": False, BORDERLINE: False}.get(
-            status
-        )
-        if status == "not replayed" and r["tolerance"] is not None:
-            within = False  # the review measured it; the replay found nothing
-        notes = [n for n in (r["note"], where) if n]
-        if r["bound"] != "value":
-            notes.insert(
-                0, f"the published number is a {'lower' if r['bound'] == 'min' else 'upper'} bound"
-            )
-        if r["unmodelled"] and absent(r["unmodelled"], config):
-            notes.insert(0, f"{UNMODELLED}: {get(r['unmodelled']).reason}")
-        elif r["unmodelled"]:
-            notes.insert(
-                0,
-                f"the replayed drive has the mechanism the review's number reflects "
-                f"({get(r['unmodelled']).reason}), so the row is compared",
-            )
-        elif not r["reproducible"]:
-            notes.insert(0, UNMODELLED)
-        if r["setting"]:
-            notes.insert(0, "a setting of the procedure, replayed as the review states it")
-        rows.append(
-            {
-                "metric": r["metric"],
-                "condition": r["condition"],
-                "published": value,
-                "replayed": r["replayed"],
-                "unit": r["unit"],
-                "rel_error": rel,
-                "source": proto.source,
-                "test": r["test"],
-                "drive": r["drive"],
-                "tolerance": r["tolerance"],
-                "within_tolerance": within,
-                "status": status,
-                "note": "; ".join(notes) or None,
-                "replayed_lo": lo,
-                "replayed_hi": hi,
-                "seeds": len(values) if values else None,
-            }
-        )
+    spread = _seed_values(replay, other, seeds, rerun=rerun) if seeds is not None else {}
+    rows = [_row(r, source=proto.source, pub=pub, config=config, spread=spread) for r in checks]
     return pl.DataFrame(rows, schema=COLUMNS)
+
+
+def _row(
+    r: dict[str, Any],
+    *,
+    source: str,
+    pub: pl.DataFrame | None,
+    config: dict[str, Any] | None,
+    spread: dict[tuple[Any, ...], list[float]],
+) -> dict[str, Any]:
+    """The compare row of check ``r``: its published value, error, status and notes."""
+    from flashback.replay.mechanisms import absent, get
+
+    value, where = _lookup(pub, source, r)
+    rel = None
+    if value not in (None, 0) and r["replayed"] is not None:
+        rel = (r["replayed"] - value) / abs(value)
+    status = SENSITIVITY if r.get("sensitivity") else _status(r, value, config)
+    values = [] if r.get("sensitivity") else spread.get(_key(r), [])
+    if r["replayed"] is not None and values:
+        values = [r["replayed"], *values]
+    lo, hi = (min(values), max(values)) if values else (None, None)
+    if status in ("within tolerance", "outside tolerance") and lo is not None and hi > lo:
+        status = _spread_status(r, value, lo, hi)
+    within = {"within tolerance": True, "outside tolerance": False, BORDERLINE: False}.get(status)
+    if status == "not replayed" and r["tolerance"] is not None:
+        within = False  # the review measured it; the replay found nothing
+    notes = [n for n in (r["note"], where) if n]
+    if r["bound"] != "value":
+        notes.insert(
+            0, f"the published number is a {'lower' if r['bound'] == 'min' else 'upper'} bound"
+        )
+    if r["unmodelled"] and absent(r["unmodelled"], config):
+        notes.insert(0, f"{UNMODELLED}: {get(r['unmodelled']).reason}")
+    elif r["unmodelled"]:
+        notes.insert(
+            0,
+            f"the replayed drive has the mechanism the review's number reflects "
+            f"({get(r['unmodelled']).reason}), so the row is compared",
+        )
+    elif not r["reproducible"]:
+        notes.insert(0, UNMODELLED)
+    if r["setting"]:
+        notes.insert(0, "a setting of the procedure, replayed as the review states it")
+    return {
+        "metric": r["metric"],
+        "condition": r["condition"],
+        "published": value,
+        "replayed": r["replayed"],
+        "unit": r["unit"],
+        "rel_error": rel,
+        "source": source,
+        "test": r["test"],
+        "drive": r["drive"],
+        "tolerance": r["tolerance"],
+        "within_tolerance": within,
+        "status": status,
+        "note": "; ".join(notes) or None,
+        "replayed_lo": lo,
+        "replayed_hi": hi,
+        "seeds": len(values) if values else None,
+    }
 
 
 def _key(row: dict[str, Any]) -> tuple[Any, ...]:
@@ -275,10 +289,11 @@ def _spread_status(row: dict[str, Any], value: float, lo: float, hi: float) -> s
     return BORDERLINE if any(inside) else "outside tolerance"
 
 
-def _seed_values(replay: Any, other: Any, seeds: int) -> dict[tuple[Any, ...], list[float]]:
+def _seed_values(
+    replay: Any, other: Any, seeds: int, *, rerun: Callable[..., Any] | None
+) -> dict[tuple[Any, ...], list[float]]:
     """Each check's replayed values over ``seeds`` − 1 further replays with other seeds."""
     from flashback.errors import ParameterError, ReplayError
-    from flashback.replay.api import replay as run_replay
 
     if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 2:
         raise ParameterError(f"seeds={seeds!r} is not an integer of 2 or more; pass e.g. seeds=3")
@@ -288,6 +303,8 @@ def _seed_values(replay: Any, other: Any, seeds: int) -> dict[tuple[Any, ...], l
                 "seeds= replays the procedure again and is done on sim: targets only; replay a "
                 "real target again yourself"
             )
+
+    run_replay = _rerun(rerun, "seeds=")
 
     def again(rep: Any, seed: int) -> Any:
         return run_replay(
@@ -313,22 +330,24 @@ def _seed_values(replay: Any, other: Any, seeds: int) -> dict[tuple[Any, ...], l
     return out
 
 
-def sensitivity_rows(replay: Any, checks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def sensitivity_rows(
+    replay: Any, checks: list[dict[str, Any]], *, rerun: Callable[..., Any] | None
+) -> list[dict[str, Any]]:
     """The protocol's checks replayed at other values of each parameter the review leaves
     unstated (``Protocol.unstated``: parameter → values), on the same simulated target and
     scale with every other parameter as in ``replay``.
 
     One row per checked number (settings left out) and value: same ``test``, ``metric`` and
     published number, ``condition`` suffixed ``@param=value``, status ``sensitivity`` (never
-    counted as a match), and a note giving the move from this replay's value.
+    counted as a match), and a note giving the move from this replay's value. ``rerun``
+    replays the procedure (see :func:`compare`).
 
     Raises:
         ReplayError: the replay's target is not a ``sim:`` drive (a sensitivity replay would
             write to a real target again; replay it with the other value yourself and pass
-            ``other=``).
+            ``other=``), or ``rerun`` is None.
     """
     from flashback.errors import ReplayError
-    from flashback.replay.api import replay as run_replay
 
     proto = replay.protocol
     if not proto.unstated:
@@ -338,6 +357,7 @@ def sensitivity_rows(replay: Any, checks: list[dict[str, Any]]) -> list[dict[str
             "sensitivity= replays the procedure again and is done on sim: targets only; replay "
             "a real target with the other value yourself and pass it as other="
         )
+    run_replay = _rerun(rerun, "sensitivity=")
     params = dict(replay.meta["params"])
     keyed = {(r["test"], r["condition"], r["metric"], r["drive"]): r for r in checks}
     rows: list[dict[str, Any]] = []
@@ -377,6 +397,17 @@ def sensitivity_rows(replay: Any, checks: list[dict[str, Any]]) -> list[dict[str
                     }
                 )
     return rows
+
+
+def _rerun(rerun: Callable[..., Any] | None, option: str) -> Callable[..., Any]:
+    from flashback.errors import ReplayError
+
+    if rerun is None:
+        raise ReplayError(
+            f"{option} replays the procedure again and needs rerun=; call Replay.compare, "
+            "which passes flashback.replay"
+        )
+    return rerun
 
 
 def tally(cmp: pl.DataFrame) -> dict[str, Any]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import dataclasses
+import importlib
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -10,32 +10,20 @@ from pathlib import Path
 import polars as pl
 
 from flashback.replay.compare import tally
+from flashback.replay.procedures import REVIEWS
 from flashback.report.html import Section, write_report
-from flashback.report.reviews import anand2009, anandtech, behardware, puget, snia, xbit
 from flashback.report.reviews.common import SEEDS, take_replays
 
 
-@dataclasses.dataclass(frozen=True)
-class Review:
-    key: str
-    build: Callable[..., tuple[Section, pl.DataFrame]]
-    scale: str
-    quick_scale: str
+def section_builder(key: str) -> Callable[..., tuple[Section, pl.DataFrame]]:
+    """The report section builder of review ``key``: ``build`` in
+    ``flashback/report/reviews/<module>.py`` (see :mod:`flashback.replay.procedures`).
 
-
-# Demo scales: every compared row holds within 3 % (1 point for a %) between 1/64 and 1/32
-# (1/32 and 1/16 for AnandTech's TRIM validation), but for the two rows
-# tests/test_replay_scale.py's NOT_SCALE_INVARIANT names, so the demo runs small and spends
-# the time on SEEDS seeds per comparison instead.
-REVIEWS = (
-    Review("puget", puget.build, "1/32", "1/256"),
-    Review("behardware", behardware.build, "1/16", "1/256"),
-    Review("xbit", xbit.build, "1/16", "1/512"),
-    Review("anandtech-consistency", anandtech.build_consistency, "1/16", "1/512"),
-    Review("anandtech-trim", anandtech.build_trim, "1/16", "1/512"),
-    Review("anand2009", anand2009.build, "1/32", "1/256"),
-    Review("snia-pts", snia.build, "1/64", "1/512"),
-)
+    Raises:
+        ModuleNotFoundError: ``key`` is not a registered review's name (callers check first).
+    """
+    module = key.replace("-", "_")
+    return importlib.import_module(f"flashback.report.reviews.{module}").build  # type: ignore[no-any-return]
 
 
 def build_demo(
@@ -52,7 +40,7 @@ def build_demo(
     Raises:
         ParameterError: a name in ``only`` is not a review's (nothing is run or written).
     """
-    keys = [r.key for r in REVIEWS]
+    keys = [r.name for r in REVIEWS]
     unknown = [name for name in only or () if name not in keys]
     if unknown:
         from flashback.errors import ParameterError
@@ -62,12 +50,12 @@ def build_demo(
 
     sections, rows, cmps, compared = [], [], [], 0
     for r in REVIEWS:
-        if only and r.key not in only:
+        if only and r.name not in only:
             continue
         t0 = time.monotonic()
         scale = r.quick_scale if quick else r.scale
         take_replays()
-        section, cmp = r.build(scale=scale, progress=progress)
+        section, cmp = section_builder(r.name)(scale=scale, progress=progress)
         replays = take_replays()  # every replay of a review is of the review's one protocol
         section.conformance = [
             f"{rep.meta['protocol']}: {rep.conformance()['line']}" for rep in replays
@@ -77,7 +65,7 @@ def build_demo(
         compared += headline_compared(replays[0].protocol, cmp)
         rows.append(
             {
-                "review": r.key,
+                "review": r.name,
                 "scale": scale,
                 "seconds": round(time.monotonic() - t0, 1),
                 **tally(cmp),

@@ -32,9 +32,9 @@ PNG_SCALE = 2.0
 
 def demo_scale() -> str:
     """The scale the demo replays Puget's loop at (``flashback report``)."""
-    from flashback.report.demo import REVIEWS
+    from flashback.replay.procedures import REVIEWS
 
-    return next(r.scale for r in REVIEWS if r.key == "puget")
+    return next(r.scale for r in REVIEWS if r.name == "puget")
 
 
 def replay_inputs(scale: str, *, progress: bool = False) -> dict[str, pl.DataFrame]:

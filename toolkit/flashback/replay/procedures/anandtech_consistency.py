@@ -7,7 +7,8 @@ from typing import Any
 import polars as pl
 
 from flashback.replay import params as P
-from flashback.replay.base import Protocol, Replay, check_row, register, require
+from flashback.replay.api import Replay
+from flashback.replay.base import Protocol, check_row, register, require
 from flashback.replay.procedures.common import (
     dip,
     duration_row,

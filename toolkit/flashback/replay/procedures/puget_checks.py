@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 import polars as pl
 
-from flashback.replay.base import Replay, check_row
+from flashback.replay.api import Replay
+from flashback.replay.base import check_row
 from flashback.replay.procedures import cdm
 from flashback.replay.procedures.common import GB, level_changes
 
@@ -42,226 +45,252 @@ PUB_TEST = {
 }
 
 
-def checks(rep: Replay) -> list[dict[str, Any]]:
-    p = rep.meta["params"]
-    drive = rep.meta["drive"]
-    scale = rep.scale
-    cond = "incompressible" if p["data"] == "random" else "compressible"
-    loops = loops_frame(rep)
-    rows: list[dict[str, Any]] = []
+@dataclasses.dataclass(frozen=True)
+class _Run:
+    """What every check of one Puget replay reads: its loops, drive, data and scale."""
 
-    def series(test: str, direction: str) -> pl.DataFrame:
-        if loops.is_empty():
-            return loops
-        return loops.filter((pl.col("test") == test) & (pl.col("direction") == direction))
+    rep: Replay
+    loops: pl.DataFrame
+    drive: str
+    cond: str  # "incompressible" (random data) or "compressible"
 
-    def best(test: str, direction: str) -> float | None:
-        s = series(test, direction)
+    @classmethod
+    def of(cls, rep: Replay) -> _Run:
+        cond = "incompressible" if rep.meta["params"]["data"] == "random" else "compressible"
+        return cls(rep=rep, loops=loops_frame(rep), drive=rep.meta["drive"], cond=cond)
+
+    def series(self, test: str, direction: str) -> pl.DataFrame:
+        if self.loops.is_empty():
+            return self.loops
+        return self.loops.filter((pl.col("test") == test) & (pl.col("direction") == direction))
+
+    def best(self, test: str, direction: str) -> float | None:
+        s = self.series(test, direction)
         return None if s.is_empty() else float(s["mbps"].max())
 
-    # Procedure: bytes per loop, total written, drive fills (at the review drive's scale).
-    n_loops = 0 if loops.is_empty() else loops["loop"].n_unique()
-    total_gb = rep.meta["host_written_bytes"] / GB / scale
+    def row(self, test: str, metric: str, value: float | None, unit: str, **kw: Any) -> dict:
+        return check_row(test, self.cond, metric, value, unit, drive=self.drive, **kw)
+
+
+LOOP_NOTE = (
+    "not a setting: CrystalDiskMark's runs are timed (6 s), so the bytes a loop "
+    "writes follow from the drive's speed in each test: the test file (1000 MiB "
+    "assumed) + pass_0 and `passes` timed runs of each write test; passes=1 is "
+    "assumed because CDM's default 5 would write ≈ 3× the review's ≈ 9.2 GB. Why the "
+    "replay writes less: a loop at fresh rates writes 10.8 GB (Seq at 193 MB/s takes "
+    "5.4 s per 1000 MiB pass, so each 6 s run makes 2 passes), one after the knee "
+    "7.3 GB (1 pass per run; 512K and 4K QD32 at the replayed ~131-137 MB/s); at the "
+    "review's own post-knee rates (≤ 160 MB/s in every write test: 1 Seq pass per run, "
+    "2 × 6 s × 160 MB/s for 512K and 4K QD32, 4K QD1 as replayed) a loop writes ≈ "
+    "1.05 + 2.1 + 1.9 + 1.0 + 1.9 ≈ 8.0 GB, so no loop after 40 GB can write 9.2 GB with CDM's timed runs; the "
+    "review's figure fits loops near the fresh rates (it does not say how it was "
+    "measured), and the rest of the gap is the replay's low post-knee level"
+)
+
+
+def _procedure_rows(run: _Run) -> list[dict[str, Any]]:
+    """Bytes per loop, total written, drive fills (at the review drive's scale)."""
+    p, meta = run.rep.meta["params"], run.rep.meta
+    n_loops = 0 if run.loops.is_empty() else run.loops["loop"].n_unique()
+    total_gb = meta["host_written_bytes"] / GB / run.rep.scale
     full = p["loops"] is None and p["total_written_bytes"] == 1.8e12
     short = "" if full else "the procedure was shortened by parameters"
-    rows.append(
+    fills = meta["host_written_bytes"] / meta["target_size_bytes"]
+    per_loop = total_gb / n_loops if n_loops else None
+    return [
         check_row(
             "cdm_loop",
             "all",
             "written_per_loop_gb",
-            total_gb / n_loops if n_loops else None,
+            per_loop,
             "GB",
-            drive=drive,
+            drive=run.drive,
             tolerance=0.10,
-            note="not a setting: CrystalDiskMark's runs are timed (6 s), so the bytes a loop "
-            "writes follow from the drive's speed in each test: the test file (1000 MiB "
-            "assumed) + pass_0 and `passes` timed runs of each write test; passes=1 is "
-            "assumed because CDM's default 5 would write ≈ 3× the review's ≈ 9.2 GB. Why the "
-            "replay writes less: a loop at fresh rates writes 10.8 GB (Seq at 193 MB/s takes "
-            "5.4 s per 1000 MiB pass, so each 6 s run makes 2 passes), one after the knee "
-            "7.3 GB (1 pass per run; 512K and 4K QD32 at the replayed ~131-137 MB/s); at the "
-            "review's own post-knee rates (≤ 160 MB/s in every write test: 1 Seq pass per run, "
-            "2 × 6 s × 160 MB/s for 512K and 4K QD32, 4K QD1 as replayed) a loop writes ≈ "
-            "1.05 + 2.1 + 1.9 + 1.0 + 1.9 ≈ 8.0 GB, so no loop after 40 GB can write 9.2 GB with CDM's timed runs; the "
-            "review's figure fits loops near the fresh rates (it does not say how it was "
-            "measured), and the rest of the gap is the replay's low post-knee level",
-        )
-    )
-    rows.append(
+            note=LOOP_NOTE,
+        ),
         check_row(
             "cdm_loop",
             "all",
             "total_written_gb",
             total_gb,
             "GB",
-            drive=drive,
+            drive=run.drive,
             tolerance=0.02 if full else None,
             note=short,
             setting=True,
-        )
-    )
-    rows.append(
+        ),
         check_row(
             "cdm_loop",
             "all",
             "drive_fills",
-            rep.meta["host_written_bytes"] / rep.meta["target_size_bytes"],
+            fills,
             "fills",
-            drive=drive,
+            drive=run.drive,
             tolerance=0.10 if full else None,
             note=short,
             setting=True,
-        )
-    )
-    sw_max = best("seq", "write")
-    rows.append(
-        check_row("cdm_seq_write", cond, "max_mbps", sw_max, "MB/s", drive=drive, tolerance=0.10)
-    )
-    rows.append(
-        check_row(
-            "cdm_seq_read",
-            cond,
-            "max_mbps",
-            best("seq", "read"),
-            "MB/s",
-            drive=drive,
-            tolerance=0.10,
-        )
-    )
-    if cond != "incompressible":
-        return rows
+        ),
+    ]
+
+
+def _peak_rows(run: _Run) -> list[dict[str, Any]]:
+    """The best sequential write and read."""
+    return [
+        run.row("cdm_seq_write", "max_mbps", run.best("seq", "write"), "MB/s", tolerance=0.10),
+        run.row("cdm_seq_read", "max_mbps", run.best("seq", "read"), "MB/s", tolerance=0.10),
+    ]
+
+
+def _advertised_rows(run: _Run) -> list[dict[str, Any]]:
+    """The sequential write's best and late mean, also as a share of the advertised rate."""
     adv = ADVERTISED_WRITE_MBPS
-    rows.append(
-        check_row(
-            "cdm_seq_write",
-            cond,
-            "max_pct_of_advertised",
-            None if sw_max is None else 100 * sw_max / adv,
-            "%",
-            drive=drive,
-            tolerance=0.10,
-        )
-    )
-    sw = series("seq", "write")
+    sw_max = run.best("seq", "write")
+    sw = run.series("seq", "write")
     late = sw.filter(pl.col("gb_written_full") >= 380.0) if sw.height else sw
     avg = float(late["mbps"].mean()) if late.height else None
     note = "mean of the loops after 380 GB written, where the review starts its average"
-    rows.append(
-        check_row(
+    dirty = {"tolerance": 0.15, "note": f"{note}; {DIRTY_NOTE}", "unmodelled": DIRTY_STATE}
+    return [
+        run.row(
             "cdm_seq_write",
-            cond,
-            "avg_mbps",
-            avg,
-            "MB/s",
-            drive=drive,
-            tolerance=0.15,
-            note=f"{note}; {DIRTY_NOTE}",
-            unmodelled=DIRTY_STATE,
-        )
-    )
-    rows.append(
-        check_row(
+            "max_pct_of_advertised",
+            None if sw_max is None else 100 * sw_max / adv,
+            "%",
+            tolerance=0.10,
+        ),
+        run.row("cdm_seq_write", "avg_mbps", avg, "MB/s", **dirty),
+        run.row(
             "cdm_seq_write",
-            cond,
             "avg_pct_of_advertised",
             None if avg is None else 100 * avg / adv,
             "%",
-            drive=drive,
-            tolerance=0.15,
-            note=f"{note}; {DIRTY_NOTE}",
-            unmodelled=DIRTY_STATE,
+            **dirty,
+        ),
+    ]
+
+
+FIT_NOTE = (
+    "piecewise-constant fit of the per-loop results against host GB written (number of "
+    "changes chosen by a 3·σ²·ln n penalty), at the review drive's scale"
+)
+CAUSES = {
+    1: "in a model the first drop comes once every erased block has been used "
+    "(≈ the raw NAND written once)",
+    2: "the review's curve levels off a second time; a model gives a second change "
+    "only if its GC state keeps drifting",
+}
+
+
+def _breakpoint_rows(run: _Run, pub_test: str, fit: list[float]) -> list[dict[str, Any]]:
+    """The first two fitted level changes of one write test's loops."""
+    rows = []
+    for k in (1, 2):
+        found = fit[k - 1] if len(fit) >= k else None
+        extra = "" if found is not None else f"; the replayed curve has {len(fit)} change(s)"
+        rows.append(
+            run.row(
+                pub_test,
+                f"breakpoint_{k}_gb",
+                found,
+                "GB",
+                tolerance=0.25,
+                note=f"{FIT_NOTE}; {CAUSES[k]}{extra}" + (f"; {KNEE_NOTE}" if k == 1 else ""),
+                unmodelled=KNEE_40GB if k == 1 else "",
+            )
         )
+    return rows
+
+
+def _seq_range_rows(run: _Run, s: pl.DataFrame, fit: list[float]) -> list[dict[str, Any]]:
+    """The lowest and highest sequential loop between the first and second change."""
+    mid = None
+    if fit:
+        end = fit[1] if len(fit) > 1 else float("inf")
+        mid = s.filter((pl.col("gb_written_full") >= fit[0]) & (pl.col("gb_written_full") < end))
+    rows = []
+    for metric, fn in (("range_low_mbps", "min"), ("range_high_mbps", "max")):
+        v = None if mid is None or mid.is_empty() else float(getattr(mid["mbps"], fn)())
+        rows.append(
+            run.row(
+                "cdm_seq_write",
+                metric,
+                v,
+                "MB/s",
+                tolerance=0.25,
+                unmodelled=SCATTER,
+                note="lowest / highest loop after the first change",
+            )
+        )
+    return rows
+
+
+def _level_after_row(run: _Run, pub_test: str, s: pl.DataFrame, fit: list[float]) -> dict[str, Any]:
+    """The mean of every loop after the first change: the mean between the two fitted
+    changes hung on whether the fit found a second one (a spurious change 22 GB after the
+    first, found at 1/32 and not at 1/64, put the 512 KiB level within tolerance)."""
+    after = s.filter(pl.col("gb_written_full") >= fit[0]) if fit else None
+    v = None if after is None or after.is_empty() else float(after["mbps"].mean())
+    return run.row(
+        pub_test,
+        "level_after_breakpoint_1_mbps",
+        v,
+        "MB/s",
+        tolerance=0.15,
+        note=f"mean of the loops after the first fitted change; {DIRTY_NOTE}",
+        unmodelled=DIRTY_STATE,
     )
-    fit_note = (
-        "piecewise-constant fit of the per-loop results against host GB written (number of "
-        "changes chosen by a 3·σ²·ln n penalty), at the review drive's scale"
-    )
-    causes = {
-        1: "in a model the first drop comes once every erased block has been used "
-        "(≈ the raw NAND written once)",
-        2: "the review's curve levels off a second time; a model gives a second change "
-        "only if its GC state keeps drifting",
-    }
+
+
+def _level_change_rows(run: _Run) -> list[dict[str, Any]]:
+    """Per write test but 4K QD1: its level changes, then its range (Seq) or later level."""
+    rows = []
     for test in ("seq", "rand512k", "rand4k_qd32"):
-        s = series(test, "write")
+        s = run.series(test, "write")
         fit = (
             level_changes(s["gb_written_full"].to_numpy(), s["mbps"].to_numpy()) if s.height else []
         )
         pub_test = f"{PUB_TEST[test]}_write"
-        for k in (1, 2):
-            found = fit[k - 1] if len(fit) >= k else None
-            extra = "" if found is not None else f"; the replayed curve has {len(fit)} change(s)"
-            rows.append(
-                check_row(
-                    pub_test,
-                    cond,
-                    f"breakpoint_{k}_gb",
-                    found,
-                    "GB",
-                    drive=drive,
-                    tolerance=0.25,
-                    note=f"{fit_note}; {causes[k]}{extra}" + (f"; {KNEE_NOTE}" if k == 1 else ""),
-                    unmodelled=KNEE_40GB if k == 1 else "",
-                )
-            )
-        mid = None
-        if fit:
-            end = fit[1] if len(fit) > 1 else float("inf")
-            mid = s.filter(
-                (pl.col("gb_written_full") >= fit[0]) & (pl.col("gb_written_full") < end)
-            )
+        rows += _breakpoint_rows(run, pub_test, fit)
         if test == "seq":
-            for metric, fn in (("range_low_mbps", "min"), ("range_high_mbps", "max")):
-                v = None if mid is None or mid.is_empty() else float(getattr(mid["mbps"], fn)())
-                rows.append(
-                    check_row(
-                        pub_test,
-                        cond,
-                        metric,
-                        v,
-                        "MB/s",
-                        drive=drive,
-                        tolerance=0.25,
-                        unmodelled=SCATTER,
-                        note="lowest / highest loop after the first change",
-                    )
-                )
+            rows += _seq_range_rows(run, s, fit)
         else:
-            # every loop after the first change: the mean between the two fitted changes hung
-            # on whether the fit found a second one (a spurious change 22 GB after the first,
-            # found at 1/32 and not at 1/64, put the 512 KiB level within tolerance)
-            after = s.filter(pl.col("gb_written_full") >= fit[0]) if fit else None
-            v = None if after is None or after.is_empty() else float(after["mbps"].mean())
-            rows.append(
-                check_row(
-                    pub_test,
-                    cond,
-                    "level_after_breakpoint_1_mbps",
-                    v,
-                    "MB/s",
-                    drive=drive,
-                    tolerance=0.15,
-                    note=f"mean of the loops after the first fitted change; {DIRTY_NOTE}",
-                    unmodelled=DIRTY_STATE,
-                )
-            )
-    r4 = series("rand4k", "write")
+            rows.append(_level_after_row(run, pub_test, s, fit))
+    return rows
+
+
+def _flat_4k_rows(run: _Run) -> list[dict[str, Any]]:
+    """The 4 KiB QD1 random write's level changes (the review: none)."""
+    r4 = run.series("rand4k", "write")
     count = None
     if r4.height:
         count = float(len(level_changes(r4["gb_written_full"].to_numpy(), r4["mbps"].to_numpy())))
-    rows.append(
-        check_row(
-            "cdm_rnd4k_write",
-            cond,
-            "breakpoint_count",
-            count,
-            "count",
-            drive=drive,
-            tolerance=0.0,
-            note="level changes of the 4 KiB QD1 random write results (the review: none)",
-        )
-    )
-    return rows
+    note = "level changes of the 4 KiB QD1 random write results (the review: none)"
+    return [
+        run.row("cdm_rnd4k_write", "breakpoint_count", count, "count", tolerance=0.0, note=note)
+    ]
+
+
+#: The checks, in the order ``compare`` lists their rows, as (rows, incompressible data
+#: only): a replay with compressible data checks only the procedure and the peaks.
+CHECKS: tuple[tuple[Callable[[_Run], list[dict[str, Any]]], bool], ...] = (
+    (_procedure_rows, False),
+    (_peak_rows, False),
+    (_advertised_rows, True),
+    (_level_change_rows, True),
+    (_flat_4k_rows, True),
+)
+
+
+def checks(rep: Replay) -> list[dict[str, Any]]:
+    """Every row of :data:`CHECKS` that applies to ``rep``'s data, in the table's order."""
+    run = _Run.of(rep)
+    incompressible = run.cond == "incompressible"
+    return [
+        row
+        for fn, only_incompressible in CHECKS
+        if incompressible or not only_incompressible
+        for row in fn(run)
+    ]
 
 
 DIRTY_STATE = "sandforce_dirty_state"

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from flashback.replay import params as P
-from flashback.replay.base import Protocol, Replay, check_row, register
+from flashback.replay.api import Replay
+from flashback.replay.base import Protocol, check_row, register
 from flashback.replay.procedures.common import iops, rand_write, seq_fill
 from flashback.replay.scaling import idema_bytes
 

@@ -9,8 +9,8 @@ import polars as pl
 
 from flashback import figures
 from flashback.errors import AnalysisError
+from flashback.replay.api import Replay
 from flashback.replay.api import replay as run_replay
-from flashback.replay.base import Replay
 from flashback.report.html import Section
 
 #: Seeds every review's comparison is replayed with: each row shows its spread over them.

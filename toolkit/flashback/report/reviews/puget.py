@@ -9,7 +9,7 @@ import altair as alt
 import polars as pl
 
 from flashback import figures
-from flashback.replay.base import Replay
+from flashback.replay.api import Replay
 from flashback.replay.procedures.common import level_changes
 from flashback.replay.procedures.puget_checks import loops_frame
 from flashback.report.html import Section

@@ -1,4 +1,4 @@
-"""AnandTech: IOPS consistency (default vs +25 % OP) and TRIM validation on an Intel 530."""
+"""AnandTech: IOPS consistency (default vs +25 % OP) on an Intel 530, beside the SSD 335."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ import polars as pl
 from flashback import figures
 from flashback.analysis.consistency import consistency
 from flashback.report.html import Section
-from flashback.report.reviews.common import SEEDS, compare_part, procedure, replay, runs
+from flashback.report.reviews.common import SEEDS, compare_part, procedure, replay
 
 PRESET = "intel-530-240g"
 PRESET_335 = "intel-335-240g"
 
 
-def build_consistency(*, scale: str, progress: bool) -> tuple[Section, pl.DataFrame]:
+def build(*, scale: str, progress: bool) -> tuple[Section, pl.DataFrame]:
     default = replay("anandtech-consistency", preset=PRESET, scale=scale, progress=progress)
     op25 = replay("anandtech-consistency", preset=PRESET, scale=scale, progress=progress, op25=True)
     # the review's headline sets the 530 beside the SSD 335: replay that drive too
@@ -73,24 +73,3 @@ def build_consistency(*, scale: str, progress: bool) -> tuple[Section, pl.DataFr
         how="diagonal_relaxed",
     )
     return s, compare_part(s, cmp)
-
-
-def build_trim(*, scale: str, progress: bool) -> tuple[Section, pl.DataFrame]:
-    rep = replay("anandtech-trim-validation", preset=PRESET, scale=scale, progress=progress)
-    st = runs(rep).filter(pl.col("condition").is_in(["clean", "after_torture", "after_trim"]))
-    frame = st.select(
-        pl.lit(PRESET).alias("drive"), "condition", pl.col("write_mbps").alias("value")
-    )
-    s = Section(
-        "AnandTech — TRIM validation",
-        [
-            "Sequential write speed clean, after an hour of 4 KiB random writes, and after TRIM: "
-            "the review used it to check whether TRIM restores a tortured drive.",
-            f"Replayed on the simulated {PRESET} shrunk by {scale}.",
-        ],
-        procedure=procedure([rep]),
-    )
-    s.charts.append(
-        ("clean, torture, trim", figures.condition_bars(frame, title="sequential write"))
-    )
-    return s, compare_part(s, rep.compare(sensitivity=True, seeds=SEEDS))
