@@ -9,6 +9,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import engine  # noqa: E402
+import engine_instr  # noqa: E402
 import engine_ring  # noqa: E402
 import fio_import  # noqa: E402
 import live  # noqa: E402
@@ -24,6 +25,7 @@ import sweep  # noqa: E402
 def main() -> None:
     results = {"engine": engine.main()}
     results["engine_ring"] = engine_ring.main()
+    results["engine_instr"] = engine_instr.main()
     sim.run(sys.argv[1:] or None)
     print("\n== change points: native PELT vs ruptures' Pelt (same penalty, jump 1)")
     pelt.main(["--ruptures-n", "5000"])
