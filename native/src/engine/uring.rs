@@ -500,11 +500,13 @@ impl Ring<'_> {
 
     /// Waits for [`Ring::complete_batch`] completions (at most the I/Os in flight; at most
     /// [`WAIT`] where no multishot timeout is armed and the kernel takes a timeout), handing the
-    /// waiting entries over first. When the completions waited for are those of the entries
-    /// being handed over (always at QD1), they go in an enter of their own and the wait in a
-    /// second, as fio does: in one enter that submits and waits, QD1 4 KiB reads on a loop
-    /// device ran at 0.53× fio's IOPS with 1.63× its p50 on a quiet machine; submitting first
-    /// brought p50 to fio's (issue 29). Otherwise one enter does both. False (and the run
+    /// waiting entries over first. When one completion is waited for and it can only be one of
+    /// the entries being handed over (always at QD1), they go in an enter of their own and the
+    /// wait in a second, as fio does: in one enter that submits and waits, QD1 4 KiB reads on a
+    /// loop device ran at 0.53× fio's IOPS with 1.63× its p50 on a quiet machine; submitting
+    /// first brought p50 to fio's (issue 29). Otherwise one enter does both, as `t/io_uring`
+    /// does: at `-s32 -c32` the split made two enters per 32 I/Os against its one
+    /// (`tests/bench/engine_instr.py`: 0.063 vs 0.031 syscalls per I/O). False (and the run
     /// failed) if the ring broke.
     #[inline]
     fn wait(&mut self, job: &Job<'_>, s: &mut State) -> bool {
@@ -512,7 +514,8 @@ impl Ring<'_> {
         debug_assert!(s.queued.is_empty());
         let inflight = s.inflight();
         let want = self.complete_batch.min(inflight).max(1);
-        if s.unsubmitted > 0 && inflight - s.unsubmitted < want && !self.hand_over(job, s, 0) {
+        if s.unsubmitted > 0 && want == 1 && inflight == s.unsubmitted && !self.hand_over(job, s, 0)
+        {
             return false;
         }
         self.sq.sync();
@@ -676,6 +679,17 @@ fn flush<R: Reporter>(job: &mut Job<'_>, rep: &mut R, s: &mut State) {
 /// turn: refill the free slots ([`prep`]), hand them over, report the last completions
 /// ([`flush`]) while those are in flight, then wait and take the next ([`harvest`]).
 pub fn run<R: Reporter>(job: &mut Job<'_>, ring: &mut IoUring, setup: Setup, rep: &mut R) -> Stats {
+    run_batched(job, ring, setup, rep, batches())
+}
+
+/// [`run`] handing over `(submit, complete)` entries and completions per enter ([`BATCHES`]).
+pub(super) fn run_batched<R: Reporter>(
+    job: &mut Job<'_>,
+    ring: &mut IoUring,
+    setup: Setup,
+    rep: &mut R,
+    (submit_batch, complete_batch): (usize, usize),
+) -> Stats {
     let ext_arg = ring.params().is_feature_ext_arg();
     let (fixed_file, fixed_bufs) = (setup.fixed_file, setup.fixed_bufs);
     let mut s = State::new(job, setup);
@@ -683,7 +697,6 @@ pub fn run<R: Reporter>(job: &mut Job<'_>, ring: &mut IoUring, setup: Setup, rep
     // (no descriptor lookup per `io_uring_enter`).
     let (mut submitter, sq, cq) = ring.split();
     let ring_fd = submitter.register_ring_fd().is_ok();
-    let (submit_batch, complete_batch) = batches();
     let mut r = Ring {
         submitter,
         sq,
