@@ -8,7 +8,7 @@
 //! thread, which is the one recorder ([`Collector`]): the percentiles of an interval are
 //! computed over every job's completions.
 
-use super::job::Job;
+use super::job::{Clock, Job};
 use super::open::{Kind, Opened};
 use super::report::{Batcher, Collector, Control, Direct, Reporter};
 use super::{psync, sysfs, uring};
@@ -179,7 +179,7 @@ fn make_job<'a>(
     j: usize,
     depth: usize,
     ctl: &'a Control,
-    t0: Instant,
+    t0: Clock,
 ) -> Job<'a> {
     Job {
         file: &t.file,
@@ -228,7 +228,7 @@ impl<'a> Prepared<'a> {
             Engine::IoUring => Some(uring::build_ring(depth as u32)?),
             Engine::Psync => None,
         };
-        let mut job = make_job(t, w, slice, j, depth, ctl, set_up);
+        let mut job = make_job(t, w, slice, j, depth, ctl, Clock::now());
         let ring = ring.map(|mut r| {
             let setup = uring::prepare(&mut job, &mut r);
             (r, setup)
@@ -241,7 +241,7 @@ impl<'a> Prepared<'a> {
     }
 
     /// Runs the job to its end from `t0`, the run's clock origin, reporting to `rep`.
-    fn run<R: Reporter>(self, t0: Instant, rep: &mut R) -> uring::Stats {
+    fn run<R: Reporter>(self, t0: Clock, rep: &mut R) -> uring::Stats {
         let Prepared {
             mut job,
             ring,
@@ -322,7 +322,7 @@ fn run_jobs(
         }
         drop(tx);
         ready.wait(); // every job is set up
-        let _ = start.set(Instant::now());
+        let _ = start.set(Clock::now());
         ready.wait();
         if let Err(e) = collector.run(session, &rx, ctl) {
             rec_error.get_or_insert(e);
@@ -400,9 +400,7 @@ pub fn run(
         };
         // the clock starts once everything is set up
         let mut rep = Direct::new(&mut session, &ctl, w.interval_s);
-        let stats = job.map_or_else(uring::Stats::default, |job| {
-            job.run(Instant::now(), &mut rep)
-        });
+        let stats = job.map_or_else(uring::Stats::default, |job| job.run(Clock::now(), &mut rep));
         rec_error = rep.error.take();
         stats
     } else {
@@ -545,9 +543,9 @@ mod tests {
         )
         .unwrap();
         let mut ring = uring::build_ring(32).unwrap();
-        let mut job = make_job(&t, &w, (0, 16 << 20), 0, 32, &ctl, Instant::now());
+        let mut job = make_job(&t, &w, (0, 16 << 20), 0, 32, &ctl, Clock::now());
         let setup = uring::prepare(&mut job, &mut ring);
-        job.t0 = Instant::now();
+        job.t0 = Clock::now();
         let mut rep = Direct::new(&mut session, &ctl, w.interval_s);
         let stats = uring::run_batched(&mut job, &mut ring, setup, &mut rep, (32, 32));
         let ios = 4096;
@@ -584,9 +582,9 @@ mod tests {
         let mut session =
             Session::start(&w, &RunOptions::default(), meta, false, 0, &mut quiet).unwrap();
         let mut ring = uring::build_ring(16).unwrap();
-        let mut job = make_job(&t, &w, (0, 8 << 20), 0, 16, &ctl, Instant::now());
+        let mut job = make_job(&t, &w, (0, 8 << 20), 0, 16, &ctl, Clock::now());
         let setup = uring::prepare(&mut job, &mut ring);
-        job.t0 = Instant::now();
+        job.t0 = Clock::now();
         let mut rep = Tee {
             inner: Direct::new(&mut session, &ctl, w.interval_s),
             lat_ns: vec![],

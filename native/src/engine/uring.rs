@@ -292,6 +292,8 @@ struct State {
     first_submit_ns: Option<u64>,
     /// Completions reaped at `done_t` and not yet reported.
     done: Vec<Done>,
+    /// Latencies of a run of completions being reported ([`flush`]).
+    lats: Vec<u64>,
     done_t: u64,
     static_data: bool,
     /// Trims go through the ring until the kernel refuses one without any having succeeded. At
@@ -329,6 +331,7 @@ impl State {
             last_ns: 0,
             first_submit_ns: None,
             done: Vec::with_capacity(depth),
+            lats: Vec::with_capacity(depth),
             done_t: 0,
             static_data: job.gen.is_static(),
             queue_trims: depth > 1,
@@ -628,8 +631,14 @@ fn harvest(s: &mut State, ring: &mut Ring<'_>, t: u64) {
 
 /// Reports the completions [`harvest`] took, then fills spent buffers until a whole depth of
 /// writes is ready: the work that can wait while the refills are in flight.
+///
+/// Completions are reported in runs of the same kind and size ([`Reporter::complete_all`]):
+/// they all completed at `done_t`, so the interval is checked once per run, and each keeps its
+/// own latency.
 fn flush<R: Reporter>(job: &mut Job<'_>, rep: &mut R, s: &mut State) {
     let mut tc = job.ctl.clamp(s.done_t);
+    // kind and size of the latencies in `s.lats`
+    let mut run = (OpKind::Read, 0);
     for d in s.done.drain(..) {
         let op = d.op;
         let trim = op.kind == OpKind::Trim;
@@ -642,6 +651,7 @@ fn flush<R: Reporter>(job: &mut Job<'_>, rep: &mut R, s: &mut State) {
             // this kernel cannot queue discards: this one and the rest run synchronously
             s.queue_trims = false;
             job.ctl.note_synchronous_trims();
+            report_run(rep, tc, run, &mut s.lats);
             trim_now(job, rep, &op);
             // later completions are reported no earlier than this one
             tc = tc.max(job.ctl.clamp(job.now()));
@@ -656,9 +666,14 @@ fn flush<R: Reporter>(job: &mut Job<'_>, rep: &mut R, s: &mut State) {
             job.fail_short(op.kind, op.offset, op.len, res as u64);
         } else {
             s.trims_queued_ok |= trim;
-            rep.complete(tc, op.kind, op.len, d.lat_ns);
+            if (op.kind, op.len) != run {
+                report_run(rep, tc, run, &mut s.lats);
+                run = (op.kind, op.len);
+            }
+            s.lats.push(d.lat_ns);
         }
     }
+    report_run(rep, tc, run, &mut s.lats);
     let su = &mut s.setup;
     if su.pool {
         // every written buffer goes back to the end of the pool's turn
@@ -672,6 +687,16 @@ fn flush<R: Reporter>(job: &mut Job<'_>, rep: &mut R, s: &mut State) {
             job.gen.fill(su.bufs.slot_mut(b as usize));
             su.ready.push_back(b);
         }
+    }
+}
+
+/// Reports the completions whose latencies are in `lats`, all of `run` = (kind, size) at `tc`,
+/// and empties it.
+#[inline]
+fn report_run<R: Reporter>(rep: &mut R, tc: u64, run: (OpKind, u64), lats: &mut Vec<u64>) {
+    if !lats.is_empty() {
+        rep.complete_all(tc, run.0, run.1, lats);
+        lats.clear();
     }
 }
 
