@@ -189,13 +189,8 @@ def main(*, rounds: int = 3, short_s: int = 1, long_s: int = 3, size: int = 64 *
         print(f"instruction rows skipped: {how}")
         return []
     print(f"t/io_uring: {how}", flush=True)
-    with tempfile.TemporaryDirectory(prefix="flashback-instr-", dir=engine.ram_dir()) as ram:
-        dev = engine.make_loop(Path(ram), size)
-        try:
-            engine.prefill(dev, size)
-            return measure(dev, exe, rounds, short_s, long_s)
-        finally:
-            subprocess.run(["losetup", "--detach", dev], check=False)
+    with engine.loop_device(size) as dev:
+        return measure(dev, exe, rounds, short_s, long_s)
 
 
 if __name__ == "__main__":
