@@ -507,7 +507,7 @@ mod tests {
         let mut batches = vec![];
         for i in 0..300u64 {
             x = crate::rng::mix64(x);
-            let kind = if x % 3 == 0 {
+            let kind = if x.is_multiple_of(3) {
                 OpKind::Write
             } else {
                 OpKind::Read
