@@ -25,7 +25,8 @@ native-speed runs. ``t/io_uring`` runs without latency tracking; flashback recor
 latency in its histograms. ``t/io_uring`` is built by ``engine_ring.build_t_io_uring`` (from
 fio's source, for a generic x86-64: valgrind cannot run AVX-512, which ``-march=native`` may
 emit). Rows: the median over ``rounds`` interleaved rounds, with the range, and the load
-average (printed, though counts do not depend on it).
+average (printed, though counts do not depend on it). ``$FB_RUN_BASELINE`` naming an
+``fb_run`` built from an earlier commit adds it to the rotation ("before").
 """
 
 from __future__ import annotations
@@ -56,10 +57,10 @@ def t_cmd(exe: str, dev: str, batch: tuple[int, int], seconds: int) -> list[str]
             f"-r{seconds}", dev]  # fmt: skip
 
 
-def fb_cmd(dev: str, batch: tuple[int, int], loops: int) -> list[str]:
+def fb_cmd(dev: str, batch: tuple[int, int], loops: int, exe: str | None = None) -> list[str]:
     """``loops`` passes over the device: a count of I/Os that does not depend on the CPU share
     a run under valgrind gets (``t/io_uring`` can only run for a time)."""
-    return [str(engine_ring.FB_RUN), dev, "--batch", f"{batch[0]}/{batch[1]}", "rw=randread",
+    return [exe or str(engine_ring.FB_RUN), dev, "--batch", f"{batch[0]}/{batch[1]}", "rw=randread",
             "bs=4k", "iodepth=32", f"loops={loops}", "engine=io_uring"]  # fmt: skip
 
 
@@ -140,8 +141,10 @@ def measure(dev: str, exe: str, rounds: int, short_s: int, long_s: int) -> list[
             "t": lambda s, b=batch: t_cmd(exe, dev, b, s),
             "fb": lambda n, b=batch: fb_cmd(dev, b, n),
         }
+        if engine_ring.BASELINE:
+            cmds["before"] = lambda n, b=batch: fb_cmd(dev, b, n, engine_ring.BASELINE)
         # t/io_uring: seconds; flashback: passes over the device (16,384 I/Os each)
-        lengths = {"t": (short_s, long_s), "fb": (1, 5)}
+        lengths = {"t": (short_s, long_s), "fb": (1, 5), "before": (1, 5)}
         got: dict[str, dict[str, list[float]]] = {n: {"instr": [], "sys": []} for n in cmds}
         for r in range(rounds):
             for n in cmds if r % 2 == 0 else list(cmds)[::-1]:
@@ -160,12 +163,20 @@ def measure(dev: str, exe: str, rounds: int, short_s: int, long_s: int) -> list[
                "t_syscalls_per_io": got["t"]["sys"], "fb_syscalls_per_io": got["fb"]["sys"],
                "instr_ratio": statistics.median(ratio["instr"]),
                "syscalls_ratio": statistics.median(ratio["sys"])}  # fmt: skip
+        before = ""
+        if "before" in got:
+            row["before_instr_per_io"] = got["before"]["instr"]
+            row["before_syscalls_per_io"] = got["before"]["sys"]
+            before = (
+                f" | before ($FB_RUN_BASELINE): {fmt(got['before']['instr'])} instructions/IO, "
+                f"{fmt(got['before']['sys'], 3)} syscalls/IO"
+            )
         print(
             f"4k randread QD32 -s{batch[0]} -c{batch[1]}: user instructions/IO t/io_uring "
             f"{fmt(got['t']['instr'])} flashback {fmt(got['fb']['instr'])} ratio "
             f"{fmt(ratio['instr'], 2)} | syscalls/IO t/io_uring {fmt(got['t']['sys'], 3)} "
             f"flashback {fmt(got['fb']['sys'], 3)} ratio {fmt(ratio['sys'], 2)} "
-            f"(target ≤ 1.0); {la}",
+            f"(target ≤ 1.0){before}; {la}",
             flush=True,
         )
         rows.append(row)
