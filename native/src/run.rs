@@ -164,6 +164,19 @@ impl<'o> Session<'o> {
         }
     }
 
+    /// Records completions of `kind`, each of `bytes`, with latencies `latency_ns` in order, as
+    /// [`Session::record`] once per latency does (the same counts and histograms, bit for bit).
+    #[inline]
+    pub fn record_all(&mut self, kind: OpKind, bytes: u64, latency_ns: &[u64]) {
+        let k = kind as usize;
+        let n = latency_ns.len() as u64;
+        self.total_ios[k] += n;
+        self.total_bytes[k] += n * bytes;
+        if self.recording {
+            self.rec.record_all(kind, bytes, latency_ns);
+        }
+    }
+
     /// Sets the simulator's ground truth carried by the rows closed next, and the simulated
     /// drive's own counters as a drive reports them (`drive_*` columns, sampled on the device
     /// clock at the interval's end: age 0).

@@ -41,7 +41,6 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import zlib
 from pathlib import Path
 
@@ -118,14 +117,7 @@ def t_io_uring(exe: str, dev: str, batch: tuple[int, int], time_s: float) -> dic
     cmd = [exe, "-d32", f"-s{s}", f"-c{c}", "-b4096", "-p0", "-B1", "-F1", "-X1", "-t0",
            f"-r{runtime}", dev]  # fmt: skip
     out, cpu_s = spawn(cmd)
-    per_s = [
-        float(line.split("IOPS=")[1].split(",")[0].replace("K", "e3").replace("M", "e6"))
-        for line in out.splitlines()
-        if line.startswith("IOPS=")
-    ]
-    if not per_s:
-        raise RuntimeError(f"t/io_uring printed no IOPS: {out.strip()[-300:]}")
-    return {"ios": statistics.mean(per_s) * runtime, "duration_s": runtime, "cpu_s": cpu_s}
+    return {"ios": engine.t_io_uring_ios(out, runtime), "duration_s": runtime, "cpu_s": cpu_s}
 
 
 def iops(r: dict) -> float:
@@ -154,6 +146,18 @@ def rotate(tools: dict, pairs: int) -> dict[str, list[dict]]:
         for n in names if i % 2 == 0 else names[::-1]:
             runs[n].append(tools[n]())
     return runs
+
+
+def summarize(runs: dict[str, list[dict]], anchor: str, of: dict) -> dict:
+    """For each ``name: metric`` of ``of``: the median of flashback's runs and of the anchor's
+    (``fb_<name>``, ``<anchor>_<name>``) and the per-pair ratio flashback / anchor
+    (``<name without _us>_ratio``: median, min, max)."""
+    row: dict = {}
+    for name, metric in of.items():
+        for tool in (anchor, "fb"):
+            row[f"{tool}_{name}"] = statistics.median(map(metric, runs[tool]))
+        row[f"{name.removesuffix('_us')}_ratio"] = ratio(runs["fb"], runs[anchor], metric)
+    return row
 
 
 def fmt(t: tuple[float, float, float]) -> str:
@@ -186,15 +190,8 @@ def qd1(dev: str, time_s: float, pairs: int) -> list[dict]:
             for p in loops:
                 p.kill()
                 p.wait()
-        row = {
-            "regime": regime, "pairs": pairs, "load": la,
-            "fio_iops": statistics.median(map(iops, runs["fio"])),
-            "fb_iops": statistics.median(map(iops, runs["fb"])),
-            "fio_p50_us": statistics.median(map(p50, runs["fio"])),
-            "fb_p50_us": statistics.median(map(p50, runs["fb"])),
-            "iops_ratio": ratio(runs["fb"], runs["fio"], iops),
-            "p50_ratio": ratio(runs["fb"], runs["fio"], p50),
-        }  # fmt: skip
+        row = {"regime": regime, "pairs": pairs, "load": la,
+               **summarize(runs, "fio", {"iops": iops, "p50_us": p50})}  # fmt: skip
         line = (
             f"QD1 4k randread {regime:6} fio {row['fio_iops']:7.0f} IOPS p50 "
             f"{row['fio_p50_us']:5.2f} µs | flashback {row['fb_iops']:7.0f} IOPS p50 "
@@ -224,14 +221,16 @@ def git_dir_commit(src: Path) -> tuple[str, bool] | None:
 
 def build_t_io_uring() -> tuple[str | None, str]:
     """Builds ``t/io_uring`` from ``$FIO_SRC`` (else the fetched mirror) into a cache
-    directory; (the binary, how) or (None, why not)."""
+    directory, for a generic x86-64 (``--disable-native``: flashback's Rust is not built for the
+    host CPU either, and valgrind cannot run the AVX-512 ``-march=native`` may emit); (the
+    binary, how) or (None, why not)."""
     src = Path(os.environ.get("FIO_SRC") or DEFAULT_MIRROR)
     if not src.exists():
         return None, f"no fio source at {src} (set FIO_SRC to a fio checkout)"
     cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "flashback-bench"
     git = git_dir_commit(src)
     tag = git[0][:12] if git else hashlib.sha256(str(src).encode()).hexdigest()[:12]
-    tree = cache / f"fio-{tag}"
+    tree = cache / f"fio-{tag}-generic"
     exe = tree / "t" / "io_uring"
     if exe.exists():
         return str(exe), f"cached build of fio {tag}"
@@ -245,7 +244,7 @@ def build_t_io_uring() -> tuple[str | None, str]:
         subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
     else:
         subprocess.run(["cp", "-a", f"{src}/.", str(tree)], check=True)
-    for step in (["./configure"], ["make", "-j2", "t/io_uring"]):
+    for step in (["./configure", "--disable-native"], ["make", "-j2", "t/io_uring"]):
         p = subprocess.run(["nice", *step], cwd=tree, capture_output=True, text=True)
         if p.returncode != 0:
             return None, f"{' '.join(step)} failed in {tree}: {p.stderr.strip()[-200:]}"
@@ -269,15 +268,8 @@ def ring_cost(dev: str, time_s: float, pairs: int) -> list[dict]:
             tools["before"] = lambda: fb_run(BASELINE, dev, fields, time_s)
         runs = rotate(tools, pairs)
         la = load()
-        row = {
-            "batch": list(batch), "pairs": pairs, "load": la,
-            "t_cpu_us": statistics.median(map(cpu_us, runs["t"])),
-            "fb_cpu_us": statistics.median(map(cpu_us, runs["fb"])),
-            "t_iops": statistics.median(map(iops, runs["t"])),
-            "fb_iops": statistics.median(map(iops, runs["fb"])),
-            "cpu_ratio": ratio(runs["fb"], runs["t"], cpu_us),
-            "iops_ratio": ratio(runs["fb"], runs["t"], iops),
-        }  # fmt: skip
+        row = {"batch": list(batch), "pairs": pairs, "load": la,
+               **summarize(runs, "t", {"cpu_us": cpu_us, "iops": iops})}  # fmt: skip
         line = (
             f"4k randread QD32 -s{batch[0]} -c{batch[1]}: t/io_uring {row['t_iops']:7.0f} IOPS "
             f"{row['t_cpu_us']:5.2f} µs/IO | flashback {row['fb_iops']:7.0f} IOPS "
@@ -366,15 +358,10 @@ def main(*, time_s: float = 2.0, pairs: int = 8, size: int = 64 * MiB) -> dict:
         print(f"{FB_RUN} is missing (make bench builds it): engine ring rows skipped")
         return {}
     out: dict = {"time_s": time_s, "pairs": pairs}
-    with tempfile.TemporaryDirectory(prefix="flashback-ring-", dir=engine.ram_dir()) as ram:
-        dev = engine.make_loop(Path(ram), size)
-        try:
-            engine.prefill(dev, size)
-            out["qd1"] = qd1(dev, time_s, pairs)
-            out["t_io_uring"] = ring_cost(dev, time_s, pairs)
-            out["write"] = write_cost(dev, size, time_s, pairs)
-        finally:
-            subprocess.run(["losetup", "--detach", dev], check=False)
+    with engine.loop_device(size) as dev:
+        out["qd1"] = qd1(dev, time_s, pairs)
+        out["t_io_uring"] = ring_cost(dev, time_s, pairs)
+        out["write"] = write_cost(dev, size, time_s, pairs)
     return out
 
 
@@ -385,15 +372,10 @@ if __name__ == "__main__":
     ap.add_argument("--only", choices=["qd1", "ring", "write"], help="one group of rows")
     a = ap.parse_args()
     if a.only:
-        with tempfile.TemporaryDirectory(prefix="flashback-ring-", dir=engine.ram_dir()) as ram:
-            dev = engine.make_loop(Path(ram), 64 * MiB)
-            try:
-                engine.prefill(dev, 64 * MiB)
-                {"qd1": lambda: qd1(dev, a.time_s, a.pairs),
-                 "ring": lambda: ring_cost(dev, a.time_s, a.pairs),
-                 "write": lambda: write_cost(dev, 64 * MiB, a.time_s, a.pairs)}[a.only]()  # fmt: skip
-            finally:
-                subprocess.run(["losetup", "--detach", dev], check=False)
+        with engine.loop_device(64 * MiB) as dev:
+            {"qd1": lambda: qd1(dev, a.time_s, a.pairs),
+             "ring": lambda: ring_cost(dev, a.time_s, a.pairs),
+             "write": lambda: write_cost(dev, 64 * MiB, a.time_s, a.pairs)}[a.only]()  # fmt: skip
     else:
         main(time_s=a.time_s, pairs=a.pairs)
     sys.exit(0)

@@ -9,6 +9,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import engine
+import engine_instr
 import engine_ring
 import fio_import
 import live
@@ -25,6 +26,7 @@ import telemetry
 def main() -> None:
     results = {"engine": engine.main()}
     results["engine_ring"] = engine_ring.main()
+    results["engine_instr"] = engine_instr.main()
     sim.run(sys.argv[1:] or None)
     print("\n== change points: native PELT vs ruptures' Pelt (same penalty, jump 1)")
     pelt.main(["--ruptures-n", "5000"])

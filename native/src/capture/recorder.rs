@@ -143,6 +143,32 @@ impl Recorder {
         }
     }
 
+    /// Records completions of `kind`, each of `bytes`, with latencies `latency_ns` in order:
+    /// the same state as [`Recorder::record`] once per latency, with the counters added once.
+    #[inline]
+    pub fn record_all(&mut self, kind: OpKind, bytes: u64, latency_ns: &[u64]) {
+        let k = kind as usize;
+        let n = latency_ns.len() as u64;
+        self.ios[k] += n;
+        self.bytes[k] += n * bytes;
+        if kind == OpKind::Write {
+            self.host_written += n * bytes;
+        }
+        if k < 2 {
+            for &latency_ns in latency_ns {
+                self.lat_sum_ns[k] += latency_ns as u128;
+                self.lat_max_ns[k] = self.lat_max_ns[k].max(latency_ns);
+                let lat = latency_ns.max(1);
+                if self.run.2 > 0 && self.run.0 == k && self.run.1 == lat {
+                    self.run.2 += 1;
+                } else {
+                    self.flush_run();
+                    self.run = (k, lat, 1);
+                }
+            }
+        }
+    }
+
     /// Records the pending run of equal latencies in its histogram.
     #[inline]
     fn flush_run(&mut self) {

@@ -10,6 +10,7 @@ mod discard;
 mod job;
 mod layout;
 mod open;
+mod preflight;
 mod psync;
 mod report;
 mod runner;
@@ -132,7 +133,7 @@ impl RealTarget {
             )));
         }
         let len = len.unwrap_or(size - offset).min(size - offset);
-        runner::check_discard(&self.t)?;
+        preflight::check_discard(&self.t)?;
         discard::discard_span(&self.t.file, self.t.kind, offset, len, self.t.logical_block)
             .map(|_| ())
             .map_err(|e| {

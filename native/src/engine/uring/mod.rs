@@ -6,11 +6,11 @@
 //! those are in flight, [`Ring::wait`] hands over the rest and waits, and [`harvest`] takes the
 //! completions and publishes the consumed head at once. At QD1 that is two `io_uring_enter`
 //! calls per I/O, one to submit and one to wait, as fio makes (see [`Ring::wait`]). No timer is
-//! armed per wait: one multishot timeout ticks for the whole run ([`WAIT`]).
+//! armed per wait: one multishot timeout ticks for the whole run ([`WAIT`](ring::WAIT)).
 //! The run's metadata carries the enters made and the time-weighted mean of the I/Os in
 //! flight ([`Stats`]). Submission and completion
 //! are timed once per batch: an I/O's latency runs from when it is queued to the ring (at most
-//! [`SUBMIT_BATCH`] entries before the clock is read) to just after the enter that returns with
+//! [`SUBMIT_BATCH`](ring::SUBMIT_BATCH) entries before the clock is read) to just after the enter that returns with
 //! its completion, as fio's `lat` (which starts when fio queues the I/O to its engine).
 //!
 //! There is no `clat`: fio's starts when the submit-only `io_uring_enter` that hands the I/O
@@ -23,58 +23,21 @@
 //! `IORING_OP_FALLOCATE`. A kernel without the discard command refuses the first one; the job
 //! then discards synchronously (`BLKDISCARD`) from that op on, as it does at `iodepth=1`.
 
-use super::buf::SlotBufs;
-use super::job::{wait_until, Job, Next};
-use super::report::Reporter;
-use super::sqe::{rw_entry, trim_entry, trim_unsupported, FileRef};
+use crate::engine::job::{wait_until, Job, Next};
+use crate::engine::report::Reporter;
+use crate::engine::sqe::{rw_entry, trim_entry, trim_unsupported, FileRef};
 use crate::workload::{Op, OpKind};
-use io_uring::{opcode, types, CompletionQueue, IoUring, SubmissionQueue, Submitter};
-use std::collections::VecDeque;
+
+mod ring;
+mod setup;
+
+use io_uring::{IoUring, SubmissionQueue};
+use ring::{batches, Ring, TICK};
+pub use ring::{build_ring, BATCHES};
+pub use setup::{prepare, Setup};
 use std::io;
 use std::os::unix::io::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
-
-/// Longest wait for a completion before the worker checks its flags again. Where the kernel has
-/// multishot timeouts (Linux 6.4+) one timeout queued at the start of the run completes this
-/// often for the whole run ([`TICK`]): no timer is armed and cancelled per wait, which is what
-/// a timeout passed to each waiting `io_uring_enter` costs (an hrtimer started and cancelled
-/// in every sleep). Elsewhere each wait carries the timeout.
-const WAIT: Duration = Duration::from_millis(20);
-
-/// `user_data` of the run's multishot timeout (slots are numbered from 0).
-const TICK: u64 = u64::MAX;
-
-/// Most I/Os handed to the kernel per `io_uring_enter` while more are queued (every free slot is
-/// refilled and pushed first, then handed over this many at a time). The kernel issues a batch of submissions in full (under one block plug, and an
-/// O_DIRECT write on a filesystem is issued inline, several µs each) before the device sees any
-/// of it, so refilling all the slots a burst of completions freed and submitting them at once
-/// leaves the device idle meanwhile. Measured in one interleaved run on this project's 2-core
-/// VM against fio (which submits every I/O on its own): 4 KiB randwrite QD32 on an ext4 file
-/// went from 0.77 to 0.98 of fio's IOPS, on a loop device from 0.89 to 0.99, randread on a
-/// loop device from 0.88 to 1.03; CPU per I/O stayed 20–35 % under fio's.
-const SUBMIT_BATCH: usize = 4;
-
-/// Completions waited for per `io_uring_enter` (at most the I/Os in flight): fio's
-/// `iodepth_batch_complete_min` default.
-const COMPLETE_BATCH: usize = 1;
-
-/// Submission and completion batches of the io_uring loop for the whole process, as
-/// `(submit, complete)`; `(0, 0)` = [`SUBMIT_BATCH`] and [`COMPLETE_BATCH`]. Not a workload
-/// field: set only by the benchmarks (`native/examples/fb_run.rs --batch S/C`) to run the loop
-/// at `t/io_uring`'s `-sS -cC` beside it. With a completion batch over 1 the run's timeout no
-/// longer bounds a wait (the kernel sleeps again until the batch is complete, as `t/io_uring`,
-/// which has no timeout, does): a stalled device stalls the worker.
-pub static BATCHES: std::sync::Mutex<(usize, usize)> = std::sync::Mutex::new((0, 0));
-
-/// The batches in effect (see [`BATCHES`]), each at least 1.
-fn batches() -> (usize, usize) {
-    let (s, c) = *BATCHES.lock().unwrap_or_else(|e| e.into_inner());
-    (
-        if s == 0 { SUBMIT_BATCH } else { s },
-        if c == 0 { COMPLETE_BATCH } else { c },
-    )
-}
 
 /// Fault injection for the test suite: while set, every queued trim's answer is replaced by
 /// `EOPNOTSUPP` until one has succeeded, as a kernel older than Linux 6.12 answers a block
@@ -95,132 +58,6 @@ fn trim_now<R: Reporter>(job: &mut Job<'_>, rep: &mut R, op: &Op) -> bool {
     rep.complete(job.ctl.clamp(e), op.kind, op.len, e - s);
     rep.heartbeat(e);
     true
-}
-
-/// True (and the run failed) if `io_uring_enter` returned an error after which the ring is
-/// unusable. A timeout, a signal, a full completion queue or a lack of kernel memory leave the
-/// submissions queued for the next try.
-fn enter_failed(job: &Job<'_>, r: io::Result<usize>) -> bool {
-    let Err(e) = r else { return false };
-    if matches!(
-        e.raw_os_error(),
-        Some(libc::ETIME) | Some(libc::EINTR) | Some(libc::EBUSY) | Some(libc::EAGAIN)
-    ) {
-        return false;
-    }
-    job.ctl.fail(format!(
-        "io_uring submission on {} failed: {e}",
-        job.path.display()
-    ));
-    true
-}
-
-/// Creates a ring with `entries` submission slots, with the cheapest completion mode the kernel
-/// offers (single issuer + deferred task work, else cooperative task work, else plain).
-pub fn build_ring(entries: u32) -> io::Result<IoUring> {
-    let entries = entries.next_power_of_two().max(2);
-    if let Ok(r) = IoUring::builder()
-        .setup_single_issuer()
-        .setup_defer_taskrun()
-        .build(entries)
-    {
-        return Ok(r);
-    }
-    if let Ok(r) = IoUring::builder().setup_coop_taskrun().build(entries) {
-        return Ok(r);
-    }
-    IoUring::new(entries)
-}
-
-/// Most memory spent on spare write buffers (see [`Setup`]).
-const SPARE_BYTES: usize = 64 << 20;
-
-/// Memory of the pool of random write buffers a write-only `data=random` job rotates through
-/// (see [`Setup`]); at least twice the depth of buffers, at most [`SPARE_BYTES`] beyond it.
-const POOL_BYTES: usize = 4 << 20;
-
-/// What a job sets up before the run's clock starts: its I/O buffers (allocated with every page
-/// touched and, for a workload that writes, each holding the data of a write, as fio fills its
-/// buffers before it starts) and, where the kernel allows, the target's descriptor and the
-/// buffers registered with the ring. Registering pins every buffer page, which at bs=1m QD128
-/// alone takes tens of ms.
-///
-/// A workload that writes gets spare buffers beyond its depth (up to `depth`, at most
-/// [`SPARE_BYTES`] of them): a slot reaped is refilled at once with a buffer that already holds
-/// its data, and the spent buffer is filled again after the refills have been handed over,
-/// while the I/Os are in flight (generating a 4 KiB buffer inline kept a slot empty ~0.5 µs).
-///
-/// A job that only writes random data (`data=random`, the default) instead gets a pool of
-/// [`POOL_BYTES`] of buffers filled with random bytes before the clock starts, taken in turn
-/// (first in, first out) and, once written, retagged ([`DataGen::refresh`]: 8 bytes per
-/// 512-byte sector) rather than regenerated: each write is still incompressible and no two
-/// sectors the job writes are identical, while a 128 KiB write costs 256 stores instead of
-/// 128 KiB of fresh AES output. What repeats is the rest of each sector: a buffer's untagged
-/// bytes come back once per pool turn, every [`POOL_BYTES`] (or twice the depth's) of writes.
-///
-/// [`DataGen::refresh`]: crate::workload::DataGen::refresh
-pub struct Setup {
-    bufs: SlotBufs,
-    depth: usize,
-    fixed_file: bool,
-    fixed_bufs: bool,
-    /// Write buffers are a rotated pool, retagged instead of refilled.
-    pool: bool,
-    /// Buffers holding the data of a next write, oldest first.
-    ready: VecDeque<u16>,
-    /// Buffers whose contents are spent (read into, or written with fresh data).
-    spent: Vec<u16>,
-}
-
-/// Sets `job` up on `ring` (see [`Setup`]); call before the run's clock starts.
-pub fn prepare(job: &mut Job<'_>, ring: &mut IoUring) -> Setup {
-    let depth = job.depth.min(ring.params().sq_entries() as usize).max(1);
-    let bs = job.bs.max(1) as usize;
-    let pool = job.writes && !job.reads && job.gen.refreshable();
-    let spare = if pool {
-        // u16 buffer indices; `NO_BUF` is not one
-        (POOL_BYTES / bs)
-            .max(depth)
-            .min(SPARE_BYTES / bs)
-            .min(usize::from(NO_BUF) - depth)
-    } else if job.writes {
-        // none for blocks over SPARE_BYTES: those are filled as they are taken
-        depth.min(SPARE_BYTES / bs)
-    } else {
-        0
-    };
-    let n = depth + spare;
-    let mut bufs = SlotBufs::new(n, job.bs as usize);
-    let (mut ready, mut spent) = (VecDeque::with_capacity(n), Vec::with_capacity(n));
-    // taken from the front: buffer 0 first
-    for b in 0..n as u16 {
-        if job.writes {
-            job.gen.fill(bufs.slot_mut(b as usize));
-            if pool {
-                // every sector written carries a tag, the first write's too
-                job.gen.refresh(bufs.slot_mut(b as usize));
-            }
-            ready.push_back(b);
-        } else {
-            spent.push(b);
-        }
-    }
-    let fixed_file = ring
-        .submitter()
-        .register_files(&[job.file.as_raw_fd()])
-        .is_ok();
-    // SAFETY: the buffers outlive the ring's use of them: every I/O is drained before `run`
-    // returns, and on a broken ring the buffers are leaked rather than freed.
-    let fixed_bufs = unsafe { ring.submitter().register_buffers(&bufs.iovecs()) }.is_ok();
-    Setup {
-        bufs,
-        depth,
-        fixed_file,
-        fixed_bufs,
-        pool,
-        ready,
-        spent,
-    }
 }
 
 /// Per-slot state of an I/O in flight.
@@ -261,21 +98,6 @@ pub struct Stats {
     pub setup_ns: u64,
 }
 
-/// The ring's three parts, split once for the whole run.
-struct Ring<'r> {
-    submitter: Submitter<'r>,
-    sq: SubmissionQueue<'r>,
-    cq: CompletionQueue<'r>,
-    ext_arg: bool,
-    /// The run's multishot timeout is armed ([`TICK`]): waits carry no timeout of their own.
-    tick: bool,
-    /// Entries handed over per enter while more are queued ([`batches`]).
-    submit_batch: usize,
-    /// Completions waited for per enter, at most the I/Os in flight ([`batches`]).
-    complete_batch: usize,
-    enters: u64,
-}
-
 /// The run's I/O state: slots, which are free, which are queued but not yet handed over.
 struct State {
     setup: Setup,
@@ -292,6 +114,8 @@ struct State {
     first_submit_ns: Option<u64>,
     /// Completions reaped at `done_t` and not yet reported.
     done: Vec<Done>,
+    /// Latencies of a run of completions being reported ([`flush`]).
+    lats: Vec<u64>,
     done_t: u64,
     static_data: bool,
     /// Trims go through the ring until the kernel refuses one without any having succeeded. At
@@ -329,6 +153,7 @@ impl State {
             last_ns: 0,
             first_submit_ns: None,
             done: Vec::with_capacity(depth),
+            lats: Vec::with_capacity(depth),
             done_t: 0,
             static_data: job.gen.is_static(),
             queue_trims: depth > 1,
@@ -428,121 +253,11 @@ impl State {
     }
 }
 
-impl Ring<'_> {
-    /// Queues the run's multishot timeout ([`TICK`]) and hands it over; where the kernel refuses
-    /// it, its completion says so and [`harvest`] turns `tick` off again.
-    fn arm_tick(&mut self) {
-        let ts = types::Timespec::from(WAIT);
-        // count 0: it repeats until removed
-        let sqe = opcode::Timeout::new(&ts)
-            .count(0)
-            .flags(types::TimeoutFlags::MULTISHOT)
-            .build()
-            .user_data(TICK);
-        // SAFETY: the timespec is read when the entry is submitted, below, while `ts` lives.
-        if unsafe { self.sq.push(&sqe) }.is_err() {
-            return;
-        }
-        self.sq.sync();
-        self.enters += 1;
-        self.tick = self.submitter.submit().is_ok_and(|n| n == 1);
-    }
-
-    /// Removes the run's multishot timeout (the ring may outlive the run).
-    fn disarm_tick(&mut self) {
-        if !self.tick {
-            return;
-        }
-        let sqe = opcode::TimeoutRemove::new(TICK).build().user_data(TICK - 1);
-        // SAFETY: the entry holds no pointer.
-        if unsafe { self.sq.push(&sqe) }.is_ok() {
-            self.sq.sync();
-            self.enters += 1;
-            let _ = self.submitter.submit();
-        }
-        self.tick = false;
-    }
-
-    /// Hands the kernel [`Ring::submit_batch`] entries at a time (one `io_uring_enter` each)
-    /// while more than `keep` are waiting. False if the ring broke.
-    #[inline]
-    fn hand_over(&mut self, job: &Job<'_>, s: &mut State, keep: usize) -> bool {
-        if s.unsubmitted <= keep {
-            return true;
-        }
-        self.sq.sync();
-        while s.unsubmitted > keep {
-            let n = self.submit_batch.min(s.unsubmitted);
-            // SAFETY: no argument is passed; the entries' buffers live until reaped.
-            let r = unsafe { self.submitter.enter::<libc::sigset_t>(n as u32, 0, 0, None) };
-            self.enters += 1;
-            // see what the kernel took from the submission queue
-            self.sq.sync();
-            match r {
-                Ok(n) => s.unsubmitted -= n.min(s.unsubmitted),
-                Err(_) if enter_failed(job, r) => {
-                    s.broken = true;
-                    return false;
-                }
-                // busy or interrupted: the rest go with the waiting enter
-                Err(_) => return true,
-            }
-        }
-        true
-    }
-
-    /// Hands the kernel entries [`Ring::submit_batch`] at a time while more than a batch are
-    /// waiting; the rest go with the next [`Ring::wait`]. False if the ring broke.
-    #[inline]
-    fn submit_ahead(&mut self, job: &Job<'_>, s: &mut State) -> bool {
-        self.hand_over(job, s, self.submit_batch)
-    }
-
-    /// Waits for [`Ring::complete_batch`] completions (at most the I/Os in flight; at most
-    /// [`WAIT`] where no multishot timeout is armed and the kernel takes a timeout), handing the
-    /// waiting entries over first. When the completions waited for are those of the entries
-    /// being handed over (always at QD1), they go in an enter of their own and the wait in a
-    /// second, as fio does: in one enter that submits and waits, QD1 4 KiB reads on a loop
-    /// device ran at 0.53× fio's IOPS with 1.63× its p50 on a quiet machine; submitting first
-    /// brought p50 to fio's (issue 29). Otherwise one enter does both. False (and the run
-    /// failed) if the ring broke.
-    #[inline]
-    fn wait(&mut self, job: &Job<'_>, s: &mut State) -> bool {
-        // `run` stamped every entry when it was queued
-        debug_assert!(s.queued.is_empty());
-        let inflight = s.inflight();
-        let want = self.complete_batch.min(inflight).max(1);
-        if s.unsubmitted > 0 && inflight - s.unsubmitted < want && !self.hand_over(job, s, 0) {
-            return false;
-        }
-        self.sq.sync();
-        let r = if self.ext_arg && !self.tick {
-            let ts = types::Timespec::from(WAIT);
-            let args = types::SubmitArgs::new().timespec(&ts);
-            self.submitter.submit_with_args(want, &args)
-        } else {
-            self.submitter.submit_and_wait(want)
-        };
-        self.enters += 1;
-        // see what the kernel took from the submission queue
-        self.sq.sync();
-        match r {
-            Ok(n) => s.unsubmitted -= n.min(s.unsubmitted),
-            Err(_) if enter_failed(job, r) => {
-                s.broken = true;
-                return false;
-            }
-            Err(_) => {}
-        }
-        true
-    }
-}
-
 /// Fills every free slot with a due operation and pushes its entry to the submission queue,
-/// stamping them [`SUBMIT_BATCH`] at a time as they are pushed (the caller stamps the rest): a
+/// stamping them [`SUBMIT_BATCH`](ring::SUBMIT_BATCH) at a time as they are pushed (the caller stamps the rest): a
 /// slot reaped is refilled at once, before the completions that freed it are reported (see
 /// [`flush`]), with a buffer that already holds its data. Like fio's `lat`, an I/O's latency
-/// starts when it is queued to the ring; the last (at most [`SUBMIT_BATCH`]) go to the kernel
+/// starts when it is queued to the ring; the last (at most [`SUBMIT_BATCH`](ring::SUBMIT_BATCH)) go to the kernel
 /// with the waiting enter, after the reporting. Measured on a loop device, 4k QD32 at load
 /// 13–16, four 2 s runs each, time-weighted I/Os in flight: reporting before the refill 29.3–32.0
 /// (randread) and 31.1–31.8 (randwrite); refilled first, buffers pre-filled, 31.4–31.9 and
@@ -625,8 +340,14 @@ fn harvest(s: &mut State, ring: &mut Ring<'_>, t: u64) {
 
 /// Reports the completions [`harvest`] took, then fills spent buffers until a whole depth of
 /// writes is ready: the work that can wait while the refills are in flight.
+///
+/// Completions are reported in runs of the same kind and size ([`Reporter::complete_all`]):
+/// they all completed at `done_t`, so the interval is checked once per run, and each keeps its
+/// own latency.
 fn flush<R: Reporter>(job: &mut Job<'_>, rep: &mut R, s: &mut State) {
     let mut tc = job.ctl.clamp(s.done_t);
+    // kind and size of the latencies in `s.lats`
+    let mut run = (OpKind::Read, 0);
     for d in s.done.drain(..) {
         let op = d.op;
         let trim = op.kind == OpKind::Trim;
@@ -639,6 +360,7 @@ fn flush<R: Reporter>(job: &mut Job<'_>, rep: &mut R, s: &mut State) {
             // this kernel cannot queue discards: this one and the rest run synchronously
             s.queue_trims = false;
             job.ctl.note_synchronous_trims();
+            report_run(rep, tc, run, &mut s.lats);
             trim_now(job, rep, &op);
             // later completions are reported no earlier than this one
             tc = tc.max(job.ctl.clamp(job.now()));
@@ -653,9 +375,14 @@ fn flush<R: Reporter>(job: &mut Job<'_>, rep: &mut R, s: &mut State) {
             job.fail_short(op.kind, op.offset, op.len, res as u64);
         } else {
             s.trims_queued_ok |= trim;
-            rep.complete(tc, op.kind, op.len, d.lat_ns);
+            if (op.kind, op.len) != run {
+                report_run(rep, tc, run, &mut s.lats);
+                run = (op.kind, op.len);
+            }
+            s.lats.push(d.lat_ns);
         }
     }
+    report_run(rep, tc, run, &mut s.lats);
     let su = &mut s.setup;
     if su.pool {
         // every written buffer goes back to the end of the pool's turn
@@ -672,10 +399,31 @@ fn flush<R: Reporter>(job: &mut Job<'_>, rep: &mut R, s: &mut State) {
     }
 }
 
+/// Reports the completions whose latencies are in `lats`, all of `run` = (kind, size) at `tc`,
+/// and empties it.
+#[inline]
+fn report_run<R: Reporter>(rep: &mut R, tc: u64, run: (OpKind, u64), lats: &mut Vec<u64>) {
+    if !lats.is_empty() {
+        rep.complete_all(tc, run.0, run.1, lats);
+        lats.clear();
+    }
+}
+
 /// Runs the job to its end on `ring`, set up by [`prepare`] before the clock started. Each
 /// turn: refill the free slots ([`prep`]), hand them over, report the last completions
 /// ([`flush`]) while those are in flight, then wait and take the next ([`harvest`]).
 pub fn run<R: Reporter>(job: &mut Job<'_>, ring: &mut IoUring, setup: Setup, rep: &mut R) -> Stats {
+    run_batched(job, ring, setup, rep, batches())
+}
+
+/// [`run`] handing over `(submit, complete)` entries and completions per enter ([`BATCHES`]).
+pub(super) fn run_batched<R: Reporter>(
+    job: &mut Job<'_>,
+    ring: &mut IoUring,
+    setup: Setup,
+    rep: &mut R,
+    (submit_batch, complete_batch): (usize, usize),
+) -> Stats {
     let ext_arg = ring.params().is_feature_ext_arg();
     let (fixed_file, fixed_bufs) = (setup.fixed_file, setup.fixed_bufs);
     let mut s = State::new(job, setup);
@@ -683,7 +431,6 @@ pub fn run<R: Reporter>(job: &mut Job<'_>, ring: &mut IoUring, setup: Setup, rep
     // (no descriptor lookup per `io_uring_enter`).
     let (mut submitter, sq, cq) = ring.split();
     let ring_fd = submitter.register_ring_fd().is_ok();
-    let (submit_batch, complete_batch) = batches();
     let mut r = Ring {
         submitter,
         sq,

@@ -1,0 +1,100 @@
+//! What a job sets up on its ring before the run's clock starts: buffers (a rotated pool
+//! for random writes) and the registered descriptor and buffers ([`prepare`]).
+
+use super::NO_BUF;
+use crate::engine::buf::SlotBufs;
+use crate::engine::job::Job;
+use io_uring::IoUring;
+use std::collections::VecDeque;
+use std::os::unix::io::AsRawFd;
+
+/// Most memory spent on spare write buffers (see [`Setup`]).
+const SPARE_BYTES: usize = 64 << 20;
+
+/// Memory of the pool of random write buffers a write-only `data=random` job rotates through
+/// (see [`Setup`]); at least twice the depth of buffers, at most [`SPARE_BYTES`] beyond it.
+const POOL_BYTES: usize = 4 << 20;
+
+/// What a job sets up before the run's clock starts: its I/O buffers (allocated with every page
+/// touched and, for a workload that writes, each holding the data of a write, as fio fills its
+/// buffers before it starts) and, where the kernel allows, the target's descriptor and the
+/// buffers registered with the ring. Registering pins every buffer page, which at bs=1m QD128
+/// alone takes tens of ms.
+///
+/// A workload that writes gets spare buffers beyond its depth (up to `depth`, at most
+/// [`SPARE_BYTES`] of them): a slot reaped is refilled at once with a buffer that already holds
+/// its data, and the spent buffer is filled again after the refills have been handed over,
+/// while the I/Os are in flight (generating a 4 KiB buffer inline kept a slot empty ~0.5 µs).
+///
+/// A job that only writes random data (`data=random`, the default) instead gets a pool of
+/// [`POOL_BYTES`] of buffers filled with random bytes before the clock starts, taken in turn
+/// (first in, first out) and, once written, retagged ([`DataGen::refresh`]: 8 bytes per
+/// 512-byte sector) rather than regenerated: each write is still incompressible and no two
+/// sectors the job writes are identical, while a 128 KiB write costs 256 stores instead of
+/// 128 KiB of fresh AES output. What repeats is the rest of each sector: a buffer's untagged
+/// bytes come back once per pool turn, every [`POOL_BYTES`] (or twice the depth's) of writes.
+///
+/// [`DataGen::refresh`]: crate::workload::DataGen::refresh
+pub struct Setup {
+    pub(super) bufs: SlotBufs,
+    pub(super) depth: usize,
+    pub(super) fixed_file: bool,
+    pub(super) fixed_bufs: bool,
+    /// Write buffers are a rotated pool, retagged instead of refilled.
+    pub(super) pool: bool,
+    /// Buffers holding the data of a next write, oldest first.
+    pub(super) ready: VecDeque<u16>,
+    /// Buffers whose contents are spent (read into, or written with fresh data).
+    pub(super) spent: Vec<u16>,
+}
+
+/// Sets `job` up on `ring` (see [`Setup`]); call before the run's clock starts.
+pub fn prepare(job: &mut Job<'_>, ring: &mut IoUring) -> Setup {
+    let depth = job.depth.min(ring.params().sq_entries() as usize).max(1);
+    let bs = job.bs.max(1) as usize;
+    let pool = job.writes && !job.reads && job.gen.refreshable();
+    let spare = if pool {
+        // u16 buffer indices; `NO_BUF` is not one
+        (POOL_BYTES / bs)
+            .max(depth)
+            .min(SPARE_BYTES / bs)
+            .min(usize::from(NO_BUF) - depth)
+    } else if job.writes {
+        // none for blocks over SPARE_BYTES: those are filled as they are taken
+        depth.min(SPARE_BYTES / bs)
+    } else {
+        0
+    };
+    let n = depth + spare;
+    let mut bufs = SlotBufs::new(n, job.bs as usize);
+    let (mut ready, mut spent) = (VecDeque::with_capacity(n), Vec::with_capacity(n));
+    // taken from the front: buffer 0 first
+    for b in 0..n as u16 {
+        if job.writes {
+            job.gen.fill(bufs.slot_mut(b as usize));
+            if pool {
+                // every sector written carries a tag, the first write's too
+                job.gen.refresh(bufs.slot_mut(b as usize));
+            }
+            ready.push_back(b);
+        } else {
+            spent.push(b);
+        }
+    }
+    let fixed_file = ring
+        .submitter()
+        .register_files(&[job.file.as_raw_fd()])
+        .is_ok();
+    // SAFETY: the buffers outlive the ring's use of them: every I/O is drained before `run`
+    // returns, and on a broken ring the buffers are leaked rather than freed.
+    let fixed_bufs = unsafe { ring.submitter().register_buffers(&bufs.iovecs()) }.is_ok();
+    Setup {
+        bufs,
+        depth,
+        fixed_file,
+        fixed_bufs,
+        pool,
+        ready,
+        spent,
+    }
+}
