@@ -60,9 +60,13 @@ NOT_SCALE_INVARIANT: dict[tuple[str, str, str], str] = {
 
 #: Scales a protocol is held between, where 1/64 vs 1/32 cannot hold (the reason beside it).
 SCALES = {
-    # the AS-SSD file is 1 GiB × scale: 4 erase blocks of the 530 at 1/64, so whether a GC
-    # pause falls inside it moves the after-torture pass 3.2 % against 1/32
-    "anandtech-trim-validation": ("1/32", "1/16"),
+    # the AS-SSD file is 1 GiB × scale: 4 erase blocks of the 530 at 1/64, 8 at 1/32. Which
+    # victims GC finds while it is written moves the after-torture pass from seed to seed by
+    # more than the tolerance below 1/16 (standard deviation over six seeds, fb.replay(seed=):
+    # 6.6 % at 1/64, 4.0 % at 1/32, 3.2 % at 1/16, 2.8 % at 1/8, 0.8 % at full size; the
+    # six-seed means: -2.7 / +0.8 / 0.0 / -1.4 % against full size's), so one replay cannot
+    # be held to 3 % there (1/32 58.1 vs 1/16 61.0 MB/s with the procedure's own seeds)
+    "anandtech-trim-validation": ("1/16", "1/8"),
 }
 #: Shorter procedures for make test's time (past every published number they check).
 PARAMS = {"puget-cdm-loop": {"total_written_bytes": 6e11}}
