@@ -37,6 +37,13 @@ puget rnd512k breakpoint_2_gb (NOT_SCALE_INVARIANT)          none     162.8    n
 xbit used relative_to_fresh_pct / loss_vs_fresh_pct          0.0      0.0      0.0      100 / 0
 ==========================================================  =======  =======  =======  ======
 
+On e7861a6 (a scaled drive no longer gets ~2.4 blocks of spare the full drive lacks:
+``native/src/sim/spec.rs`` ``fixed_blocks``) the rows above that moved: behardware used
+dip_time_s and dip_written_gb 0.0 % at 1/64, 1/16 and 1/8 (were +4.3 / +3.7 % at 1/64);
+anandtech-trim torture avg_mbps -6.2 / -2.7 / -2.5 % (seed spread, see KNOWN_DRIFTS), torture
+drop_pct +1.46 / +0.58 / +0.52 pp, after_trim relative_to_clean_pct -0.59 / -0.17 / -0.06 pp,
+after_trim avg_mbps +0.3 / 0.0 / 0.0 %; behardware used early_min_mbps -0.3 / -2.8 / -1.4 %.
+
 Rows without a published number (SNIA PTS, AnandTech consistency, the rest) are held by the
 slow sweep too; their open drifts are in KNOWN_DRIFTS with the numbers.
 """
@@ -60,9 +67,13 @@ NOT_SCALE_INVARIANT: dict[tuple[str, str, str], str] = {
 
 #: Scales a protocol is held between, where 1/64 vs 1/32 cannot hold (the reason beside it).
 SCALES = {
-    # the AS-SSD file is 1 GiB × scale: 4 erase blocks of the 530 at 1/64, so whether a GC
-    # pause falls inside it moves the after-torture pass 3.2 % against 1/32
-    "anandtech-trim-validation": ("1/32", "1/16"),
+    # the AS-SSD file is 1 GiB × scale: 4 erase blocks of the 530 at 1/64, 8 at 1/32. Which
+    # victims GC finds while it is written moves the after-torture pass from seed to seed by
+    # more than the tolerance below 1/16 (standard deviation over six seeds, fb.replay(seed=):
+    # 6.6 % at 1/64, 4.0 % at 1/32, 3.2 % at 1/16, 2.7 % at 1/8, 0.8 % at full size; the
+    # six-seed means: -2.7 / +0.8 / 0.0 / -1.4 % against full size's), so one replay cannot
+    # be held to 3 % there (1/32 58.1 vs 1/16 61.0 MB/s with the procedure's own seeds)
+    "anandtech-trim-validation": ("1/16", "1/8"),
 }
 #: Shorter procedures for make test's time (past every published number they check).
 PARAMS = {"puget-cdm-loop": {"total_written_bytes": 6e11}}
@@ -144,48 +155,60 @@ def test_resolved_windows_average_jitter_but_keep_a_clean_drop():
 #: Against what each protocol's scaled replays are held in the slow sweep: full size where a
 #: full-size replay takes about a minute, the largest practical scale otherwise.
 REFERENCE = {"snia-pts": "1/8", "puget-cdm-loop": "1/8"}
-#: Drifts measured and NOT fixed (protocol → rows → what moved and the cause suspected). They
-#: are not exceptions for a parameter that cannot scale: each is an open defect of the replay
-#: or the model, listed so the sweep fails on any new one. Measured on 6dcbca2, every row with
-#: a replayed value (published or not), against full size / 1/8 as in REFERENCE:
+#: Drifts measured and NOT fixed (protocol → rows → what moved and the cause). They are not
+#: exceptions for a parameter that cannot scale: each is an open defect of the replay or the
+#: model, or a row a scaled drive cannot resolve, listed so the sweep fails on any new one.
+#: Measured on e7861a6 (the scale rule's spare fix, ``native/src/sim/spec.rs``
+#: ``fixed_blocks``), every row with a replayed value (published or not), the procedures' own
+#: seeds, against full size / 1/8 as in REFERENCE; "before" is 6dcbca2:
 #:
-#: - anandtech-trim-validation torture avg_mbps 58.46 / 60.00 / 60.02 vs 62.63 at full size
-#:   (-6.7 / -4.2 / -4.2 %), drop_pct 81.67 vs 80.13 (+1.5 pp at 1/64), after_trim
-#:   relative_to_clean_pct 67.93 vs 69.08 (-1.2 pp at 1/64): the after-torture AS-SSD file is
-#:   1 GiB x scale = 4 erase blocks at 1/64, 32 at 1/8, 256 at full size; its WA is 3.73 /
-#:   3.63 / 3.63 / 3.48 — the fill blocks the pass itself invalidates become free victims only
-#:   a block or two behind it, a lag that is a larger share of a shorter file. Seeds move it
-#:   too (1/64: 58.5-67.0 MB/s over four seeds; 1/4: 59.8-62.5).
-#: - behardware-used-trim used dip_time_s 49 vs 47 s and dip_written_gb 9.66 vs 9.31 GB at 1/64
-#:   (+4.3 / +3.7 %; 1/16 and 1/8 exact): the dip is a 3-interval rolling mean falling below
-#:   70 %, two intervals late at 1/64 where an interval holds ~1.4 erase blocks.
-#: - snia-pts (against 1/8) pts_iops avg_iops 6606 / 6259 vs 6058 (+9.0 / +3.3 %) and rounds 8
-#:   vs 7 at 1/16; pts_wsat avg_iops 7136 (+2.9 %, inside); pts_hir relative_to_baseline_pct
-#:   idle_5s 75.7 vs 72.1 (+3.7 pp), idle_10s 110.9 vs 113.0 (-2.1 pp), idle_15s 108.7 / 112.7
-#:   vs 116.9 (-8.2 / -4.2 pp), idle_50s 126.6 vs 124.8 (+1.8 pp): 1-minute rounds and 5 s
-#:   bursts become 0.94 s and 78 ms at 1/64. Removing one cause: the write buffer's floor (2
-#:   pages per plane of every die, 512 KiB for the generic preset, so 1/16 and 1/64 keep 1/8's
-#:   buffer): given its scaled size as a key (buffer=256k at 1/16, 64k at 1/64) the IOPS result
-#:   moves from +3.3 % to -0.2 % at 1/16 and from +9.0 % to +7.2 % at 1/64 (a buffer is filled
-#:   once per timed step, a share of the step that grows as the step shrinks). The floor is not
-#:   removed: below it a QD1 command leaves the dies idle while the next one arrives (Puget's
-#:   and AS-SSD's QD1 writes); the rest of the 1/64 drift is not found.
+#: - Fixed by e7861a6 and gone from this list: behardware-used-trim used dip_time_s 49 / 47 /
+#:   47 s vs 47 s, dip_written_gb 9.66 vs 9.31 GB at 1/64 -> 47 / 47 / 47 s and 9.30 / 9.31 /
+#:   9.31 GB. Candidates removed one at a time at 1/64: the dip's 3-interval rolling mean
+#:   (windows of 1, 2, 3, 5 intervals: 51, 50, 49, 48 s, never 47), the initial level as the
+#:   median of a series alternating between two command counts (201.3 vs 198.0 MB/s: still
+#:   49 s), the seed (48-49 s over eight seeds; full size 47 s for all eight); the cause was
+#:   the scaled drive's ~2.4 blocks of spare too many: the first 8 intervals after GC starts
+#:   copied 0.22-0.35 of the host bytes where full size copies 0.52, so the rate sat at ~72 %
+#:   of the initial level, on the 70 % line. Also gone: anandtech after_trim
+#:   relative_to_clean_pct (-1.15 -> -0.6 pp at 1/64) and snia-pts rounds (8 -> 7 at 1/16).
+#: - anandtech-trim-validation torture avg_mbps 58.72 / 60.95 / 61.05 vs 62.63 MB/s at full
+#:   size (-6.2 / -2.7 / -2.5 %; before -6.7 / -4.2 / -4.2 %), drop_pct 81.59 vs 80.13
+#:   (+1.5 pp at 1/64): sampling, not a bias. The after-torture AS-SSD file is 1 GiB × scale,
+#:   4 erase blocks at 1/64; which victims GC finds while it is written moves the pass from
+#:   seed to seed (``fb.replay(seed=)``, six seeds, standard deviation as a share of full
+#:   size's mean 62.2 MB/s: 6.6 % at 1/64, 4.0 % at 1/32, 3.2 % at 1/16, 2.7 % at 1/8, 0.8 %
+#:   at full size; the six-seed means -2.7 / +0.8 / 0.0 / -1.4 % from full size's). One
+#:   replay at 1/64 cannot be held to 3 %; ``compare(seeds=N)`` gives the row its spread.
+#: - snia-pts (against 1/8) pts_iops avg_iops 6559 / 6120 vs 6037 (+8.7 / +1.4 %; six-seed
+#:   means +5.1 / +0.5 %; before +9.0 / +3.3 %, means +9.2 / +2.3 %). Removed one at a time:
+#:   the spare (fixed: one 13 min × scale run of 4 KiB writes, WA 6.94 vs 7.23 at 1/8 before,
+#:   7.12 vs 7.26 after); the write buffer (buffer=64k at 1/64: 14 timed 4 KiB steps read the
+#:   same 6007 IOPS); the time limit: commands still in flight when a timed step's time is up
+#:   are counted at the limit (``SimDrive::run``, as the engine's ``report.rs`` clamp), so
+#:   when the host is stalled on a GC victim the rest of that collection is cut out of the
+#:   step: at 1/64 a 4 KiB step holds ~11 erase blocks and its IOPS came in whole multiples
+#:   of 512 commands; 14 timed steps read 6007 IOPS against one run of the same length 5796
+#:   (+3.6 %; 1/8: +0.2 %). Counted at their real completion (an experiment, not committed:
+#:   drive.rs belongs to the structure work and the engine clamps alike) the 14 steps read
+#:   5784 vs 5814 and the row +4.9 % at 1/64 but +2.9 % at 1/16 (8 rounds). The rest at 1/64
+#:   is not found.
+#: - snia-pts pts_hir relative_to_baseline_pct at idle 5 / 10 / 15 / 25 / 50 s: 1/64 +4.5 /
+#:   +4.7 / -2.2 / -1.2 / +2.4 pp, 1/16 -0.2 / +2.3 / +1.3 / +0.3 / +0.3 pp against 1/8: a
+#:   5 s burst is 78 ms at 1/64 (~470 commands, under one 512-command erase block) and
+#:   0.31 s at 1/16 (~3.7 blocks); its rate is how many whole victims GC collects inside it,
+#:   which a smaller drive cannot scale (the erase block is the NAND's).
 KNOWN_DRIFTS: dict[str, set[tuple[str, str, str]]] = {
     "anandtech-trim-validation": {
         ("as_ssd_seq_write", "torture", "avg_mbps"),
         ("as_ssd_seq_write", "torture", "drop_pct"),
-        ("as_ssd_seq_write", "after_trim", "relative_to_clean_pct"),
-    },
-    "behardware-used-trim": {
-        ("iometer_rnd_write", "used", "dip_time_s"),
-        ("iometer_rnd_write", "used", "dip_written_gb"),
     },
     "snia-pts": {
-        ("pts_iops", "round", "rounds"),
         ("pts_iops", "steady_state", "avg_iops"),
         ("pts_hir", "idle_5s", "relative_to_baseline_pct"),
         ("pts_hir", "idle_10s", "relative_to_baseline_pct"),
         ("pts_hir", "idle_15s", "relative_to_baseline_pct"),
+        ("pts_hir", "idle_25s", "relative_to_baseline_pct"),
         ("pts_hir", "idle_50s", "relative_to_baseline_pct"),
     },
 }
@@ -234,3 +257,18 @@ def test_every_row_holds_from_one_64th_to_full_size(name):
             f"{name}: listed drifts now hold, remove them: {sorted(known - drifted)}",
             stacklevel=2,
         )
+
+
+def test_behardware_used_dip_holds_from_1_64_to_1_16():
+    # The scaled drive's spare was ~2.4 blocks too large (native/src/sim/spec.rs
+    # fixed_blocks): at 1/64 the first intervals after GC started copied 0.22-0.35 of the host
+    # bytes (full size 0.52), the rate sat on the 70 % line and the dip came at 49 s / 9.66 GB
+    # against 47 s / 9.31 GB at 1/16 and at full size.
+    got = {}
+    for scale in ("1/64", "1/16"):
+        cmp = fb.replay("behardware-used-trim", scale=scale).compare()
+        used = cmp.filter((pl.col("test") == "iometer_rnd_write") & (pl.col("condition") == "used"))
+        got[scale] = {r["metric"]: r["replayed"] for r in used.iter_rows(named=True)}
+    for metric, unit in (("dip_time_s", "s"), ("dip_written_gb", "GB")):
+        a, b = got["1/64"][metric], got["1/16"][metric]
+        assert not moved_too_far(a, b, unit, step_gb=0), (metric, a, b)

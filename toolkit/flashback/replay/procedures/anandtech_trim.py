@@ -79,7 +79,12 @@ def checks(rep: Replay) -> list[dict[str, Any]]:
         "idle-time GC (no source gives its rate): a real drive that freed 1 GiB of blocks in "
         "that pause writes AS-SSD's file at its dirty-state rate (0.691 × 315 = 218 MB/s, "
         "above the published 183.3), so the miss is the idle GC the model lacks; the "
-        "sensitivity rows and idle_gc=on bound it",
+        "sensitivity rows and idle_gc=on bound it. The replay writes AS-SSD's file once; "
+        "descriptions of AS-SSD differ on whether its measured write is the file's first "
+        "(one says the Seq test creates the file with 16 MiB writes, then reads it; others "
+        "that results are means of several runs). A second pass over the same 1 GiB, whose "
+        "first pass left whole blocks to invalidate, replays at 192 MB/s (1/16) and 212 "
+        "(1/8) after the same torture, against 59 and 61 for the first",
         "after_trim": "predicted, not fitted: the SandForce presets' dirty state (dirty_rate, "
         "fitted once on ComputerBase's SSD 530 and AnandTech's Vertex 3 120 GB, neither "
         "replayed) keeps incompressible writes below the clean rate after TRIM, whatever "
