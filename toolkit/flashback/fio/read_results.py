@@ -4,7 +4,6 @@ for outputs), and the capture helpers the log path shares."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import polars as pl
 
