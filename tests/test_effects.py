@@ -1,5 +1,7 @@
 """Effects: block-bootstrap CIs that cover on autocorrelated data; consistency metrics."""
 
+import dataclasses
+
 import numpy as np
 import polars as pl
 import pytest
@@ -189,3 +191,50 @@ def test_block_length_of_a_short_series_raises_no_numpy_warning():
         warnings.simplefilter("error")
         L = optimal_block_length(y)
     assert 1 <= L <= y.size // 2
+
+
+def test_bootstrap_options_object_matches_the_keywords_in_every_effect():
+    """``bootstrap=Bootstrap(...)`` gives what the five keywords of the same values give (same
+    seed: the same resamples), and refuses a keyword changed beside it."""
+    rng = np.random.default_rng(5)
+    fresh = _cap(500 + _ar1(rng, 600, 0.5, 10))
+    used = _cap(300 + _ar1(rng, 600, 0.5, 10))
+    opts = {"confidence": 0.8, "block_len": 7, "n_resamples": 300, "seed": 11, "method": "basic"}
+    for fn, args in (
+        (fb.degradation, (fresh, used)),
+        (fb.compression_effect, (fresh, used)),
+        (fb.idle_recovery, (used, fresh)),
+        (fb.trim_effect, (used, fresh)),
+    ):
+        by_kw = fn(*args, **opts)
+        by_obj = fn(*args, bootstrap=fb.Bootstrap(**opts))
+        assert (by_obj.lo, by_obj.hi, by_obj.block_len, by_obj.confidence) == (
+            by_kw.lo,
+            by_kw.hi,
+            by_kw.block_len,
+            by_kw.confidence,
+        )
+        # a different seed through the object is used, not ignored
+        other = fn(*args, bootstrap=fb.Bootstrap(**{**opts, "seed": 12}))
+        assert (other.lo, other.hi) != (by_kw.lo, by_kw.hi)
+        with pytest.raises(fb.AnalysisError, match="n_resamples given both as keyword"):
+            fn(*args, n_resamples=100, bootstrap=fb.Bootstrap(**opts))
+        with pytest.raises(fb.AnalysisError, match="bootstrap must be a Bootstrap, got dict"):
+            fn(*args, bootstrap=opts)
+
+
+@pytest.mark.parametrize(
+    ("kw", "match"),
+    [
+        ({"confidence": 1.5}, "confidence must be between 0 and 1, got 1.5"),
+        ({"block_len": 0}, "block_len must be a whole number of intervals, at least 1, got 0"),
+        ({"n_resamples": 0}, "n_resamples must be at least 1, got 0"),
+        ({"method": "jackknife"}, "method='jackknife' is not one of BCa, percentile, basic"),
+    ],
+)
+def test_bootstrap_object_refuses_what_the_keywords_refuse(kw, match):
+    with pytest.raises(fb.AnalysisError, match=match):
+        fb.Bootstrap(**kw)
+    b = fb.Bootstrap()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        b.seed = 3  # type: ignore[misc]

@@ -34,6 +34,7 @@ _LAZY = {
     "replay_trace": "flashback.trace",
     **dict.fromkeys(
         (
+            "Bootstrap",
             "Effect",
             "Segments",
             "SteadyState",
@@ -136,4 +137,5 @@ __all__ = [
     "Segments",
     "SteadyState",
     "Effect",
+    "Bootstrap",
 ]

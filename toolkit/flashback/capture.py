@@ -25,7 +25,7 @@ import polars as pl
 
 from flashback import _native
 from flashback._io import atomic_output, check_output
-from flashback._meta import META_KEY, meta_to_json
+from flashback._meta import META_KEY, CaptureMeta, as_capture_meta, meta_to_json
 from flashback.errors import CaptureFileError
 
 #: file suffixes a capture can be saved as; all but ``.parquet`` are Arrow IPC streams
@@ -74,7 +74,7 @@ class Capture:
     """
 
     intervals: pl.DataFrame
-    meta: dict[str, Any]
+    meta: CaptureMeta
 
     @property
     def status(self) -> str:
@@ -170,7 +170,7 @@ def summarize(intervals: pl.DataFrame) -> pl.DataFrame:
 RUN_LATENCY_STATS = ("p50", "p99", "p999", "p9999", "max")
 
 
-def with_run_latency(summary: pl.DataFrame, meta: dict[str, Any]) -> pl.DataFrame:
+def with_run_latency(summary: pl.DataFrame, meta: CaptureMeta) -> pl.DataFrame:
     """``summary`` (one row per step) with the run's whole-run latency columns
     ``{read,write}_lat_{stat}_us`` from ``meta["latency"]``, filled on the row of the run's own
     step (``meta["step"]``) and null elsewhere."""
@@ -188,7 +188,7 @@ def with_run_latency(summary: pl.DataFrame, meta: dict[str, Any]) -> pl.DataFram
     return summary.with_columns(cols)
 
 
-def summarize_totals(meta: dict[str, Any]) -> pl.DataFrame:
+def summarize_totals(meta: CaptureMeta) -> pl.DataFrame:
     """The one-step summary of :func:`summarize` from a run's metadata totals alone (for a
     capture streamed to its file without keeping its intervals), with the whole run's latency
     columns of :func:`with_run_latency`."""
@@ -208,7 +208,7 @@ def summarize_totals(meta: dict[str, Any]) -> pl.DataFrame:
     ).pipe(with_run_latency, meta)
 
 
-def from_native(table: Any, meta: dict[str, Any], *, path: Path | None = None) -> Capture:
+def from_native(table: Any, meta: CaptureMeta, *, path: Path | None = None) -> Capture:
     """Builds a Capture from a native Arrow table (zero copy) and its metadata dict (checked
     by the native reader, or the dict a native run returns).
 
@@ -244,7 +244,9 @@ def _load_parquet(path: Path) -> Capture:
         raise CaptureFileError(
             f"{path} has no flashback metadata; pass a capture written by flashback"
         )
-    return Capture(intervals=df, meta=_native.parse_capture_meta(str(path), md[META_KEY]))
+    return Capture(
+        intervals=df, meta=as_capture_meta(_native.parse_capture_meta(str(path), md[META_KEY]))
+    )
 
 
 def load(path: str | os.PathLike[str]) -> Capture:
@@ -274,7 +276,7 @@ def load(path: str | os.PathLike[str]) -> Capture:
     if path.suffix == ".parquet":
         return _load_parquet(path)
     table, meta, _, _ = _native.read_capture(str(path), salvage=False)
-    return from_native(table, meta, path=path)
+    return from_native(table, as_capture_meta(meta), path=path)
 
 
 def recover(path: str | os.PathLike[str], *, out: str | os.PathLike[str] | None = None) -> Capture:
@@ -294,7 +296,7 @@ def recover(path: str | os.PathLike[str], *, out: str | os.PathLike[str] | None 
     if not path.exists():
         raise CaptureFileError(f"{path} does not exist; give the path of a capture to recover")
     table, meta, torn, damage = _native.read_capture(str(path), salvage=True)
-    cap = from_native(table, meta, path=path)
+    cap = from_native(table, as_capture_meta(meta), path=path)
     if cap.status == "running" or (torn and cap.status == "complete"):
         cap.meta["status"] = "interrupted"
     cap.meta["recovered"] = {

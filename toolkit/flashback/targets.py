@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from flashback import _native
+from flashback._meta import as_capture_meta
 from flashback.capture import Capture, from_native
 from flashback.errors import ParameterError
 from flashback.progress import close_progress, make_progress
@@ -216,7 +217,7 @@ def run_with_progress(
         status = str(meta.get("status", "complete"))
     finally:
         close_progress(bar, status)
-    cap = from_native(table, meta)
+    cap = from_native(table, as_capture_meta(meta))
     cap.meta.setdefault("target", {})["spec"] = target.spec
     return cap
 

@@ -4,6 +4,7 @@ confidence intervals, consistency metrics. One idea per module."""
 from flashback.analysis.changepoints import changepoints
 from flashback.analysis.consistency import consistency
 from flashback.analysis.effects import (
+    Bootstrap,
     Effect,
     compression_effect,
     degradation,
@@ -29,4 +30,5 @@ __all__ = [
     "Segments",
     "SteadyState",
     "Effect",
+    "Bootstrap",
 ]

@@ -218,6 +218,59 @@ def _check_bootstrap_options(*, block_len: Any, n_resamples: Any, method: Any) -
         raise AnalysisError(f"method={method!r} is not one of {', '.join(BOOTSTRAP_METHODS)}")
 
 
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Bootstrap:
+    """The bootstrap options of the effect functions as one value, passed as ``bootstrap=``
+    in place of the five keywords of the same names (which stay accepted).
+
+    Attributes:
+        confidence: confidence level of the interval (0 < confidence < 1).
+        block_len: points per bootstrap block (None: the Politis–White length).
+        n_resamples: bootstrap resamples.
+        seed: seed of the resampling (None: fresh entropy).
+        method: ``scipy.stats.bootstrap`` method (``BCa``, ``percentile``, ``basic``).
+
+    Raises:
+        AnalysisError: an option the keywords would refuse (``confidence`` not strictly
+            between 0 and 1, ``block_len`` < 1, ``n_resamples`` < 1, an unknown ``method``).
+    """
+
+    confidence: float = 0.95
+    block_len: int | None = None
+    n_resamples: int = 2000
+    seed: int | None = 0
+    method: str = "BCa"
+
+    def __post_init__(self) -> None:
+        frames.confidence_level(self.confidence)
+        _check_bootstrap_options(
+            block_len=self.block_len, n_resamples=self.n_resamples, method=self.method
+        )
+
+
+#: the options when none is given: what the effect functions' keywords default to
+_DEFAULT_BOOTSTRAP = Bootstrap()
+
+
+def _given_bootstrap(bootstrap: object, keywords: dict[str, Any]) -> Bootstrap:
+    """``bootstrap``, checked against the bootstrap ``keywords`` an effect function was called
+    with (name -> value), which must all be at their defaults.
+
+    Raises:
+        AnalysisError: ``bootstrap`` is not a :class:`Bootstrap`, or a keyword is set to
+            something other than its default beside it.
+    """
+    if not isinstance(bootstrap, Bootstrap):
+        raise AnalysisError(f"bootstrap must be a Bootstrap, got {type(bootstrap).__name__}")
+    changed = [k for k, v in keywords.items() if v != getattr(_DEFAULT_BOOTSTRAP, k)]
+    if changed:
+        raise AnalysisError(
+            f"{', '.join(changed)} given both as keyword and in bootstrap=; pass the options "
+            "in one place"
+        )
+    return bootstrap
+
+
 def _spread(bm: np.ndarray, y: np.ndarray, *, full: bool) -> np.ndarray:
     """Block means spread so their plug-in variance of the mean is at least the corrected
     batch-means one and the AR(1) one (:func:`blocks.ar1_var_of_mean` of the series ``y``);
@@ -268,7 +321,21 @@ def _effect(
     method: str,
     step_a: str | None = None,
     step_b: str | None = None,
+    bootstrap: Bootstrap | None = None,
 ) -> Effect:
+    if bootstrap is not None:
+        opts = _given_bootstrap(
+            bootstrap,
+            {
+                "confidence": confidence,
+                "block_len": block_len,
+                "n_resamples": n_resamples,
+                "seed": seed,
+                "method": method,
+            },
+        )
+        confidence, block_len, n_resamples = opts.confidence, opts.block_len, opts.n_resamples
+        seed, method = opts.seed, opts.method
     confidence = frames.confidence_level(confidence)
     xa = series(a, y, step=step_a, last_s=last_s)
     xb = series(b, y, step=step_b, last_s=last_s)
@@ -309,12 +376,15 @@ _BOOTSTRAP_DOC = """
         seed: seed of the resampling (None: fresh entropy).
         method: ``scipy.stats.bootstrap`` method (``BCa``, ``percentile``, ``basic``).
         step_a, step_b: only the intervals of this replay step of the first/second capture.
+        bootstrap: ``confidence``, ``block_len``, ``n_resamples``, ``seed`` and ``method`` as
+            one :class:`Bootstrap` (those keywords then left at their defaults).
 
     Raises:
         AnalysisError: a capture without ``y`` or with NaN in it, an empty array, fewer
             than 2 blocks in a series, a zero mean in the reference series, a step the
             capture does not have, or a bad bootstrap option (``confidence`` not strictly
-            between 0 and 1, ``block_len`` < 1, ``n_resamples`` < 1, an unknown ``method``).
+            between 0 and 1, ``block_len`` < 1, ``n_resamples`` < 1, an unknown ``method``),
+            or ``bootstrap`` given with one of those keywords changed from its default.
 """
 
 
@@ -331,6 +401,7 @@ def compression_effect(
     method: str = "BCa",
     step_a: str | None = None,
     step_b: str | None = None,
+    bootstrap: Bootstrap | None = None,
 ) -> Effect:
     """Incompressible vs compressible data: ``ratio`` = level(incompressible) / level(compressible)
     (0.45 = incompressible writes run at 45 % of the compressible speed)."""
@@ -349,6 +420,7 @@ def compression_effect(
         method=method,
         step_a=step_a,
         step_b=step_b,
+        bootstrap=bootstrap,
     )
 
 
@@ -365,6 +437,7 @@ def degradation(
     method: str = "BCa",
     step_a: str | None = None,
     step_b: str | None = None,
+    bootstrap: Bootstrap | None = None,
 ) -> Effect:
     """Used vs fresh: ``ratio`` = level(used) / level(fresh), the reviews' "% of fresh"
     (0.9 = 10 % slower after degradation)."""
@@ -383,6 +456,7 @@ def degradation(
         method=method,
         step_a=step_a,
         step_b=step_b,
+        bootstrap=bootstrap,
     )
 
 
@@ -400,6 +474,7 @@ def idle_recovery(
     method: str = "BCa",
     step_a: str | None = None,
     step_b: str | None = None,
+    bootstrap: Bootstrap | None = None,
 ) -> Effect:
     """After an idle period vs before it: ``ratio`` = level(after) / level(before); with
     ``fresh``, ``extra['of_fresh']`` = level(after) / level(fresh)."""
@@ -418,6 +493,7 @@ def idle_recovery(
         method=method,
         step_a=step_a,
         step_b=step_b,
+        bootstrap=bootstrap,
     )
     if fresh is not None:
         e.extra["of_fresh"] = e.level_b / float(series(fresh, y, last_s=last_s).mean())
@@ -438,6 +514,7 @@ def trim_effect(
     method: str = "BCa",
     step_a: str | None = None,
     step_b: str | None = None,
+    bootstrap: Bootstrap | None = None,
 ) -> Effect:
     """After TRIM vs used: ``ratio`` = level(trimmed) / level(used) ("TRIM helps 2–4 %" is a
     ratio of 1.02–1.04). With ``fresh``: ``extra['of_fresh']`` = trimmed / fresh and
@@ -458,6 +535,7 @@ def trim_effect(
         method=method,
         step_a=step_a,
         step_b=step_b,
+        bootstrap=bootstrap,
     )
     if fresh is not None:
         f = float(series(fresh, y, last_s=last_s).mean())

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from flashback.cli._output import print_json, print_tables
+
+if TYPE_CHECKING:
+    from flashback._meta import CaptureMeta
 
 #: Segment columns shown in the text output (all of them go to --json).
 SEGMENT_COLS = ("gb_start", "gb_end", "t_start_s", "t_end_s", "level", "level_lo", "level_hi", "n")
@@ -44,7 +47,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def load_input(
     path: str, *, fio: bool = False, fio_version: str | None = None
-) -> tuple[Any, dict[str, Any]]:
+) -> tuple[Any, CaptureMeta]:
     """``(intervals, meta)`` of a capture file, a saved replay directory or fio output.
 
     A replay's intervals gain a ``test`` column: the step's test and direction where the
@@ -78,9 +81,10 @@ def load_input(
             )
         elif "step" in iv.columns:
             iv = iv.with_columns(pl.col("step").alias("test"))
-        meta = dict(rep.meta)
+        meta: dict[str, Any] = dict(rep.meta)
         meta.setdefault("target", {})
-        return iv, {**meta, "replay": True}
+        # a replay's metadata read as a capture's, as Replay.capture() does (annotation only)
+        return iv, cast("CaptureMeta", {**meta, "replay": True})
     from flashback.capture import load
 
     cap = load(path)
@@ -97,7 +101,9 @@ def _check_rule(rule: str) -> None:
         )
 
 
-def _analyse(frame: Any, meta: dict, args: argparse.Namespace, by: str | None) -> dict[str, Any]:
+def _analyse(
+    frame: Any, meta: CaptureMeta, args: argparse.Namespace, by: str | None
+) -> dict[str, Any]:
     from flashback.analysis import changepoints, steady_state
     from flashback.capture import Capture
     from flashback.errors import AnalysisError

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from typing import Any
 
 import polars as pl
@@ -68,7 +69,7 @@ _WORKLOAD_KEYS = {
 }
 
 
-def capture_id(meta: dict[str, Any]) -> str:
+def capture_id(meta: Mapping[str, Any]) -> str:
     """A stable 16-hex-digit id of a capture: a hash of its metadata (which holds its target,
     workload, host and start time), so the same capture always gets the same id.
 
@@ -78,7 +79,7 @@ def capture_id(meta: dict[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def _test_name(meta: dict[str, Any]) -> str | None:
+def _test_name(meta: Mapping[str, Any]) -> str | None:
     """The replay protocol's name, else a short workload label (``randwrite-4k-qd32``)."""
     if meta.get("protocol"):
         return str(meta["protocol"])
@@ -91,7 +92,7 @@ def _test_name(meta: dict[str, Any]) -> str | None:
     return "-".join([str(w["rw"]), *([size] if bs else []), qd])
 
 
-def identity(meta: dict[str, Any], *, path: str | None = None) -> dict[str, Any]:
+def identity(meta: Mapping[str, Any], *, path: str | None = None) -> dict[str, Any]:
     """The identity columns of one capture (keys and order of :data:`IDENTITY_SCHEMA`).
 
     ``model`` is the device's model from sysfs, or ``sim:<preset>`` for a simulated drive;
@@ -130,7 +131,7 @@ def identity(meta: dict[str, Any], *, path: str | None = None) -> dict[str, Any]
     return row
 
 
-def identity_columns(meta: dict[str, Any], *, path: str | None = None) -> list[pl.Expr]:
+def identity_columns(meta: Mapping[str, Any], *, path: str | None = None) -> list[pl.Expr]:
     """:func:`identity` as typed literal expressions, for ``with_columns``."""
     return [
         pl.lit(v, dtype=IDENTITY_SCHEMA[k]).alias(k) for k, v in identity(meta, path=path).items()

@@ -89,14 +89,16 @@ def color_scale(labels: list) -> alt.Scale:
     Every label has a colour.
     """
     domain = first_seen(labels)
-    colors = [COLORS.get(str(v)) for v in domain]
-    taken = {c for c in colors if c}
-    for i, v in enumerate(domain):
-        if colors[i] is None:  # not in the table: its hashed colour, or the next one free
+    named = [COLORS.get(str(v)) for v in domain]
+    taken = {c for c in named if c}
+    colors: list[str] = []
+    for v, color in zip(domain, named, strict=True):
+        if color is None:  # not in the table: its hashed colour, or the next one free
             start = EXTRA_COLORS.index(color_of(v))
             ring = EXTRA_COLORS[start:] + EXTRA_COLORS[:start]
-            colors[i] = next((c for c in ring if c not in taken), ring[0])
-            taken.add(colors[i])
+            color = next((c for c in ring if c not in taken), ring[0])
+            taken.add(color)
+        colors.append(color)
     return alt.Scale(domain=domain, range=colors)
 
 
@@ -127,7 +129,9 @@ def flashback_theme() -> alt.theme.ThemeConfig:
             },
             "legend": {"labelFontSize": 11, "titleFontSize": 12, "orient": "right"},
             "header": {"labelFontSize": 12, "titleFontSize": 12},
-            "range": {"category": {"scheme": "tableau10"}},
+            # altair's RangeConfigKwds leaves out the {"scheme": name} form that Vega-Lite's
+            # RangeConfig accepts (and renders here): the type is narrower than the schema
+            "range": {"category": {"scheme": "tableau10"}},  # type: ignore[typeddict-item]
             "line": {"strokeWidth": 1.8},
             "point": {"size": 18, "filled": True},
             "bar": {"cornerRadiusEnd": 1},

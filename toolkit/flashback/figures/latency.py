@@ -87,4 +87,4 @@ def latency_percentiles(
                 strokeWidth=1.8
             )
         )
-    return alt.layer(*layers).properties(width=width, height=height)
+    return alt.LayerChart(layer=layers, width=width, height=height)

@@ -105,7 +105,7 @@ def published_overlay(
                 .mark_rule(strokeDash=[2, 2], color="#333333")
                 .encode(x="value:Q", tooltip=tip)
             )
-    return alt.layer(*layers).properties(width=width, height=height)
+    return alt.LayerChart(layer=layers, width=width, height=height)
 
 
 def compare_errors(
@@ -155,7 +155,7 @@ def compare_errors(
             "compare holds no row that compares a published number with a replayed one, and "
             "none the model leaves unmodelled; there is nothing to draw"
         )
-    parts: list[alt.TopLevelMixin] = []
+    parts: list[alt.LayerChart | alt.Chart] = []
     if compared.height:
         parts.append(_error_bars(compared.with_columns(label), tolerance_pct, width))
     if unmodelled.height:
@@ -198,7 +198,7 @@ def _error_bars(compared: pl.DataFrame, tolerance_pct: float | None, width: int)
     if tolerance_pct:
         tol = pl.DataFrame({"v": [-tolerance_pct, tolerance_pct]})
         layers.append(alt.Chart(tol).mark_rule(strokeDash=[4, 3], color="#888888").encode(x="v:Q"))
-    return alt.layer(*layers)
+    return alt.LayerChart(layer=layers)
 
 
 def _unmodelled_list(unmodelled: pl.DataFrame, width: int) -> alt.Chart:

@@ -101,4 +101,4 @@ def steady_state_window(
     fit_line = (
         alt.Chart(fit).mark_line(color="#d62728", strokeDash=[6, 3]).encode(x="x:Q", y="fit:Q")
     )
-    return alt.layer(band, pts, mean_rule, fit_line).properties(width=width, height=height)
+    return alt.LayerChart(layer=[band, pts, mean_rule, fit_line], width=width, height=height)

@@ -58,7 +58,7 @@ def step_series(
     hue_order = first_seen(intervals.filter(pl.col(step).is_in(order))[hue]) if by else order
     facet_order = first_seen(df.sort(pl.col(step).replace_strict(
         {s: i for i, s in enumerate(order)}, default=len(order)), maintain_order=True)[facet]
-    ) if len(keys) > 1 else []  # fmt: skip
+    ) if facet is not None and len(keys) > 1 else []  # fmt: skip
     chart = (
         alt.Chart(df)
         .mark_line()

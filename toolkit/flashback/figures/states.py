@@ -95,7 +95,7 @@ def condition_bars(
                     tooltip=[group, condition, alt.Tooltip("published:Q", format=".1f")],
                 )
             )
-    out = alt.layer(*layers)
+    out = alt.LayerChart(layer=layers)
     return out.properties(title=title) if title else out
 
 
@@ -163,7 +163,7 @@ def relative_to_fresh(
         .mark_rule(strokeDash=[4, 3], color="#333333")
         .encode(x="pct:Q")
     )
-    return alt.layer(bars, rule)
+    return alt.LayerChart(layer=[bars, rule])
 
 
 def new_vs_used(

@@ -469,8 +469,8 @@ def epoch_logs(doc: dict) -> bool | None:
     """Whether the run's logs count time from a clock's epoch (``log_unix_epoch=1`` or
     ``log_alternate_epoch=1`` in its global or job options); ``None`` when the document
     lists no options."""
-    sections = [doc.get("global options")] + [j.get("job options") for j in doc["jobs"]]
-    sections = [s for s in sections if isinstance(s, dict)]
+    found = [doc.get("global options")] + [j.get("job options") for j in doc["jobs"]]
+    sections = [s for s in found if isinstance(s, dict)]
     if not sections:
         return None
     return any(

@@ -3,6 +3,7 @@ checked against the totals fio printed."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +46,9 @@ def _decide_modes(
     Raises:
         FioFormatError: the layout contradicts the version, or the unit cannot be told.
     """
-    lo, hi, why = (0, 0), (99, 0), []
+    lo: fv.Version = (0, 0)
+    hi: fv.Version = (99, 0)
+    why: list[str] = []
     for lg in parsed:
         if lg.t_ms.size == 0:
             continue
@@ -179,19 +182,20 @@ def _read_logs(
             slack[f"{name}_ios"] = _slack(by["iops"], d)
         if nbytes is not None:
             slack[f"{name}_bytes"] = _slack(by["bw"], d) * 1024.0
-        h = (
+        hist = (
             series.hist_latency(hist_data, d, edges, ns_per_unit=ns_per_unit or 1.0)
             if hist_data
             else None
         )
-        if ios is None and h is not None:
-            ios = h[1]
+        if ios is None and hist is not None:
+            ios = hist[1]
             slack[f"{name}_ios"] = max(float(c.sum(axis=1).max()) for _, _, c in hist_data) * len(
                 hist_data
             )
-        if per_io_kind is not None:
-            # per-I/O latency logs hold every I/O once: exact counts and bytes
-            counted = series.per_io_counts(by[per_io_kind], d, edges)
+        # per-I/O latency logs hold every I/O once: exact counts and bytes (per_io_kind names
+        # a kind with a per-I/O log, so per_io_counts returns counts, never None)
+        counted = None if per_io_kind is None else series.per_io_counts(by[per_io_kind], d, edges)
+        if counted is not None:
             if ios is None:
                 ios, slack[f"{name}_ios"] = counted[0], 0.0
             if nbytes is None:
@@ -214,8 +218,8 @@ def _read_logs(
         for key, st in (("lat", lat), ("clat", clat)):
             if st is not None and st.get("weighted_by") == "windows":
                 notes[f"{name}_{key}_mean_us"] = _UNWEIGHTED
-        if clat is None and h is not None:
-            clat = h[0]
+        if clat is None and hist is not None:
+            clat = hist[0]
         for s in series.LAT_STATS:
             cols[f"{name}_lat_{s}_us"] = np.full(n, np.nan) if lat is None else lat[s]
         if clat is not None or by["clat"] or hist_data:
@@ -277,10 +281,11 @@ def _check_against_printed(
     Raises:
         FioFormatError: a total differs beyond rounding.
     """
-    checks = []
+    checks: list[tuple[Path, Mapping[str, float], dict[str, float]]] = []
     for p in others:
         head = _head(p)
         rounding: dict[str, float] = {}
+        printed: Mapping[str, float]
         if '"fio version"' in head:
             docs = jsonout.load_documents(p)
             pv = jsonout.doc_version(docs[-1], p, v)

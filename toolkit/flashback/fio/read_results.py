@@ -4,10 +4,10 @@ for outputs), and the capture helpers the log path shares."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import polars as pl
 
+from flashback._meta import CaptureMeta
 from flashback.capture import Capture
 from flashback.errors import FioFormatError, ImportFormatError
 from flashback.fio import combine as fcombine
@@ -148,7 +148,9 @@ def _finish(df: pl.DataFrame, source: Path) -> pl.DataFrame:
     return df.with_columns(pl.col("write_bytes").cum_sum().alias("host_written_bytes"))
 
 
-def _meta(files: list[Path], v: fv.Version | None, capacity_bytes: int | None, kind: str) -> dict:
+def _meta(
+    files: list[Path], v: fv.Version | None, capacity_bytes: int | None, kind: str
+) -> CaptureMeta:
     return {
         "source": "fio",
         "fio_format": kind,
@@ -159,7 +161,7 @@ def _meta(files: list[Path], v: fv.Version | None, capacity_bytes: int | None, k
     }
 
 
-def _mark_failed(meta: dict[str, Any], doc: dict) -> None:
+def _mark_failed(meta: CaptureMeta, doc: dict) -> None:
     """Sets ``meta["status"]`` to ``failed: fio job …`` when a job of ``doc`` (fio JSON, or
     ``{"jobs": terse.job_errors(...)}``) reports an error."""
     failed = jsonout.job_failures(doc)

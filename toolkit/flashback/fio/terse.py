@@ -33,7 +33,9 @@ def is_terse(head: str) -> bool:
     return any(_LINE.match(line) or _LINE2.match(line) for line in head.splitlines())
 
 
-def read_terse(path: Path, declared: fv.Version | None) -> tuple[list[dict[str, Any]], fv.Version]:
+def read_terse(
+    path: Path, declared: fv.Version | None
+) -> tuple[list[dict[str, Any]], fv.Version | None]:
     """Terse lines of a file (other lines skipped) → one row per fio group.
 
     Raises:

@@ -12,6 +12,7 @@ from typing import Any
 
 import polars as pl
 
+from flashback._meta import ReplayMeta, as_capture_meta
 from flashback.capture import Capture, summarize
 from flashback.errors import FlashbackError, ParameterError, ReplayError, ReplayInterrupted
 from flashback.progress import close_progress, make_bar
@@ -129,7 +130,7 @@ def replay(
         raise
     finally:
         close_progress(bar, status)
-    meta = {
+    meta: ReplayMeta = {
         "format": "flashback-replay/1",
         "protocol": proto.name,
         "title": proto.title,
@@ -172,7 +173,7 @@ class Replay:
     build replays.
     """
 
-    def __init__(self, intervals: pl.DataFrame, step_records: list[dict], meta: dict) -> None:
+    def __init__(self, intervals: pl.DataFrame, step_records: list[dict], meta: ReplayMeta) -> None:
         self.intervals = intervals
         self.step_records = step_records
         self.meta = meta
@@ -254,9 +255,9 @@ class Replay:
 
         The capture shares this replay's intervals and a copy of its metadata.
         """
-        meta = dict(self.meta)
+        meta: dict[str, Any] = dict(self.meta)
         meta.setdefault("target", {})
-        return Capture(intervals=self.intervals, meta=meta)
+        return Capture(intervals=self.intervals, meta=as_capture_meta(meta))
 
     def compare(
         self,

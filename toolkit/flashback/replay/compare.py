@@ -232,8 +232,11 @@ def _row(
     values = [] if r.get("sensitivity") else spread.get(_key(r), [])
     if r["replayed"] is not None and values:
         values = [r["replayed"], *values]
-    lo, hi = (min(values), max(values)) if values else (None, None)
-    if status in ("within tolerance", "outside tolerance") and lo is not None and hi > lo:
+    lo: float | None = min(values) if values else None
+    hi: float | None = max(values) if values else None
+    # a within/outside status means a published value was found (``_status``)
+    compared = status in ("within tolerance", "outside tolerance")
+    if compared and value is not None and lo is not None and hi is not None and hi > lo:
         status = _spread_status(r, value, lo, hi)
     within = {"within tolerance": True, "outside tolerance": False, BORDERLINE: False}.get(status)
     if status == "not replayed" and r["tolerance"] is not None:

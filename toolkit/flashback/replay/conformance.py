@@ -4,6 +4,7 @@ departs from."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 
@@ -18,7 +19,7 @@ def _write_cache(target_meta: dict[str, Any], kind: str) -> str | None:
 
 
 def conformance(
-    steps: list[dict[str, Any]], meta: dict[str, Any], *, steady_state_reached: bool | None
+    steps: list[dict[str, Any]], meta: Mapping[str, Any], *, steady_state_reached: bool | None
 ) -> dict[str, Any]:
     """The verdict for one replay.
 

@@ -109,14 +109,14 @@ def size_bytes(*, lo: int = 1) -> Converter:
         if isinstance(value, str) and not value.strip().lstrip("+-").replace(".", "", 1).isdigit():
             from flashback.units import parse_size
 
-            v = parse_size(value, field=name)
+            out = parse_size(value, field=name)
         else:
             v = _number(name, value, integral=False)
             if v != int(v):
                 raise _bad(name, value, "a whole number of bytes")
-            v = int(v)
-        _check_range(name, v, lo, None, False)
-        return v
+            out = int(v)
+        _check_range(name, out, lo, None, False)
+        return out
 
     return conv
 

@@ -9,6 +9,7 @@ intervals counts from the protocol's erase step; ``t_s`` counts from the start o
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -199,7 +200,7 @@ class Runner:
         workload: Workload | None,
         labels: dict[str, Any],
         *,
-        meta: dict | None = None,
+        meta: Mapping[str, Any] | None = None,
         before: int | None = None,
         virtual: bool = False,
     ) -> dict[str, Any]:

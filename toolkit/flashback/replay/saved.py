@@ -9,13 +9,14 @@ import io
 import json
 import os
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
 from flashback._io import check_output, write_bytes
+from flashback._meta import ReplayMeta
 from flashback.errors import CaptureFileError, FlashbackError
 from flashback.replay import stepstore
 
@@ -68,7 +69,7 @@ def write(
     *,
     intervals: pl.DataFrame,
     step_records: list[dict[str, Any]],
-    meta: dict[str, Any],
+    meta: Mapping[str, Any],
     overwrite: bool,
 ) -> Path:
     """Saves a replay's ``intervals``, ``step_records`` and ``meta`` to ``directory``, as
@@ -118,7 +119,9 @@ def write(
     return d
 
 
-def read(directory: str | os.PathLike[str]) -> tuple[pl.DataFrame, list[dict[str, Any]], dict]:
+def read(
+    directory: str | os.PathLike[str],
+) -> tuple[pl.DataFrame, list[dict[str, Any]], ReplayMeta]:
     """A saved replay's intervals, step records and meta, as
     :meth:`Replay.load <flashback.replay.api.Replay.load>` describes.
 
@@ -166,7 +169,7 @@ def _jsonable(value: Any) -> Any:
     return str(value)
 
 
-def replay_document(meta: dict[str, Any], steps: list[dict[str, Any]]) -> dict[str, Any]:
+def replay_document(meta: Mapping[str, Any], steps: list[dict[str, Any]]) -> dict[str, Any]:
     """What ``replay.json`` holds: the meta, and the steps with the capture metadata they share
     stored once (``capture_meta_shared``: every key, at any depth of nested dicts, whose value
     is the same in all steps' ``capture_meta``; each step keeps only what differs). Loads back

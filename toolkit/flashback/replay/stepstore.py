@@ -16,7 +16,7 @@ dictionary and run-length encoding and zstd do the rest.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal, TypedDict
 
 import numpy as np
 import polars as pl
@@ -273,9 +273,21 @@ def _best_ref(
 
 #: What a column description that leaves a key out means.
 _DEFAULTS = {"ref": None, "delta": False, "decimals": None}
+
+
+class ParquetOptions(TypedDict):
+    """The keywords of ``pl.DataFrame.write_parquet`` the step table sets."""
+
+    compression: Literal["zstd"]
+    compression_level: int
+    row_group_size: int
+    data_page_size: int
+    statistics: bool
+
+
 #: The parameters a saved replay's step table is written with (one page per column: the
 #: table is small, and zstd finds repeats across all of a column's steps).
-WRITE_OPTIONS = {
+WRITE_OPTIONS: ParquetOptions = {
     "compression": "zstd",
     "compression_level": 22,
     "row_group_size": 1 << 30,

@@ -7,7 +7,7 @@ from typing import Any
 from flashback.replay import params as P
 from flashback.replay.api import Replay
 from flashback.replay.base import Protocol, check_row, register
-from flashback.replay.procedures.common import mbps, rand_write, seq_fill
+from flashback.replay.procedures.common import mbps, num, rand_write, seq_fill
 from flashback.replay.scaling import idema_bytes
 from flashback.workload import Workload
 
@@ -104,7 +104,7 @@ def checks(rep: Replay) -> list[dict[str, Any]]:
         lat = None
         if df.height and df["read_ios"].sum() > 0:
             w = df["read_ios"].cast(float)
-            lat = float((df["read_lat_mean_us"].fill_null(0.0) * w).sum() / w.sum()) / 1000
+            lat = num((df["read_lat_mean_us"].fill_null(0.0) * w).sum()) / num(w.sum()) / 1000
         rows.append(
             check_row(
                 "iometer_read_qd3",

@@ -13,6 +13,7 @@ from flashback.replay.procedures.common import (
     dip,
     duration_row,
     iops,
+    num,
     rand_write,
     regular,
     seq_fill,
@@ -56,9 +57,9 @@ def checks(rep: Replay) -> list[dict[str, Any]]:
     first = late = cliff = None
     secs = None
     if df.height:
-        secs = float(df["interval_s"].sum()) / scale
+        secs = num(df["interval_s"].sum()) / scale
         steady = regular(df)
-        first = float(steady.head(max(3, steady.height // 50))["write_iops"].median())
+        first = num(steady.head(max(3, steady.height // 50))["write_iops"].median())
         late = iops(df.filter(pl.col("step_t_s") >= 1400.0 * scale))
         d = dip(df, col="write_iops", drop=0.5)
         cliff = None if d is None else d[0] / scale

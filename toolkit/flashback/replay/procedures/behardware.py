@@ -14,6 +14,7 @@ from flashback.replay.procedures.common import (
     RESOLVED_NOISE,
     dip,
     mbps,
+    num,
     rand_write,
     regular,
     resolved_mbps,
@@ -104,7 +105,7 @@ def checks(rep: Replay) -> list[dict[str, Any]]:
     at_scale = "time and GB at the review drive's scale"
     trims = [s for s in rep.step_records if s["step"] == "trim_1"]
     span = trims[0]["labels"]["size_bytes"] / GB / scale if trims else None
-    secs = float(rep.step("random_write_new")["interval_s"].sum()) / scale
+    secs = num(rep.step("random_write_new")["interval_s"].sum()) / scale
     rows.append(
         check_row(
             "used_trim_protocol",
@@ -160,7 +161,7 @@ def checks(rep: Replay) -> list[dict[str, Any]]:
         rows.append(check_row("iometer_rnd_write", cond, "avg_mbps", mbps(df), "MB/s", drive=drive))
     new = rep.step("seq_write_new")
     steady = regular(new)
-    written = None if new.is_empty() else float(new["write_bytes"].sum()) / GB / scale
+    written = None if new.is_empty() else num(new["write_bytes"].sum()) / GB / scale
     for metric, bound in (("written_min_gb", "min"), ("written_max_gb", "max")):
         rows.append(
             check_row(
@@ -176,18 +177,16 @@ def checks(rep: Replay) -> list[dict[str, Any]]:
             )
         )
     head = steady.head(max(3, steady.height // 10)) if steady.height else steady
-    before = float(head["write_mbps"].median()) if head.height else None
+    before = num(head["write_mbps"].median()) if head.height else None
     nd = dip(new, drop=0.93) if new.height else None
     after = final = None
     if nd is not None:
         rest = steady.filter(pl.col("step_t_s") > nd[0] + 5 * rep.meta["interval_s"])
         after = (
-            float(rest.head(max(3, rest.height // 5))["write_mbps"].median())
-            if rest.height
-            else None
+            num(rest.head(max(3, rest.height // 5))["write_mbps"].median()) if rest.height else None
         )
     if steady.height:
-        final = float(steady.tail(max(3, steady.height // 10))["write_mbps"].median())
+        final = num(steady.tail(max(3, steady.height // 10))["write_mbps"].median())
     for metric, v, unit in (
         ("dip_time_s", None if nd is None else nd[0] / scale, "s"),
         ("dip_written_gb", None if nd is None else nd[1] / GB / scale, "GB"),
@@ -214,7 +213,7 @@ def checks(rep: Replay) -> list[dict[str, Any]]:
     )
     # windows inside the first 30 s (at most all of them: their mean)
     first = resolved_mbps(head30, scale=scale, span=used)
-    low = None if first.is_empty() else float(first["write_mbps"].min())
+    low = None if first.is_empty() else num(first["write_mbps"].min())
     rows.append(
         check_row(
             "iometer_seq_write",

@@ -34,7 +34,7 @@ from typing import Any
 
 import polars as pl
 
-from flashback.workload import Workload
+from flashback.workload import Rw, Workload
 
 MIB = 1 << 20
 #: CDM 3's ``DISK_TEST_TIME`` (DiskBench.cpp): seconds per run.
@@ -43,7 +43,7 @@ TEST_TIME_S = 6.0
 DEFAULT_TEST_BYTES = 1000 * MIB
 #: CDM 3 order: each test's read runs, then its write runs.
 #: (name, read rw, write rw, block size, queue depth)
-TESTS = (
+TESTS: tuple[tuple[str, Rw, Rw, str, int], ...] = (
     ("seq", "read", "write", "1m", 1),
     ("rand512k", "randread", "randwrite", "512k", 1),
     ("rand4k", "randread", "randwrite", "4k", 1),
@@ -61,7 +61,7 @@ def prepare_workload(
 
 
 def _seq_pass(
-    rw: str, *, offset: int, test_bytes: int, data: str, interval_s: float | None
+    rw: Rw, *, offset: int, test_bytes: int, data: str, interval_s: float | None
 ) -> Workload:
     """One sequential pass of 1 MiB ``rw`` I/O at QD1 over the test file."""
     return Workload(
@@ -76,7 +76,7 @@ def _seq_pass(
 
 
 def random_workload(
-    rw: str,
+    rw: Rw,
     *,
     bs: str,
     iodepth: int,

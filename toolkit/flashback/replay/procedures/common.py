@@ -2,12 +2,28 @@
 
 from __future__ import annotations
 
+from typing import SupportsFloat
+
 import numpy as np
 import polars as pl
 
 from flashback.workload import Workload
 
 GB = 1e9
+
+
+def num(value: object) -> float:
+    """A polars statistic of a numeric column (``Series.mean()``, ``median()``, ``max()``...)
+    as a float. Polars types those as any Python literal (dates, strings, lists, None); on the
+    numeric columns the protocols read they are an int or a float.
+
+    Raises:
+        TypeError: ``value`` has no float value: None, the statistic of an empty or all-null
+            column (the error ``float(None)`` raises).
+    """
+    if isinstance(value, SupportsFloat):
+        return float(value)
+    raise TypeError(f"a number was expected from a numeric column's statistic, got {value!r}")
 
 
 def seq_fill(
@@ -57,7 +73,7 @@ def rate(df: pl.DataFrame, col: str) -> float | None:
     """Bytes (or ios) per second over a step: ``col`` is ``write_bytes``, ``read_ios``..."""
     if df.is_empty():
         return None
-    secs = float(df["interval_s"].sum())
+    secs = num(df["interval_s"].sum())
     return float(df[col].sum()) / secs if secs > 0 else None
 
 
@@ -97,7 +113,7 @@ def regular(df: pl.DataFrame) -> pl.DataFrame:
     statistics these."""
     if df.height < 3:
         return df
-    typical = float(df["interval_s"].median())
+    typical = num(df["interval_s"].median())
     return df.filter(pl.col("interval_s") >= 0.5 * typical)
 
 
@@ -148,7 +164,7 @@ def resolved_mbps(
     if df.is_empty():
         return pl.DataFrame({"step_t_s": [], "write_mbps": []})
     whole = regular(df if span is None else span)
-    level = float(whole["write_mbps"].median() or 0.0)
+    level = num(whole["write_mbps"].median() or 0.0)
     sd = noise_sd(whole["write_mbps"].to_numpy().astype(float))
     k = 1
     if level > 0 and sd > 0:

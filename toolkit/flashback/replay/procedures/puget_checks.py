@@ -11,7 +11,7 @@ import polars as pl
 from flashback.replay.api import Replay
 from flashback.replay.base import check_row
 from flashback.replay.procedures import cdm
-from flashback.replay.procedures.common import GB, level_changes
+from flashback.replay.procedures.common import GB, level_changes, num
 
 ADVERTISED_WRITE_MBPS = 500.0
 
@@ -66,7 +66,7 @@ class _Run:
 
     def best(self, test: str, direction: str) -> float | None:
         s = self.series(test, direction)
-        return None if s.is_empty() else float(s["mbps"].max())
+        return None if s.is_empty() else num(s["mbps"].max())
 
     def row(self, test: str, metric: str, value: float | None, unit: str, **kw: Any) -> dict:
         return check_row(test, self.cond, metric, value, unit, drive=self.drive, **kw)
@@ -147,7 +147,7 @@ def _advertised_rows(run: _Run) -> list[dict[str, Any]]:
     sw_max = run.best("seq", "write")
     sw = run.series("seq", "write")
     late = sw.filter(pl.col("gb_written_full") >= 380.0) if sw.height else sw
-    avg = float(late["mbps"].mean()) if late.height else None
+    avg = num(late["mbps"].mean()) if late.height else None
     note = "mean of the loops after 380 GB written, where the review starts its average"
     dirty = {"tolerance": 0.15, "note": f"{note}; {DIRTY_NOTE}", "unmodelled": DIRTY_STATE}
     return [
@@ -229,7 +229,7 @@ def _level_after_row(run: _Run, pub_test: str, s: pl.DataFrame, fit: list[float]
     changes hung on whether the fit found a second one (a spurious change 22 GB after the
     first, found at 1/32 and not at 1/64, put the 512 KiB level within tolerance)."""
     after = s.filter(pl.col("gb_written_full") >= fit[0]) if fit else None
-    v = None if after is None or after.is_empty() else float(after["mbps"].mean())
+    v = None if after is None or after.is_empty() else num(after["mbps"].mean())
     return run.row(
         pub_test,
         "level_after_breakpoint_1_mbps",
@@ -318,7 +318,7 @@ def pair_checks(a: Replay, b: Replay) -> list[dict[str, Any]]:
 
     def best(frame: pl.DataFrame, test: str, direction: str) -> float | None:
         s = frame.filter((pl.col("test") == test) & (pl.col("direction") == direction))
-        return None if s.is_empty() else float(s["mbps"].max())
+        return None if s.is_empty() else num(s["mbps"].max())
 
     if pa["data"] != pb["data"]:
         comp, incomp = (la, lb) if pa["data"] == "zeros" else (lb, la)
@@ -346,8 +346,8 @@ def pair_checks(a: Replay, b: Replay) -> list[dict[str, Any]]:
         for test in PUB_TEST:
             x = on.filter((pl.col("test") == test) & (pl.col("direction") == "write"))
             y = off.filter((pl.col("test") == test) & (pl.col("direction") == "write"))
-            if x.height and y.height and float(y["mbps"].mean()) > 0:
-                gains.append(100.0 * (float(x["mbps"].mean()) / float(y["mbps"].mean()) - 1))
+            if x.height and y.height and num(y["mbps"].mean()) > 0:
+                gains.append(100.0 * (num(x["mbps"].mean()) / num(y["mbps"].mean()) - 1))
         note = "gain of the mean per-loop write result with TRIM, over the four write tests"
         for metric, fn in (("trim_gain_min_pct", min), ("trim_gain_max_pct", max)):
             rows.append(

@@ -9,9 +9,9 @@ import polars as pl
 from flashback.replay import params as P
 from flashback.replay.api import Replay
 from flashback.replay.base import Protocol, check_row, register, require
-from flashback.replay.procedures.common import iops, rand_write, rounds_steady
+from flashback.replay.procedures.common import iops, num, rand_write, rounds_steady
 from flashback.units import parse_size
-from flashback.workload import Workload
+from flashback.workload import Rw, Workload
 
 PROCEDURE = """\
 iops/purge: secure erase
@@ -47,7 +47,7 @@ def _iops_test(r: Any, p: dict[str, Any], iv: float) -> None:
     t = r.seconds(p["round_s"])
     for rnd in range(1, p["max_rounds"] + 1):
         for bs, mix in _mixes(p):
-            rw = "randwrite" if mix == 0 else ("randread" if mix == 100 else "randrw")
+            rw: Rw = "randwrite" if mix == 0 else ("randread" if mix == 100 else "randrw")
             w = Workload(
                 rw=rw,
                 bs=bs,
@@ -172,10 +172,12 @@ def checks(rep: Replay) -> list[dict[str, Any]]:
         )
     if steps.height and "wait_s" in steps.columns:
         hir = steps.filter((pl.col("test") == "hir") & (pl.col("kind") == "run"))
-        base = hir.filter(pl.col("condition") == "baseline")["write_iops"].mean()
+        mean = hir.filter(pl.col("condition") == "baseline")["write_iops"].mean()
+        base = None if mean is None else num(mean)
         for wait in hir["wait_s"].drop_nulls().unique(maintain_order=True).to_list():
             cyc = hir.filter((pl.col("wait_s") == wait) & (pl.col("condition") == "after_idle"))
-            v = cyc["write_iops"].mean()
+            mean = cyc["write_iops"].mean()
+            v = None if mean is None else num(mean)
             rows.append(
                 check_row(
                     "pts_hir",

@@ -130,7 +130,7 @@ def figure_inputs(rnd: Replay, zer: Replay) -> dict[str, pl.DataFrame]:
     }
 
 
-def main_figure(inputs: dict[str, pl.DataFrame]) -> alt.FacetChart:
+def main_figure(inputs: dict[str, pl.DataFrame]) -> alt.LayerChart | alt.FacetChart:
     """Write speed against GB written per test (:func:`figure_inputs`' frames): the replayed
     curves, their change points and the review's knees and levels — the report's first
     Puget chart and the README's picture."""
