@@ -418,3 +418,20 @@ def test_normal_output_with_decimal_units_checks_the_logs(tmp_path):
     (tmp_path / "lg_bw.1.log").write_text(bw)
     with pytest.raises(FioFormatError, match="write_bytes"):
         fb.read_fio([tmp_path / "lg_bw.1.log", tmp_path / "normal.txt"])
+
+
+def test_window_maxima_give_latency_maxima_and_refuse_rates(tmp_path):
+    """``log_max_value=1`` logs hold each window's maximum. Read with ``window_value="max"``,
+    the latency log gives the maxima (means null); a bw or iops log holds no rate to sum and
+    is a FioFormatError naming it (was a TypeError from inside ``read_fio``)."""
+    doc = _fio(
+        tmp_path, "--rw=randwrite", "--time_based", "--runtime=600ms", "--log_avg_msec=100",
+        "--log_max_value=1", "--write_lat_log=j", "--write_bw_log=j",
+    )  # fmt: skip
+    lat = fb.read_fio(tmp_path / "j_lat.1.log", window_value="max").intervals
+    assert lat["write_lat_mean_us"].null_count() == lat.height
+    # fio's run-wide max is at least every window's max, and some window holds it
+    top_us = doc["jobs"][0]["write"]["lat_ns"]["max"] / 1000
+    assert lat["write_lat_max_us"].max() == pytest.approx(top_us, rel=1e-6)
+    with pytest.raises(fb.FioFormatError, match="j_bw.1.log holds only each window's maximum"):
+        fb.read_fio(tmp_path / "j_bw.1.log", window_value="max")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from flashback import _native
+from flashback.errors import FioFormatError
 from flashback.fio import hist as fhist
 from flashback.fio.logs import Log
 
@@ -94,9 +95,21 @@ def cumulative(
 
 def rate_total(logs: list[Log], d: int, edges: np.ndarray) -> np.ndarray | None:
     """Sum over jobs of a bw (KiB) or iops (I/Os) log's content per interval, in the log's
-    unit·s; ``None`` without such logs."""
+    unit·s; ``None`` without such logs.
+
+    Raises:
+        FioFormatError: a log holding only each window's maximum (``log_max_value=1``, read
+            with ``window_value="max"``): a rate cannot be summed from maxima.
+    """
     if not logs:
         return None
+    for lg in logs:
+        if lg.value is None:
+            raise FioFormatError(
+                f"{lg.path} holds only each window's maximum (log_max_value=1), not its mean, "
+                f"so the {lg.kind} over an interval cannot be computed from it; pass fio's JSON "
+                "output for the totals, or logs written with log_window_value=both"
+            )
     total = np.zeros(edges.size - 1)
     for lg in logs:
         if not lg.rows_in(d):
