@@ -1,7 +1,7 @@
 """The io_uring engine's accounting on real files and loop devices: I/Os in flight, set-up
 outside the clock, system calls per I/O, and whole-run latency that is every I/O's.
 
-Figures measured with strace, Little's law and fio are in native/src/engine/uring.rs; these
+Figures measured with strace, Little's law and fio are in native/src/engine/uring/; these
 tests assert the behaviour with margins wide enough for a loaded 2-core machine.
 """
 

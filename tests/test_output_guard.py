@@ -1,4 +1,4 @@
-"""Every file flashback writes goes through one guarded writer (``native/src/output.rs``):
+"""Every file flashback writes goes through one guarded writer (``native/src/output/``):
 no device node, FIFO or directory (nor a symlink to one); an existing file only with
 overwrite; exclusive temporaries that follow no planted link and leave nothing behind; a lock
 so two runs cannot write one output; a full disk named in one sentence with what was kept.

@@ -86,7 +86,7 @@ def run_fio(target: str, fields: dict, time_s: float, *, refill: bool = False) -
 #: fio's ring benchmark, built from fio's source by the user (never by this project).
 T_IO_URING = os.environ.get("FIO_T_IO_URING")
 #: flashback's default batches: entries handed over per enter and completions waited for
-#: (native/src/engine/uring.rs, SUBMIT_BATCH and COMPLETE_BATCH); engine_ring.py and
+#: (native/src/engine/uring/, SUBMIT_BATCH and COMPLETE_BATCH); engine_ring.py and
 #: engine_instr.py compare at t/io_uring's other batches too
 SUBMIT_BATCH, COMPLETE_BATCH = 4, 1
 

@@ -1,5 +1,5 @@
 """Every file flashback writes goes through here (the rule itself lives in the native core,
-``native/src/output.rs``).
+``native/src/output/``).
 
 :func:`atomic_output` yields a binary file that is a temporary created exclusively in the
 destination's directory; leaving the ``with`` block normally publishes it under the

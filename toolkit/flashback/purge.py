@@ -1,6 +1,6 @@
 """Purge a drive before a test the way SNIA PTS asks: the drive's own sanitize, format with
 user-data erase or ATA secure erase, chosen by its capability bits (the decision, the guard and
-the commands live in the native drive layer, ``native/src/drive/purge.rs``). A device that
+the commands live in the native drive layer, ``native/src/drive/purge/``). A device that
 offers none gets TRIM (or a zero fill), labelled "not a PTS purge"; a simulated drive gets its
 secure-erase model (``sim-secure-erase``).
 """

@@ -78,7 +78,10 @@ struct Prepared<'a> {
 impl<'a> Prepared<'a> {
     /// Sets job `j` up for `engine`. Without a ring (the kernel refused one: `Err` carries
     /// why) the job is not set up; the caller falls back to psync or fails the run.
-    #[allow(clippy::too_many_arguments, reason = "one job's set-up reads each of these once")]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "one job's set-up reads each of these once"
+    )]
     fn new(
         t: &'a Opened,
         w: &Workload,
