@@ -144,9 +144,12 @@ def test_log_prio_hex_priorities_with_offsets(tmp_path):
 def test_log_prio_with_averaged_windows(tmp_path):
     """log_avg_msec with log_offset=1 and log_prio=1: six columns, the last in hex; the
     window latency means are read as fio wrote them, weighted by the iops log's I/Os."""
+    # 1 s (20 windows), not PER_IO's 300 ms: with 6 windows one late I/O at a window edge
+    # moved the weighted mean +28 % from fio's once in a fresh-clone CI run (198368b; 8 of 8
+    # reruns passed, cause not established)
     doc = _fio(
-        tmp_path, *PER_IO, "--write_lat_log=lg", "--write_iops_log=lg", "--log_avg_msec=50",
-        "--log_offset=1", "--log_prio=1",
+        tmp_path, *PER_IO[:3], "--runtime=1s", "--write_lat_log=lg", "--write_iops_log=lg",
+        "--log_avg_msec=50", "--log_offset=1", "--log_prio=1",
     )  # fmt: skip
     text = (tmp_path / "lg_clat.1.log").read_text().splitlines()
     assert len(text[0].split(",")) == 6 and "0x" in text[0]
