@@ -156,16 +156,11 @@ impl<'o> Session<'o> {
     /// Records one completion (call [`Session::tick`] with its completion time first).
     #[inline]
     pub fn record(&mut self, kind: OpKind, bytes: u64, latency_ns: u64) {
-        let k = kind as usize;
-        self.total_ios[k] += 1;
-        self.total_bytes[k] += bytes;
-        if self.recording {
-            self.rec.record(kind, bytes, latency_ns);
-        }
+        self.record_all(kind, bytes, &[latency_ns]);
     }
 
-    /// Records completions of `kind`, each of `bytes`, with latencies `latency_ns` in order, as
-    /// [`Session::record`] once per latency does (the same counts and histograms, bit for bit).
+    /// Records completions of `kind`, each of `bytes`, with latencies `latency_ns` in order
+    /// (the counters added once; [`Session::record`] is the one-completion case).
     #[inline]
     pub fn record_all(&mut self, kind: OpKind, bytes: u64, latency_ns: &[u64]) {
         let k = kind as usize;

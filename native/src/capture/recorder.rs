@@ -124,27 +124,11 @@ impl Recorder {
     /// Records one completion in the current interval.
     #[inline]
     pub fn record(&mut self, kind: OpKind, bytes: u64, latency_ns: u64) {
-        let k = kind as usize;
-        self.ios[k] += 1;
-        self.bytes[k] += bytes;
-        if kind == OpKind::Write {
-            self.host_written += bytes;
-        }
-        if k < 2 {
-            self.lat_sum_ns[k] += latency_ns as u128;
-            self.lat_max_ns[k] = self.lat_max_ns[k].max(latency_ns);
-            let lat = latency_ns.max(1);
-            if self.run.2 > 0 && self.run.0 == k && self.run.1 == lat {
-                self.run.2 += 1;
-            } else {
-                self.flush_run();
-                self.run = (k, lat, 1);
-            }
-        }
+        self.record_all(kind, bytes, &[latency_ns]);
     }
 
-    /// Records completions of `kind`, each of `bytes`, with latencies `latency_ns` in order:
-    /// the same state as [`Recorder::record`] once per latency, with the counters added once.
+    /// Records completions of `kind`, each of `bytes`, with latencies `latency_ns` in order,
+    /// the counters added once (runs of equal latencies go to the histograms together).
     #[inline]
     pub fn record_all(&mut self, kind: OpKind, bytes: u64, latency_ns: &[u64]) {
         let k = kind as usize;

@@ -356,16 +356,23 @@ mod tests {
         }
     }
 
-    /// Issue 23 item 15: an offset near 2^64 plus a size wrapped past the bounds check.
-    #[test]
-    fn offset_plus_size_past_2_pow_64_is_refused_not_wrapped() {
+    /// A file target of `size` bytes created in a new temporary directory (kept alive by the
+    /// returned guard).
+    fn file_target(size: u64) -> (tempfile::TempDir, Opened) {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("t.bin");
         let o = OpenOptions {
-            create_size: Some(1 << 20),
+            create_size: Some(size),
             ..Default::default()
         };
         let t = super::super::open::open(p.to_str().unwrap(), &o).unwrap();
+        (d, t)
+    }
+
+    /// Issue 23 item 15: an offset near 2^64 plus a size wrapped past the bounds check.
+    #[test]
+    fn offset_plus_size_past_2_pow_64_is_refused_not_wrapped() {
+        let (_d, t) = file_target(1 << 20);
         let w = Workload::from_pairs([
             ("rw", "write"),
             ("offset", "4096"),
@@ -383,13 +390,7 @@ mod tests {
     /// waiting enter made it two: 0.063 vs t/io_uring's 0.031 syscalls per I/O).
     #[test]
     fn a_batch_of_completions_is_waited_for_in_the_enter_that_submits() {
-        let d = tempfile::tempdir().unwrap();
-        let p = d.path().join("t.bin");
-        let o = OpenOptions {
-            create_size: Some(16 << 20),
-            ..Default::default()
-        };
-        let t = super::super::open::open(p.to_str().unwrap(), &o).unwrap();
+        let (d, t) = file_target(16 << 20);
         let w = Workload::from_pairs([
             ("rw", "randread"),
             ("bs", "4k"),
@@ -400,7 +401,7 @@ mod tests {
         .unwrap();
         set_direct(&t, false).unwrap();
         // every page in the page cache: reads complete inline
-        std::fs::read(&p).unwrap();
+        std::fs::read(d.path().join("t.bin")).unwrap();
         let ctl = Control::new(None, Budget::of(&w));
         let mut quiet = Quiet;
         let mut session = Session::start(
@@ -429,13 +430,7 @@ mod tests {
     /// (never below, at most 1/1024 above, never above the max); max and mean are exact.
     #[test]
     fn whole_run_latency_is_that_of_every_io_of_a_real_run() {
-        let d = tempfile::tempdir().unwrap();
-        let p = d.path().join("t.bin");
-        let o = OpenOptions {
-            create_size: Some(8 << 20),
-            ..Default::default()
-        };
-        let t = super::super::open::open(p.to_str().unwrap(), &o).unwrap();
+        let (_d, t) = file_target(8 << 20);
         let w = Workload::from_pairs([
             ("rw", "randwrite"),
             ("bs", "4k"),

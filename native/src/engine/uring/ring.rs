@@ -146,20 +146,35 @@ impl Ring<'_> {
             let n = self.submit_batch.min(s.unsubmitted);
             // SAFETY: no argument is passed; the entries' buffers live until reaped.
             let r = unsafe { self.submitter.enter::<libc::sigset_t>(n as u32, 0, 0, None) };
-            self.enters += 1;
-            // see what the kernel took from the submission queue
-            self.sq.sync();
-            match r {
-                Ok(n) => s.unsubmitted -= n.min(s.unsubmitted),
-                Err(_) if enter_failed(job, r) => {
-                    s.broken = true;
-                    return false;
-                }
+            match self.entered(job, s, r) {
+                Some(true) => {}
                 // busy or interrupted: the rest go with the waiting enter
-                Err(_) => return true,
+                Some(false) => return true,
+                None => return false,
             }
         }
         true
+    }
+
+    /// Accounts for one `io_uring_enter` that returned `r`: counts it, takes off what the kernel
+    /// consumed from the submission queue. `Some(true)` when it took entries, `Some(false)` when
+    /// it was busy or interrupted, `None` (the ring broke and the run failed) otherwise.
+    #[inline]
+    fn entered(&mut self, job: &Job<'_>, s: &mut State, r: io::Result<usize>) -> Option<bool> {
+        self.enters += 1;
+        // see what the kernel took from the submission queue
+        self.sq.sync();
+        match r {
+            Ok(n) => {
+                s.unsubmitted -= n.min(s.unsubmitted);
+                Some(true)
+            }
+            Err(_) if enter_failed(job, r) => {
+                s.broken = true;
+                None
+            }
+            Err(_) => Some(false),
+        }
     }
 
     /// Hands the kernel entries [`Ring::submit_batch`] at a time while more than a batch are
@@ -197,17 +212,6 @@ impl Ring<'_> {
         } else {
             self.submitter.submit_and_wait(want)
         };
-        self.enters += 1;
-        // see what the kernel took from the submission queue
-        self.sq.sync();
-        match r {
-            Ok(n) => s.unsubmitted -= n.min(s.unsubmitted),
-            Err(_) if enter_failed(job, r) => {
-                s.broken = true;
-                return false;
-            }
-            Err(_) => {}
-        }
-        true
+        self.entered(job, s, r).is_some()
     }
 }
