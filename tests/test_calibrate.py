@@ -80,7 +80,7 @@ def test_presets_reproduce_their_recorded_fit(preset):
 
 def test_dirty_rate_fit_recovers_a_known_value():
     # the "published" ratio is what the simulator gives at dirty_rate=0.6
-    from flashback.sim.calibrate import DirtySource, dirty_ratio, fit_dirty_rate
+    from flashback.sim.dirty_rate import DirtySource, dirty_ratio, fit_dirty_rate
 
     truth = dirty_ratio("intel-530-240g", dirty_rate=0.6, scale="1/512")
     assert truth == pytest.approx(0.6, abs=0.03)  # the whole NAND is dirty after the torture
@@ -92,7 +92,7 @@ def test_dirty_rate_fit_recovers_a_known_value():
 
 
 def test_sandforce_presets_carry_the_off_replay_dirty_fit():
-    from flashback.sim.calibrate import DIRTY_SOURCES, dirty_ratio
+    from flashback.sim.dirty_rate import DIRTY_SOURCES, dirty_ratio
 
     published = [s.dirty_mbps / s.clean_mbps for s in DIRTY_SOURCES]
     for s in DIRTY_SOURCES:

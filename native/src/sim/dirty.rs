@@ -17,7 +17,7 @@
 //!   dirty writes at `dirty_rate` × its clean rate however much of it is trimmed, whether its
 //!   clean rate is bound by the backend (240 GB SF-2281 drives) or by its dies (120 GB ones).
 //!
-//! `dirty_rate` is fitted once by `flashback.sim.calibrate.fit_dirty_rate` on sources that
+//! `dirty_rate` is fitted once by `flashback.sim.dirty_rate.fit_dirty_rate` on sources that
 //! are not replayed (see the SandForce presets' sources).
 
 use super::ftl::UNIT;
