@@ -15,6 +15,7 @@ import polars as pl
 from flashback.analysis import blocks, frames, levels, noise
 from flashback.analysis.crops import crops
 from flashback.analysis.pelt import default_jump, l2_cost, search
+from flashback.analysis.row_axes import RowAxes
 from flashback.analysis.segment_search import (
     _bic,
     _line_residuals,
@@ -59,28 +60,6 @@ def _min_change_pct(value: float | str | None, y: str) -> float:
 
 def _default_min_size(n: int) -> int:
     return int(min(max(3, n // 200), 60))
-
-
-#: columns whose value on a row is where that row's interval *ends* (its start is the row before)
-_END_OF_INTERVAL = {
-    "host_written_bytes": "write_bytes",
-    "t_s": "interval_s",
-    "nand_written_bytes": None,
-}
-
-
-def _starts_x(df: pl.DataFrame, x: str, xs: np.ndarray) -> np.ndarray:
-    """x at the *start* of each row. For end-of-interval columns (``host_written_bytes``,
-    ``t_s``...) that is the previous row's x, the first row stepping back by its own increment
-    (``write_bytes``, ``interval_s``); any other column (an index, a round label) labels its
-    own row, so it is ``x`` itself."""
-    if x not in _END_OF_INTERVAL:
-        return xs.astype(np.float64, copy=True)
-    first = xs[0]
-    inc = _END_OF_INTERVAL[x]
-    if inc and inc in df.columns:
-        first = xs[0] - float(df.get_column(inc)[0] or 0)
-    return np.concatenate([[first], xs[:-1]])
 
 
 def explicit_penalty(penalty: object) -> float:
@@ -278,36 +257,8 @@ def choose_model(s: Series, steps: Choice, *, model: str, y: str, auto: bool) ->
     return Choice("step", steps.ends, steps.pen, steps.lrv, xl, lrv_fit)
 
 
-@dataclasses.dataclass(frozen=True)
-class _Axes:
-    """x, and the bytes and seconds of the rows when the frame has them, at each row's start
-    (``*0``) and end."""
-
-    x0: np.ndarray
-    t: np.ndarray | None
-    t0: np.ndarray | None
-    hb: np.ndarray | None
-    hb0: np.ndarray | None
-
-    @classmethod
-    def of(cls, df: pl.DataFrame, x: str, xs: np.ndarray) -> _Axes:
-        t = frames.column(df, "t_s", role="t_s") if "t_s" in df.columns else None
-        hb = (
-            frames.column(df, "host_written_bytes", role="host_written_bytes")
-            if "host_written_bytes" in df.columns
-            else None
-        )
-        return cls(
-            x0=_starts_x(df, x, xs),
-            t=t,
-            t0=_starts_x(df, "t_s", t) if t is not None else None,
-            hb=hb,
-            hb0=_starts_x(df, "host_written_bytes", hb) if hb is not None else None,
-        )
-
-
 def _segment_row(
-    s: Series, c: Choice, ax: _Axes, a: int, e: int, *, x: str, capacity: float | None,
+    s: Series, c: Choice, ax: RowAxes, a: int, e: int, *, x: str, capacity: float | None,
     confidence: float,
 ) -> dict[str, Any]:  # fmt: skip
     """The row of the segment of rows ``a`` to ``e`` (exclusive)."""
@@ -394,7 +345,7 @@ def predict(
     if s.used == "huber" and c.model == "step":
         starts = _refine_l1(s.sig, starts, ends, s.m)
         ends = starts[1:] + [s.n]
-    ax = _Axes.of(df, x, s.xs)
+    ax = RowAxes.of(df, x, s.xs)
     rows = [
         _segment_row(s, c, ax, a, e, x=x, capacity=capacity, confidence=confidence)
         for a, e in zip(starts, ends, strict=True)
