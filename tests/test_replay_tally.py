@@ -8,7 +8,8 @@ import pytest
 
 import flashback as fb
 from flashback.replay.base import check_row, get_protocol, protocols
-from flashback.replay.compare import UNMODELLED, _status, headline, headline_compared, tally
+from flashback.replay.compare import UNMODELLED, _status, tally
+from flashback.replay.headline import headline, headline_compared
 from flashback.replay.mechanisms import MECHANISMS, absent
 
 NAMES = sorted(protocols()["name"].to_list())

@@ -7,6 +7,8 @@ from typing import Any
 
 import polars as pl
 
+from flashback.replay.sensitivity import rerun_of, sensitivity_rows
+
 COLUMNS = {
     "metric": pl.String,
     "condition": pl.String,
@@ -307,7 +309,7 @@ def _seed_values(
                 "real target again yourself"
             )
 
-    run_replay = _rerun(rerun, "seeds=")
+    run_replay = rerun_of(rerun, "seeds=")
 
     def again(rep: Any, seed: int) -> Any:
         return run_replay(
@@ -333,86 +335,6 @@ def _seed_values(
     return out
 
 
-def sensitivity_rows(
-    replay: Any, checks: list[dict[str, Any]], *, rerun: Callable[..., Any] | None
-) -> list[dict[str, Any]]:
-    """The protocol's checks replayed at other values of each parameter the review leaves
-    unstated (``Protocol.unstated``: parameter → values), on the same simulated target and
-    scale with every other parameter as in ``replay``.
-
-    One row per checked number (settings left out) and value: same ``test``, ``metric`` and
-    published number, ``condition`` suffixed ``@param=value``, status ``sensitivity`` (never
-    counted as a match), and a note giving the move from this replay's value. ``rerun``
-    replays the procedure (see :func:`compare`).
-
-    Raises:
-        ReplayError: the replay's target is not a ``sim:`` drive (a sensitivity replay would
-            write to a real target again; replay it with the other value yourself and pass
-            ``other=``), or ``rerun`` is None.
-    """
-    from flashback.errors import ReplayError
-
-    proto = replay.protocol
-    if not proto.unstated:
-        return []
-    if replay.meta.get("target_kind") != "sim":
-        raise ReplayError(
-            "sensitivity= replays the procedure again and is done on sim: targets only; replay "
-            "a real target with the other value yourself and pass it as other="
-        )
-    run_replay = _rerun(rerun, "sensitivity=")
-    params = dict(replay.meta["params"])
-    keyed = {(r["test"], r["condition"], r["metric"], r["drive"]): r for r in checks}
-    rows: list[dict[str, Any]] = []
-    for name, values in proto.unstated.items():
-        current = params[name]
-        for value in values:
-            if value == current:
-                continue
-            variant = run_replay(
-                proto.name,
-                target=replay.meta["target_spec"],
-                scale=replay.scale,
-                progress=False,
-                **{**params, name: value},
-            )
-            for v in proto.checks(variant):
-                base = keyed.get((v["test"], v["condition"], v["metric"], v["drive"]))
-                if base is None or base["setting"] or v["setting"]:
-                    continue
-                was, now = base["replayed"], v["replayed"]
-                moved = (
-                    f"{was:.4g} -> {now:.4g} {v['unit']}"
-                    if was is not None and now is not None
-                    else "not replayed in one of them"
-                )
-                rows.append(
-                    {
-                        **v,
-                        "condition": f"{v['condition']}@{name}={value:g}",
-                        "lookup_condition": v["condition"],
-                        "tolerance": None,
-                        "note": f"{name}={value:g} instead of {current:g} (the review does not "
-                        f"state it): {moved}",
-                        "unmodelled": "",
-                        "reproducible": True,
-                        "sensitivity": True,
-                    }
-                )
-    return rows
-
-
-def _rerun(rerun: Callable[..., Any] | None, option: str) -> Callable[..., Any]:
-    from flashback.errors import ReplayError
-
-    if rerun is None:
-        raise ReplayError(
-            f"{option} replays the procedure again and needs rerun=; call Replay.compare, "
-            "which passes flashback.replay"
-        )
-    return rerun
-
-
 def tally(cmp: pl.DataFrame) -> dict[str, Any]:
     """Counts for a summary of a compare frame: published numbers compared with replayed ones
     (``compared``), how many are within tolerance, their median |relative error| (%), and the
@@ -428,59 +350,3 @@ def tally(cmp: pl.DataFrame) -> dict[str, Any]:
         "median_abs_rel_error_pct": None if med is None else 100 * med,
         "documented_not_modelled": cmp.filter(pl.col("status") == UNMODELLED).height,
     }
-
-
-def headline(protocol: Any, cmp: pl.DataFrame) -> str:
-    """The review's headline number beside the replayed one with its status, or why the
-    replay cannot compare it (``Protocol.headline``).
-
-    Raises:
-        ReplayError: the protocol declares no headline, or its headline row is not in ``cmp``
-            (a protocol must compare its headline or say why not).
-    """
-    from flashback.errors import ReplayError
-
-    key = protocol.headline
-    if isinstance(key, str):
-        if not key:
-            raise ReplayError(f"{protocol.name} declares no headline number nor why it has none")
-        return f"not compared: {key}"
-    test, condition, metric = key
-    r = _headline_row(protocol, cmp)
-    if r is None and protocol.pair_checks is not None:
-        return (
-            f"not compared here: {metric} needs a second replay (compare(other=...), see "
-            f"{protocol.name}'s pair checks)"
-        )
-    if r is None:
-        raise ReplayError(
-            f"{protocol.name}'s headline {test}/{condition}/{metric} is not among its compare rows"
-        )
-
-    def fmt(v: float | None) -> str:
-        return "—" if v is None else f"{v:.4g}"
-
-    return (
-        f"{metric} ({condition}): published {fmt(r['published'])}, replayed "
-        f"{fmt(r['replayed'])} {r['unit']} — {r['status']}"
-    )
-
-
-def headline_compared(protocol: Any, cmp: pl.DataFrame) -> bool:
-    """Whether ``cmp`` compares the protocol's headline number: its row is there with a
-    status of :data:`COMPARED` (not documented-not-modelled, nor without a published or a
-    replayed value)."""
-    r = _headline_row(protocol, cmp)
-    return r is not None and r["status"] in COMPARED
-
-
-def _headline_row(protocol: Any, cmp: pl.DataFrame) -> dict[str, Any] | None:
-    """The compare row of ``Protocol.headline`` (``None`` for a headline that is a reason, or
-    a row ``cmp`` lacks)."""
-    if isinstance(protocol.headline, str):
-        return None
-    test, condition, metric = protocol.headline
-    sel = cmp.filter(
-        (pl.col("test") == test) & (pl.col("condition") == condition) & (pl.col("metric") == metric)
-    )
-    return None if sel.is_empty() else sel.row(0, named=True)

@@ -46,7 +46,7 @@ def build_demo(
         from flashback.errors import ParameterError
 
         raise ParameterError(f"{unknown[0]!r} is not a review's name; pick from: {', '.join(keys)}")
-    from flashback.replay.compare import headline, headline_compared
+    from flashback.replay.headline import headline, headline_compared
 
     sections, rows, cmps, compared = [], [], [], 0
     for r in REVIEWS:
