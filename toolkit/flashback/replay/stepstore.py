@@ -21,6 +21,8 @@ from typing import Any, Literal, TypedDict
 import numpy as np
 import polars as pl
 
+from flashback.replay.steppack import packed, unpacked
+
 #: ``replay.json``'s ``steps_table.format`` for this layout.
 FORMAT = "flashback-steps/1"
 #: The kinds of column: a Parquet type each, ``json`` for anything else (lists, nulls,
@@ -185,58 +187,13 @@ def encode(steps: list[dict[str, Any]]) -> tuple[pl.DataFrame, list[dict[str, An
             data[i] = pl.select(pl.when(same).then(None).otherwise(col)).to_series().alias(col.name)
         else:
             plain.append((i, kind, _key(col), col))
-            data[i], spec["decimals"], spec["delta"] = _packed(col, kind)
+            data[i], spec["decimals"], spec["delta"] = packed(col, kind)
     # replay.json keeps only what differs from the defaults (no reference, not packed)
     brief = [
         {k: v for k, v in spec.items() if k not in _DEFAULTS or v != _DEFAULTS[k]} for spec in specs
     ]
     # (steps without a single leaf give a table without columns, and its height is lost)
     return pl.DataFrame(data), brief
-
-
-def _packed(col: pl.Series, kind: str) -> tuple[pl.Series, int | None, bool]:
-    """A stored column packed: floats that are whole multiples of 10^-d (d ≤ 9; a time in
-    nanoseconds) as those integers, and integers that count up as the differences between
-    one step's value and the previous step's that has one. Returns the column, ``d`` (or
-    ``None``) and whether it holds differences; :func:`_unpacked` undoes it bit for bit."""
-    decimals = None
-    if kind == "float":
-        present = col.drop_nulls().to_numpy()
-        for d in range(10):
-            scale = 10.0**d
-            k = np.round(present * scale)
-            if not np.all(np.abs(k) < 2.0**53):
-                break
-            ints = k.astype(np.int64)
-            if np.array_equal(
-                (ints.astype(np.float64) / scale).view(np.int64), present.view(np.int64)
-            ):
-                decimals = d
-                col = pl.Series(col.name, [None] * len(col), dtype=pl.Int64).scatter(
-                    col.is_not_null().arg_true(), ints
-                )
-                break
-        if decimals is None:
-            return col, None, False
-    elif kind != "int":
-        return col, None, False
-    present = col.drop_nulls().to_numpy()
-    if len(present) < 2:
-        return col, decimals, False
-    diff = np.diff(present, prepend=np.int64(0))  # wraps as the sum that undoes it does
-    if len(np.unique(diff)) >= len(np.unique(present)):
-        return col, decimals, False
-    return col.clone().scatter(col.is_not_null().arg_true(), diff), decimals, True  # (in place)
-
-
-def _unpacked(col: pl.Series, spec: dict[str, Any]) -> pl.Series:
-    present = col.is_not_null().arg_true()
-    if spec["delta"]:
-        col = col.clone().scatter(present, np.cumsum(col.drop_nulls().to_numpy(), dtype=np.int64))
-    if spec["decimals"] is not None:
-        values = col.drop_nulls().to_numpy().astype(np.float64) / 10.0 ** spec["decimals"]
-        col = pl.Series(col.name, [None] * len(col), dtype=pl.Float64).scatter(present, values)
-    return col
 
 
 def _best_ref(
@@ -360,7 +317,7 @@ def decode(table: pl.DataFrame, specs: list[dict[str, Any]], *, count: int) -> l
         dtype = pl.Int64 if s["decimals"] is not None else _DTYPES[s["kind"]]
         if name not in table.columns or table[name].dtype != dtype:
             raise StepTableError(f"column {name} is missing or not of kind {s['kind']}")
-        cols.append(_unpacked(table[name], s))
+        cols.append(unpacked(table[name], s))
     for i, s in enumerate(specs):
         ref = s["ref"]
         if ref is None or not count:
