@@ -202,3 +202,31 @@ def test_observer_s_is_the_time_the_run_spent_in_the_observer(tmp_path):
     assert 0 <= quiet.meta["observer_s"] < len(calls) * 0.02
     sim = fb.run("sim:generic?scale=1/512", w.replace(time=None, written="16m"), progress=slow)
     assert "observer_s" not in sim.meta
+
+
+def test_observer_s_counts_the_wait_for_the_gil(tmp_path):
+    """The engine's thread takes the GIL to hand over rows and poll for Ctrl-C: while another
+    thread holds it (here a C loop that never lets it go, as a redraw's long library call
+    can), that thread waits, and the wait is in ``observer_s``."""
+    import threading
+    import time
+
+    held = []
+
+    def hog() -> None:
+        t0 = time.perf_counter()
+        sum(range(3 * 10**7))  # one C call: the GIL is not released until it returns
+        held.append(time.perf_counter() - t0)
+
+    hogs: list[threading.Thread] = []
+
+    def start_hog(row: dict) -> None:
+        if not hogs:
+            hogs.append(threading.Thread(target=hog))
+            hogs[0].start()
+
+    w = fb.Workload(rw="randwrite", bs="4k", iodepth=4, size="8m", time="1s", interval="0.05s")
+    cap = fb.run(str(tmp_path / "s.bin"), w, progress=start_hog)
+    hogs[0].join()
+    # the engine's next poll (within 50 ms) or row waits out the rest of the hog
+    assert cap.meta["observer_s"] >= held[0] - 0.1 > 0, (cap.meta["observer_s"], held)
