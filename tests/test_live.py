@@ -230,3 +230,29 @@ def test_observer_s_counts_the_wait_for_the_gil(tmp_path):
     hogs[0].join()
     # the engine's next poll (within 50 ms) or row waits out the rest of the hog
     assert cap.meta["observer_s"] >= held[0] - 0.1 > 0, (cap.meta["observer_s"], held)
+
+
+def test_the_live_vega_is_compiled_before_the_run_once_per_title_and_theme(monkeypatch):
+    """A process's first Vega-Lite compile starts vl-convert's engine (about half a second
+    holding the GIL): it used to happen at the first redraw, mid-run. Now the notebook
+    chart's Vega is compiled when the chart is made, and kept for the next chart of the same
+    title and Altair theme."""
+    import altair as alt
+    import vl_convert as vlc
+
+    import flashback.live
+    from flashback.figures._theme import THEME_NAME
+
+    monkeypatch.setattr(flashback.live, "_VEGA", {})
+    compiles = []
+    real = vlc.vegalite_to_vega
+    monkeypatch.setattr(vlc, "vegalite_to_vega", lambda spec: compiles.append(1) or real(spec))
+    LiveChart(every_s=3600)
+    assert len(compiles) == 1  # made, not yet fed a row
+    plain = LiveChart(every_s=3600)._compiled()[0]
+    assert len(compiles) == 1
+    LiveChart(every_s=3600, title="another")
+    assert len(compiles) == 2
+    with alt.theme.enable(THEME_NAME):
+        themed = LiveChart(every_s=3600)._compiled()[0]
+    assert len(compiles) == 3 and themed != plain

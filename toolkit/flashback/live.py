@@ -31,7 +31,7 @@ MAX_POINTS = 1500
 #: one interval as the chart keeps it: (GB written, MB/s, p99 write latency µs, step)
 _Row = tuple[float, float, float | None, str]
 
-#: the live chart's Vega (compiled once per title) and the name of its data set
+#: the live chart's Vega (compiled once per Altair theme and title) and its data set's name
 _VEGA: dict[str, tuple[dict, str]] = {}
 
 
@@ -199,15 +199,20 @@ class LiveChart:
         self._show(bundle, md)
 
     def _compiled(self) -> tuple[dict, str]:
-        """The live chart compiled to Vega (once per title, not mid-run if :meth:`__init__`
-        got to it) and the name of the data set its points go into."""
-        if self.title not in _VEGA:
+        """The live chart compiled to Vega (once per title and Altair theme, not mid-run if
+        :meth:`__init__` got to it: a process's first compile starts vl-convert's engine,
+        about half a second holding the GIL) and the name of the data set its points go
+        into."""
+        import altair as alt
+
+        key = f"{alt.theme.active}\0{self.title}"
+        if key not in _VEGA:
             from flashback._render import VEGA_MIME, render
 
             bundle, _ = render(self.chart().to_dict(), static_scale=0)
             vega = bundle[VEGA_MIME]
-            _VEGA[self.title] = (vega, next(d["name"] for d in vega["data"] if "values" in d))
-        return _VEGA[self.title]
+            _VEGA[key] = (vega, next(d["name"] for d in vega["data"] if "values" in d))
+        return _VEGA[key]
 
     def _show(self, bundle: dict, md: dict) -> None:
         """Shows ``bundle`` in the notebook: a new output the first time, then updated."""
