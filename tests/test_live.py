@@ -103,8 +103,10 @@ def test_a_live_redraw_puts_new_points_into_the_vega_compiled_once(monkeypatch):
     (with its PNG)."""
     import vl_convert as vlc
 
+    import flashback.live
     from flashback.notebook import STATIC_MIME, VEGA_MIME
 
+    monkeypatch.setattr(flashback.live, "_VEGA", {})  # compiled once per title, per process
     compiles = []
     real = vlc.vegalite_to_vega
     monkeypatch.setattr(vlc, "vegalite_to_vega", lambda spec: compiles.append(1) or real(spec))
@@ -136,3 +138,121 @@ def test_a_live_redraw_puts_new_points_into_the_vega_compiled_once(monkeypatch):
     live.close("complete")
     assert len(compiles) == 2 and STATIC_MIME in shown[-1]
     assert len(values(shown[-1])) == live.points().height
+
+
+def _feed(live: LiveChart, n: int, seed: int) -> None:
+    """``n`` intervals of varied throughput, some without a p99 (no write completed)."""
+    import random
+
+    rnd = random.Random(seed)
+    for _ in range(n):
+        lat = None if rnd.random() < 0.1 else rnd.uniform(50, 5000)
+        live(dict(interval_s=rnd.choice([0.1, 1.0, None]), write_bytes=rnd.randrange(10**9),
+                  read_bytes=rnd.randrange(10**6), write_lat_p99_us=lat,
+                  host_written_bytes=(len(live._rows) + 1) * 10**8))  # fmt: skip
+        if rnd.random() < 0.001:
+            live.step(f"step {len(live._rows)}")
+
+
+def _same_points(got: list[dict], want: list[dict]) -> None:
+    assert len(got) == len(want) and [list(g) for g in got] == [list(w) for w in want]
+    for g, w in zip(got, want, strict=True):
+        assert g["gb_written"] == w["gb_written"] and g["step"] == w["step"]
+        assert g["mbps"] == pytest.approx(w["mbps"], rel=1e-12)
+        if w["lat_p99_us"] is None:
+            assert g["lat_p99_us"] is None
+        else:
+            assert g["lat_p99_us"] == pytest.approx(w["lat_p99_us"], rel=1e-12)
+
+
+@pytest.mark.parametrize("sizes", [[1, 40], [900, 1500, 1501, 2999, 3001, 4507]])
+def test_live_points_are_polars_points(sizes):
+    """The live redraw bins the intervals in plain Python, keeping the bins an earlier redraw
+    finished; at every size, across the bin width growing past MAX_POINTS, 2 x and 3 x, its
+    points are those polars' group_by gives."""
+    from flashback.live import MAX_POINTS
+
+    live = LiveChart(every_s=3600, display=lambda chart: None)
+    for i, n in enumerate(sizes):
+        _feed(live, n - len(live._rows), seed=i)
+        want = live.points().to_dicts()
+        assert len(want) <= MAX_POINTS
+        _same_points(live.live_points(), want)
+        _same_points(live.live_points(), want)  # again, from the kept bins
+    live.close("complete")
+
+
+def test_observer_s_is_the_time_the_run_spent_in_the_observer(tmp_path):
+    """A real run's metadata says how long its thread spent in the progress callback (and
+    the Ctrl-C polls); a simulated run's does not (its metadata is a function of its
+    inputs)."""
+    import time
+
+    calls = []
+
+    def slow(row):
+        calls.append(row)
+        time.sleep(0.02)
+
+    w = fb.Workload(rw="randwrite", bs="4k", iodepth=4, size="8m", time="0.5s", interval="0.05s")
+    cap = fb.run(str(tmp_path / "s.bin"), w, progress=slow)
+    assert len(calls) >= 5
+    assert cap.meta["observer_s"] >= len(calls) * 0.02
+    quiet = fb.run(str(tmp_path / "s.bin"), w)
+    assert 0 <= quiet.meta["observer_s"] < len(calls) * 0.02
+    sim = fb.run("sim:generic?scale=1/512", w.replace(time=None, written="16m"), progress=slow)
+    assert "observer_s" not in sim.meta
+
+
+def test_observer_s_counts_the_wait_for_the_gil(tmp_path):
+    """The engine's thread takes the GIL to hand over rows and poll for Ctrl-C: while another
+    thread holds it (here a C loop that never lets it go, as a redraw's long library call
+    can), that thread waits, and the wait is in ``observer_s``."""
+    import threading
+    import time
+
+    held = []
+
+    def hog() -> None:
+        t0 = time.perf_counter()
+        sum(range(3 * 10**7))  # one C call: the GIL is not released until it returns
+        held.append(time.perf_counter() - t0)
+
+    hogs: list[threading.Thread] = []
+
+    def start_hog(row: dict) -> None:
+        if not hogs:
+            hogs.append(threading.Thread(target=hog))
+            hogs[0].start()
+
+    w = fb.Workload(rw="randwrite", bs="4k", iodepth=4, size="8m", time="1s", interval="0.05s")
+    cap = fb.run(str(tmp_path / "s.bin"), w, progress=start_hog)
+    hogs[0].join()
+    # the engine's next poll (within 50 ms) or row waits out the rest of the hog
+    assert cap.meta["observer_s"] >= held[0] - 0.1 > 0, (cap.meta["observer_s"], held)
+
+
+def test_the_live_vega_is_compiled_before_the_run_once_per_title_and_theme(monkeypatch):
+    """A process's first Vega-Lite compile starts vl-convert's engine (about half a second
+    holding the GIL): it used to happen at the first redraw, mid-run. Now the notebook
+    chart's Vega is compiled when the chart is made, and kept for the next chart of the same
+    title and Altair theme."""
+    import altair as alt
+    import vl_convert as vlc
+
+    import flashback.live
+    from flashback.figures._theme import THEME_NAME
+
+    monkeypatch.setattr(flashback.live, "_VEGA", {})
+    compiles = []
+    real = vlc.vegalite_to_vega
+    monkeypatch.setattr(vlc, "vegalite_to_vega", lambda spec: compiles.append(1) or real(spec))
+    LiveChart(every_s=3600)
+    assert len(compiles) == 1  # made, not yet fed a row
+    plain = LiveChart(every_s=3600)._compiled()[0]
+    assert len(compiles) == 1
+    LiveChart(every_s=3600, title="another")
+    assert len(compiles) == 2
+    with alt.theme.enable(THEME_NAME):
+        themed = LiveChart(every_s=3600)._compiled()[0]
+    assert len(compiles) == 3 and themed != plain

@@ -90,6 +90,9 @@ pub struct Session<'o> {
     /// totals kept even when recording is off
     pub total_ios: [u64; 3],
     pub total_bytes: [u64; 3],
+    /// wall time spent in the observer (rows handed over, stop polls; waiting for Python's
+    /// GIL included): the run's `observer_s` (real targets)
+    observer: std::time::Duration,
 }
 
 impl<'o> Session<'o> {
@@ -150,6 +153,7 @@ impl<'o> Session<'o> {
             sim_counters: [None, None],
             total_ios: [0; 3],
             total_bytes: [0; 3],
+            observer: std::time::Duration::ZERO,
         })
     }
 
@@ -212,7 +216,10 @@ impl<'o> Session<'o> {
 
     /// Asks the observer whether to stop (call at least every 100 ms of wall time).
     pub fn should_stop(&mut self) -> bool {
-        self.obs.should_stop()
+        let t = std::time::Instant::now();
+        let stop = self.obs.should_stop();
+        self.observer += t.elapsed();
+        stop
     }
 
     fn push(&mut self) -> Result<()> {
@@ -223,7 +230,9 @@ impl<'o> Session<'o> {
         if let Some(s) = self.sink.as_mut() {
             s.push(new)?;
         }
+        let t = std::time::Instant::now();
         self.obs.on_rows(new);
+        self.observer += t.elapsed();
         if self.stream_only {
             self.rows.clear();
         }
@@ -251,13 +260,20 @@ impl<'o> Session<'o> {
         // A stop asked for while the observer took the last rows (Ctrl-C landing in a
         // progress callback; a simulated run hands over many rows at its end) comes after the
         // run's last poll: it is still the run's status, or the caller would carry on.
-        if status == Status::Complete && self.obs.should_stop() {
+        if status == Status::Complete && self.should_stop() {
             status = Status::Interrupted;
         }
         let m = self.meta.as_object_mut().expect("meta is an object");
         m.insert("status".into(), json!(status.as_str()));
         m.insert("end_time".into(), json!(now_rfc3339()));
         m.insert("duration_s".into(), json!(now_ns as f64 / 1e9));
+        if !self.with_sim {
+            // What watching the run cost it: the wall time its thread spent handing rows to
+            // the observer and asking it whether to stop (a progress callback, a live chart,
+            // Ctrl-C polls). Left out of a simulated run, whose metadata is a function of its
+            // inputs alone.
+            m.insert("observer_s".into(), json!(self.observer.as_secs_f64()));
+        }
         m.insert(
             "totals".into(),
             json!({

@@ -55,6 +55,8 @@ class CaptureMeta(TypedDict, total=False):
     latency: dict[str, Any]  # whole-run latency stats per direction ("read", "write"), µs
     cumulative_start: dict[str, Any]  # the running totals' values when the run began
     duration_s: float
+    # real runs: wall s the run's thread spent in the progress callback and Ctrl-C polls
+    observer_s: float
     # written by flashback's engine and the simulator
     data_compress_ratio: float
     engine: str  # "io_uring" or "psync"

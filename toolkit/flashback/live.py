@@ -4,10 +4,14 @@ intervals arrive, in a notebook; it becomes the static chart (Vega + PNG, see
 
 The progress callback only appends each interval to a list (microseconds, under the lock);
 a background thread redraws every ``every_s`` seconds of wall time while the engine runs
-with the GIL released. A live redraw only puts the new points into a Vega spec compiled
-once (no Altair validation, no Vega-Lite compile per redraw: about a millisecond for 1,500
-points); the final chart goes through Altair and vl-convert with its PNG. ``make bench``
-(``tests/bench/live.py``) measures what it costs the run.
+with the GIL released. The engine's thread still takes the GIL to hand over each interval
+and to poll for Ctrl-C, and waits for it while the redraw holds it; so a live redraw holds
+it briefly: its points are binned in plain Python, only the intervals new since the last
+redraw (:meth:`LiveChart.live_points`, no polars), and put into a Vega spec compiled once
+per title before the run (no Altair validation, no Vega-Lite compile per redraw). The final
+chart goes through Altair and vl-convert with its PNG. ``make bench``
+(``tests/bench/live.py``) measures what it costs the run: the run's ``observer_s`` (the
+engine thread's time in the callback and the Ctrl-C polls) against its duration.
 
 >>> cap = fb.run(target, w, progress="live")       # or fb.replay(..., progress="live")
 >>> from flashback.live import LiveChart             # the same, with options
@@ -16,12 +20,19 @@ points); the final chart goes through Altair and vl-convert with its PNG. ``make
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Callable
 from typing import Any
 
 #: at most this many points are drawn (consecutive intervals averaged beyond it)
 MAX_POINTS = 1500
+
+#: one interval as the chart keeps it: (GB written, MB/s, p99 write latency µs, step)
+_Row = tuple[float, float, float | None, str]
+
+#: the live chart's Vega (compiled once per Altair theme and title) and its data set's name
+_VEGA: dict[str, tuple[dict, str]] = {}
 
 
 class LiveChart:
@@ -50,7 +61,7 @@ class LiveChart:
         self.title = title
         self._display = display
         self._handle: Any = None
-        self._rows: list[tuple[float, float, float | None, str]] = []
+        self._rows: list[_Row] = []
         self._lock = threading.Lock()
         self._drawn = 0  # rows in the last chart drawn
         self._step = ""
@@ -58,10 +69,18 @@ class LiveChart:
         self._thread: threading.Thread | None = None
         self.draws = 0
         self.error: BaseException | None = None
-        #: the live chart compiled to Vega once, and the name of its data set
-        self._vega: tuple[dict, str] | None = None
+        # live_points' bins: their width (intervals), the finished ones, the rows they hold
+        self._bin_k = 0
+        self._bins: list[dict] = []
+        self._binned = 0
         import altair  # noqa: F401  (imported here, not by the first redraw mid-run)
         import polars  # noqa: F401
+
+        if display is None:  # the notebook's chart compiled now, not by the first redraw
+            try:
+                self._compiled()
+            except Exception:  # the first redraw meets it again, and ends the live view
+                pass
 
     # the progress-callback protocol: __call__(row), step(name), close(status)
     def __call__(self, row: dict) -> None:
@@ -118,6 +137,23 @@ class LiveChart:
             )  # fmt: skip
         return df
 
+    def live_points(self) -> list[dict]:
+        """:meth:`points` as a list of dicts (its rows, its columns), built in plain Python:
+        the bins finished by an earlier call are kept, so a call costs the intervals new
+        since then (all of them again when the bin width grows, once per
+        :data:`MAX_POINTS` intervals), not a polars frame of the whole run."""
+        with self._lock:
+            n = len(self._rows)
+            rows = self._rows  # only appended to: rows[:n] stay as they are
+        k = max(1, -(-n // MAX_POINTS))
+        if k != self._bin_k:
+            self._bin_k, self._bins, self._binned = k, [], 0
+        full = n - n % k
+        for i in range(self._binned, full, k):
+            self._bins.append(_bin(rows[i : i + k]))
+        self._binned = max(self._binned, full)
+        return self._bins + [_bin(rows[full:n])] if full < n else list(self._bins)
+
     def chart(self, *, suffix: str = "") -> Any:
         """The chart of what has arrived (Altair): two panels sharing the bytes-written axis."""
         import altair as alt
@@ -151,24 +187,32 @@ class LiveChart:
         if self._display is not None:
             self._display(self.chart(suffix=suffix))
             return
-        from flashback._render import VEGA_MIME, render
-
         if final:  # the chart a saved notebook keeps: Vega and its PNG
+            from flashback._render import render
+
             bundle, md = render(self.chart(suffix=suffix).to_dict(), static_scale=1.0)
-        else:  # while live: the new points in the Vega compiled once
-            points = self.points()
-            if self._vega is None:
-                bundle, md = render(self.chart().to_dict(), static_scale=0)
-                vega = bundle[VEGA_MIME]
-                name = next(d["name"] for d in vega["data"] if "values" in d)
-                self._vega = (vega, name)
-            vega, name = self._vega
-            data = [
-                {**d, "values": points.to_dicts()} if d.get("name") == name else d
-                for d in vega["data"]
-            ]
+        else:  # while live: the points in the Vega compiled once
+            vega, name = self._compiled()
+            points = self.live_points()
+            data = [{**d, "values": points} if d.get("name") == name else d for d in vega["data"]]
             bundle, md = render_live({**vega, "data": data}, title=self.title)
         self._show(bundle, md)
+
+    def _compiled(self) -> tuple[dict, str]:
+        """The live chart compiled to Vega (once per title and Altair theme, not mid-run if
+        :meth:`__init__` got to it: a process's first compile starts vl-convert's engine,
+        about half a second holding the GIL) and the name of the data set its points go
+        into."""
+        import altair as alt
+
+        key = f"{alt.theme.active}\0{self.title}"
+        if key not in _VEGA:
+            from flashback._render import VEGA_MIME, render
+
+            bundle, _ = render(self.chart().to_dict(), static_scale=0)
+            vega = bundle[VEGA_MIME]
+            _VEGA[key] = (vega, next(d["name"] for d in vega["data"] if "values" in d))
+        return _VEGA[key]
 
     def _show(self, bundle: dict, md: dict) -> None:
         """Shows ``bundle`` in the notebook: a new output the first time, then updated."""
@@ -178,6 +222,18 @@ class LiveChart:
             self._handle = display(bundle, metadata=md, raw=True, display_id=True)
         else:
             self._handle.update(bundle, metadata=md, raw=True)
+
+
+def _bin(rows: list[_Row]) -> dict:
+    """One point of :meth:`LiveChart.points` from its intervals: the last GB written and
+    step, the mean MB/s and p99 latency (intervals without one left out; None if none has)."""
+    lat = [r[2] for r in rows if r[2] is not None]
+    return {
+        "gb_written": rows[-1][0],
+        "mbps": math.fsum(r[1] for r in rows) / len(rows),
+        "lat_p99_us": math.fsum(lat) / len(lat) if lat else None,
+        "step": rows[-1][3],
+    }
 
 
 def render_live(vega: dict, *, title: str = "") -> tuple[dict, dict]:
