@@ -165,7 +165,7 @@ def read_columns(path: Path) -> Table:
     return Table(cols, hexcols, lows, highs, t_sorted=first_step >= 0)
 
 
-def _view(col: _native.LogColumn, dtype: type[np.float64] | type[np.int64]) -> np.ndarray:
+def column_view(col: _native.LogColumn, dtype: type[np.float64] | type[np.int64]) -> np.ndarray:
     """``col``'s numbers in place: a LogColumn exports the buffer protocol (PyO3's
     ``__getbuffer__``), which typeshed spells ``__buffer__`` only from Python 3.12."""
     return np.frombuffer(col, dtype=dtype)  # type: ignore[call-overload]
@@ -183,8 +183,8 @@ def read_plain(path: Path) -> Table | None:
     if got is None:
         return None
     rows, t, value, rest, lows, highs, t_sorted = got
-    cols = [_view(t, np.float64), _view(value, np.float64)] + [
-        np.broadcast_to(np.int64(c), (rows,)) if isinstance(c, int) else _view(c, np.int64)
+    cols = [column_view(t, np.float64), column_view(value, np.float64)] + [
+        np.broadcast_to(np.int64(c), (rows,)) if isinstance(c, int) else column_view(c, np.int64)
         for c in rest
     ]
     return Table(cols, set(), tuple(lows), tuple(highs), t_sorted=t_sorted)

@@ -132,6 +132,9 @@ def _read_logs(
     v, ns_per_unit = _decide_modes(parsed, [(p, h) for p, h in hists], v)
     for lg in parsed:
         logs.check_one_row_per_window(lg)
+        if lg.mode == "per_io" and lg.value is None:
+            # no windows: fio writes each I/O's value whatever log_max_value says
+            lg.value = lg.value_max
     outputs = ", ".join(str(p) for p in others)
     with jsonout.fields_of(outputs):
         doc = _json_of(others)
