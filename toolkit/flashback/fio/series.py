@@ -200,9 +200,7 @@ def latency(
         # int64 when any log has fio's integers: read_plain's float64 values are exact
         # integers, as the int64 ones would be; float64 when none has
         as_int = any(lg.ivalue is not None for lg in per_io)
-        raw = _joined(
-            [_raw(lg, as_int=as_int)[sel] for lg, sel in zip(per_io, sels, strict=True)]
-        )
+        raw = _joined([_raw(lg, as_int=as_int)[sel] for lg, sel in zip(per_io, sels, strict=True)])
         b = _joined([bins_of(lg, edges)[sel] for lg, sel in zip(per_io, sels, strict=True)])
         for i, vv in _by_interval(b, raw, n):
             vv = vv * scale
