@@ -12,7 +12,8 @@ import numpy as np
 from flashback import _native
 from flashback.errors import FioFormatError
 from flashback.fio import hist as fhist
-from flashback.fio.logs import Log, column_view
+from flashback.fio.logs import Log
+from flashback.fio.logtable import column_view
 
 LAT_STATS = ("mean", "p50", "p99", "p999", "max")
 
