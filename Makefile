@@ -86,8 +86,8 @@ lint: setup
 	$(BIN)/ruff format --check toolkit tests notebooks
 	cd toolkit && $(BIN)/python -m mypy.stubtest flashback._native --allowlist ../native/stubtest-allowlist.txt
 
-# mypy on the package (configuration, and the modules still excused with their error counts:
-# pyproject.toml's [tool.mypy]); the native module is checked through its committed stub
+# mypy on the package, no module excused (configuration: pyproject.toml's [tool.mypy]); the
+# native module is checked through its committed stub
 typecheck: setup
 	$(BIN)/python -m mypy
 

@@ -225,6 +225,11 @@ def test_public_signature_uses_the_one_vocabulary(name, sig):
 KEYWORD_BUILT = (
     ("flashback.sweep", "SweepResult", {"jobs": [], "paths": None, "elapsed_s": 0.0}),
     ("flashback.dataset.grouped", "Grouped", {"by": ["serial"], "results": {}}),
+    (
+        "flashback.trace",
+        "Remap",
+        {"time_scale": 0.5, "offset_scale": 0.25, "offset_shift_bytes": 8192, "align_bytes": 512},
+    ),
 )
 
 

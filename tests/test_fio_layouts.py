@@ -438,3 +438,18 @@ def test_window_maxima_give_latency_maxima_and_refuse_rates(tmp_path):
     assert lat["write_lat_max_us"].max() == pytest.approx(top_us, rel=1e-6)
     with pytest.raises(fb.FioFormatError, match="j_bw.1.log holds only each window's maximum"):
         fb.read_fio(tmp_path / "j_bw.1.log", window_value="max")
+
+
+def test_per_io_logs_read_with_window_value_max_as_without(tmp_path):
+    """A per-I/O log (no ``log_avg_msec``) has no windows: fio writes each I/O's value
+    whatever ``log_max_value`` says, so ``window_value="max"`` changes nothing. It raised a
+    bare TypeError from inside ``read_fio`` (a log with maxima only has no ``value``)."""
+    doc = _fio(
+        tmp_path, *PER_IO, "--log_max_value=1", "--write_lat_log=lg", "--write_bw_log=lg",
+    )  # fmt: skip
+    files = [tmp_path / "lg_lat.1.log", tmp_path / "lg_bw.1.log"]
+    plain = fb.read_fio(files)
+    maxed = fb.read_fio(files, window_value="max")
+    assert maxed.intervals.equals(plain.intervals)
+    assert set(maxed.meta["log_modes"].values()) == {"per_io"}
+    assert _totals(maxed) == _fio_totals(doc)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import subprocess
 from pathlib import Path
@@ -163,3 +164,88 @@ def test_recorded_timing_on_a_real_file(tmp_path: Path):
     assert iv["write_ios"].sum() == 11
     assert iv["t_s"].max() >= 1.0  # the recorded second is kept, not collapsed
     assert iv["write_ios"].max() <= 2
+
+
+def _spread_writes(tmp_path: Path) -> Path:
+    """A v3 iolog of 16 4 KiB writes, one every 8 KiB, all recorded at time 0."""
+    lines = ["fio version 3 iolog", "0 f add", "0 f open"]
+    lines += [f"0 f write {i * 8192} 4096" for i in range(16)]
+    log = tmp_path / "spread.iolog"
+    log.write_text("\n".join(lines) + "\n")
+    return log
+
+
+def test_remap_gives_the_same_capture_as_the_keywords(tmp_path: Path):
+    log = _spread_writes(tmp_path)
+    keywords = dict(time_scale=1.0, offset_scale=0.5, offset_shift_bytes=4096, align_bytes=4096)
+    common = dict(iodepth=1, seed=3, direct=False, interval_s=0.5)
+    caps, contents = [], []
+    ways = (("kw", keywords), ("remap", {"remap": fb.Remap(**keywords)}), ("none", {}))
+    for name, how in ways:
+        target = fb.Target(tmp_path / f"{name}.bin", size="1m")
+        caps.append(fb.replay_trace(log, target=target, **common, **how))
+        contents.append((tmp_path / f"{name}.bin").read_bytes())
+    assert contents[0] == contents[1]
+    assert contents[0] != contents[2], "the remapping was ignored"
+    cols = ["step", "write_ios", "write_bytes", "read_ios", "trim_ios"]
+    assert caps[0].intervals.select(cols).equals(caps[1].intervals.select(cols))
+    assert caps[0].meta["trace"] == caps[1].meta["trace"]
+    assert caps[1].meta["trace"]["time_scale"] == 1.0
+
+
+def test_remap_is_frozen_and_keyword_only():
+    r = fb.Remap(offset_scale=0.5)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        r.offset_scale = 2.0  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        fb.Remap(None, 0.5)  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    "keyword",
+    [
+        {"time_scale": 1.0},
+        {"offset_scale": 0.5},
+        {"offset_shift_bytes": 4096},
+        {"align_bytes": 512},
+    ],
+    ids=lambda k: next(iter(k)),
+)
+def test_a_keyword_beside_remap_is_refused(tmp_path: Path, keyword: dict):
+    log = _spread_writes(tmp_path)
+    with pytest.raises(fb.ParameterError, match=rf"^{next(iter(keyword))} given both"):
+        fb.replay_trace(log, target="sim:generic?scale=1/256", remap=fb.Remap(), **keyword)
+    # the same keyword at its default beside remap= is no conflict
+    defaults = {k: getattr(fb.Remap(), k) for k in keyword}
+    cap = fb.replay_trace(log, target="sim:generic?scale=1/256", remap=fb.Remap(), **defaults)
+    assert cap.intervals["write_ios"].sum() == 16
+
+
+def test_remap_must_be_a_remap(tmp_path: Path):
+    log = _spread_writes(tmp_path)
+    with pytest.raises(fb.ParameterError, match="remap must be a flashback.Remap, got dict"):
+        fb.replay_trace(log, target="sim:generic?scale=1/256", remap={"offset_scale": 0.5})
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"time_scale": 0.0},
+        {"time_scale": float("nan")},
+        {"offset_scale": -1.0},
+        {"offset_scale": float("inf")},
+        {"offset_shift_bytes": -1},
+        {"align_bytes": -1},
+        {"offset_scale": 64.0},  # the trace no longer fits the target
+    ],
+    ids=lambda b: f"{next(iter(b))}={next(iter(b.values()))}",
+)
+def test_bad_values_are_refused_in_remap_as_in_the_keywords(tmp_path: Path, bad: dict):
+    log = _spread_writes(tmp_path)
+    where = "sim:generic?scale=1/4096"
+    with pytest.raises(Exception) as by_keyword:
+        fb.replay_trace(log, target=where, **bad)
+    with pytest.raises(Exception) as by_remap:
+        fb.replay_trace(log, target=where, remap=fb.Remap(**bad))
+    assert type(by_remap.value) is type(by_keyword.value)
+    assert str(by_remap.value) == str(by_keyword.value)

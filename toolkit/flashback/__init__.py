@@ -31,7 +31,7 @@ _LAZY = {
     "published": "flashback.published",
     **dict.fromkeys(("Replay", "protocols", "replay"), "flashback.replay"),
     **dict.fromkeys(("Target", "open_target", "run"), "flashback.targets"),
-    "replay_trace": "flashback.trace",
+    **dict.fromkeys(("Remap", "replay_trace"), "flashback.trace"),
     **dict.fromkeys(
         (
             "Bootstrap",
@@ -138,4 +138,5 @@ __all__ = [
     "SteadyState",
     "Effect",
     "Bootstrap",
+    "Remap",
 ]

@@ -2,14 +2,64 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable
 
 from flashback.capture import Capture
-from flashback.errors import ImportFormatError
+from flashback.errors import ImportFormatError, ParameterError
 from flashback.targets import Target, open_target, run_with_progress
 from flashback.units import interval_seconds
 from flashback.workload import Workload
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Remap:
+    """How a trace's times and offsets map onto the target, as one value passed to
+    :func:`replay_trace` as ``remap=`` in place of the four keywords of the same names (which
+    stay accepted). The Rust core groups the same fields as ``trace::Remap``.
+
+    The values are checked when the trace is replayed, exactly as the keywords are: a
+    ``time_scale`` or ``offset_scale`` that is not a positive finite factor is a
+    :class:`~flashback.ParameterError` from :func:`replay_trace`.
+
+    Attributes:
+        time_scale: ``None`` issues operations as fast as ``iodepth`` allows; ``1.0`` keeps the
+            recorded timing, ``0.5`` replays twice as fast (a factor on recorded seconds).
+        offset_scale: factor on trace offsets and lengths (``0.5`` fits a trace into half its
+            span).
+        offset_shift_bytes: bytes added to every offset after scaling.
+        align_bytes: alignment in bytes of the remapped offsets and lengths (direct I/O needs
+            512 or 4096).
+    """
+
+    time_scale: float | None = None
+    offset_scale: float = 1.0
+    offset_shift_bytes: int = 0
+    align_bytes: int = 4096
+
+
+#: the remapping when none is given: what :func:`replay_trace`'s keywords default to
+_DEFAULT_REMAP = Remap()
+
+
+def _given_remap(remap: object, keywords: dict[str, object]) -> Remap:
+    """``remap``, checked against the remap ``keywords`` :func:`replay_trace` was called with
+    (name -> value), which must all be at their defaults.
+
+    Raises:
+        ParameterError: ``remap`` is not a :class:`Remap`, or a keyword is set to something
+            other than its default beside it.
+    """
+    if not isinstance(remap, Remap):
+        raise ParameterError(f"remap must be a flashback.Remap, got {type(remap).__name__}")
+    changed = [k for k, v in keywords.items() if v != getattr(_DEFAULT_REMAP, k)]
+    if changed:
+        raise ParameterError(
+            f"{', '.join(changed)} given both as keyword and in remap=; pass the remapping in "
+            "one place"
+        )
+    return remap
 
 
 def replay_trace(
@@ -32,6 +82,7 @@ def replay_trace(
     progress: bool | Callable[[dict], None] | None = None,
     destroy: str | None = None,
     overwrite: bool = False,
+    remap: Remap | None = None,
 ) -> Capture:
     """Replays a recorded block trace on ``target`` and returns the capture.
 
@@ -46,12 +97,32 @@ def replay_trace(
         interval_s: the capture's reporting interval in seconds (default 1.0).
         capture_path, overwrite: stream the capture to this file; an existing regular file
             there is replaced only with ``overwrite`` (see :meth:`flashback.Target.run`).
+        remap: ``time_scale``, ``offset_scale``, ``offset_shift_bytes`` and ``align_bytes`` as
+            one :class:`Remap` (those keywords then left at their defaults).
 
     Raises:
         ImportFormatError: a malformed trace line (the message names file and line).
-        ParameterError: the trace does not fit the target after remapping, a bad factor, or
-            an interval that is not a positive duration.
+        ParameterError: the trace does not fit the target after remapping, a bad factor, an
+            interval that is not a positive duration, ``remap`` that is not a :class:`Remap`,
+            or ``remap`` given with one of its keywords changed from its default.
     """
+    if remap is not None:
+        opts = _given_remap(
+            remap,
+            {
+                "time_scale": time_scale,
+                "offset_scale": offset_scale,
+                "offset_shift_bytes": offset_shift_bytes,
+                "align_bytes": align_bytes,
+            },
+        )
+    else:
+        opts = Remap(
+            time_scale=time_scale,
+            offset_scale=offset_scale,
+            offset_shift_bytes=offset_shift_bytes,
+            align_bytes=align_bytes,
+        )
     interval_s = interval_seconds(interval_s, where="replay_trace")
     if not os.path.exists(path):
         raise ImportFormatError(
@@ -72,10 +143,10 @@ def replay_trace(
         lambda bar: t._t.run_trace(
             os.fspath(path),
             fields,
-            time_scale=time_scale,
-            offset_scale=offset_scale,
-            offset_shift=offset_shift_bytes,
-            align=align_bytes,
+            time_scale=opts.time_scale,
+            offset_scale=opts.offset_scale,
+            offset_shift=opts.offset_shift_bytes,
+            align=opts.align_bytes,
             step=step,
             capture_path=None if capture_path is None else os.fspath(capture_path),
             progress=bar,
@@ -86,5 +157,5 @@ def replay_trace(
         workload=Workload(rw="randrw", time=None),
         label=step,
     )
-    cap.meta["trace"] = {"path": os.fspath(path), "time_scale": time_scale}
+    cap.meta["trace"] = {"path": os.fspath(path), "time_scale": opts.time_scale}
     return cap

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from flashback.errors import FioFormatError
-from flashback.fio.logs import read_table
+from flashback.fio.logtable import read_table
 from flashback.fio.version import Version
 
 BUCKETS_NS = 1856  # fio >= 3.0

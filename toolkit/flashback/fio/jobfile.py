@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 from flashback.errors import ImportFormatError, ParameterError
@@ -169,90 +170,184 @@ def _number(v: str, key: str, path: Path, *, integer: bool = True, lo: float = 0
     return x
 
 
+@dataclasses.dataclass
+class _Job:
+    """What a job's options have set so far, as :func:`_fields` reads them in order."""
+
+    path: Path
+    fields: dict[str, str] = dataclasses.field(default_factory=dict)
+    said: list[str] = dataclasses.field(default_factory=list)  # notes on how options mapped
+    filename: str | None = None
+    time_based: bool = False
+    runtime: str | None = None
+
+
+#: how one option acts on the job being read: ``handler(job, key, value)``
+_Handler = Callable[[_Job, str, str], None]
+
+
+def _to(field: str) -> _Handler:
+    """The option's value, as is, into the workload field ``field``."""
+
+    def handler(job: _Job, key: str, v: str) -> None:
+        job.fields[field] = v
+
+    return handler
+
+
+def _seconds(v: str) -> str:
+    """A fio time (``60``: seconds, or with a unit) as a workload duration."""
+    return v + "s" if re.fullmatch(r"\d+(\.\d+)?", v) else v
+
+
+def _rw(job: _Job, key: str, v: str) -> None:
+    if v not in _RW:
+        raise ParameterError(
+            f"{job.path}: rw={v} is not one flashback runs ({', '.join(sorted(_RW))})"
+        )
+    job.fields["rw"] = v
+
+
+def _bs(job: _Job, key: str, v: str) -> None:
+    if "," in v or ":" in v:
+        raise ParameterError(
+            f"{job.path}: bs={v} (per-direction sizes) is not supported; give one size"
+        )
+    job.fields["bs"] = v
+
+
+def _runtime(job: _Job, key: str, v: str) -> None:
+    job.runtime = _seconds(v)
+
+
+def _time_based(job: _Job, key: str, v: str) -> None:
+    job.time_based = _bool(v, key, job.path)
+
+
+def _rwmixread(job: _Job, key: str, v: str) -> None:
+    job.fields["rwmix_read"] = str(int(_number(v, key, job.path, hi=100)))
+
+
+def _rwmixwrite(job: _Job, key: str, v: str) -> None:
+    job.fields["rwmix_read"] = str(100 - int(_number(v, key, job.path, hi=100)))
+
+
+def _direct(job: _Job, key: str, v: str) -> None:
+    job.fields["direct"] = "true" if _bool(v, key, job.path) else "false"
+
+
+def _buffered(job: _Job, key: str, v: str) -> None:
+    job.fields["direct"] = "false" if _bool(v, key, job.path) else "true"
+
+
+def _ioengine(job: _Job, key: str, v: str) -> None:
+    if v not in _ENGINES:
+        raise ParameterError(
+            f"{job.path}: ioengine={v} is not one flashback has; use {', '.join(sorted(_ENGINES))}"
+        )
+    job.fields["engine"], note = _ENGINES[v]
+    if note:
+        job.said.append(f"{job.path}: ioengine={note}")
+
+
+def _norandommap(job: _Job, key: str, v: str) -> None:
+    if _bool(v, key, job.path):
+        job.fields["random"] = "uniform"
+
+
+def _compress(job: _Job, key: str, v: str) -> None:
+    job.fields["data"] = f"compress:{v}"
+
+
+def _zero_buffers(job: _Job, key: str, v: str) -> None:
+    if _bool(v, key, job.path):
+        job.fields["data"] = "zeros"
+
+
+def _pattern(job: _Job, key: str, v: str) -> None:
+    job.fields["data"] = "pattern:" + v.lower().removeprefix("0x")
+
+
+def _log_avg_msec(job: _Job, key: str, v: str) -> None:
+    ms = int(_number(v, key, job.path))
+    if ms > 0:
+        job.fields["interval"] = f"{ms / 1000:g}s"
+
+
+def _ramp_time(job: _Job, key: str, v: str) -> None:
+    job.fields["ramp"] = _seconds(v)
+
+
+def _filename(job: _Job, key: str, v: str) -> None:
+    job.filename = v
+
+
+def _no_effect(job: _Job, key: str, v: str) -> None:
+    """A reporting-only option: read and dropped."""
+
+
+#: every fio option flashback reads (aliases as their own rows), as fio's ``options.c``
+#: lists its options in one table (``fio_options[]``); any other option is refused by name
+_OPTIONS: dict[str, _Handler] = {
+    **dict.fromkeys(_NO_EFFECT, _no_effect),
+    "rw": _rw,
+    "readwrite": _rw,
+    "bs": _bs,
+    "blocksize": _bs,
+    "iodepth": _to("iodepth"),
+    "numjobs": _to("jobs"),
+    "offset": _to("offset"),
+    "size": _to("size"),
+    "loops": _to("loops"),
+    "io_size": _to("written"),
+    "io_limit": _to("written"),
+    "runtime": _runtime,
+    "time_based": _time_based,
+    "rwmixread": _rwmixread,
+    "rwmixwrite": _rwmixwrite,
+    "direct": _direct,
+    "buffered": _buffered,
+    "ioengine": _ioengine,
+    "randseed": _to("seed"),
+    "seed": _to("seed"),
+    "norandommap": _norandommap,
+    "buffer_compress_percentage": _compress,
+    "zero_buffers": _zero_buffers,
+    "buffer_pattern": _pattern,
+    "log_avg_msec": _log_avg_msec,
+    "ramp_time": _ramp_time,
+    "filename": _filename,
+}
+
+
 def _fields(opts: dict[str, str], path: Path) -> tuple[dict[str, str], str | None, list[str]]:
-    f: dict[str, str] = {}
-    said: list[str] = []
-    filename = None
-    time_based = False
-    runtime = None
+    """(workload fields, ``filename``, notes) of one job's options, read in order through
+    :data:`_OPTIONS` (a later option overrides an earlier one that sets the same field).
+
+    Raises:
+        ParameterError: an option not in the table, a value it cannot read (both named), or
+            a combination flashback cannot run (``io_size`` without writes, ``time_based``
+            without ``runtime``).
+    """
+    job = _Job(path=path)
     for key, v in opts.items():
-        if key in _NO_EFFECT:
-            continue
-        if key in ("rw", "readwrite"):
-            if v not in _RW:
-                raise ParameterError(
-                    f"{path}: rw={v} is not one flashback runs ({', '.join(sorted(_RW))})"
-                )
-            f["rw"] = v
-        elif key in ("bs", "blocksize"):
-            if "," in v or ":" in v:
-                raise ParameterError(
-                    f"{path}: bs={v} (per-direction sizes) is not supported; give one size"
-                )
-            f["bs"] = v
-        elif key == "iodepth":
-            f["iodepth"] = v
-        elif key == "numjobs":
-            f["jobs"] = v
-        elif key in ("offset", "size", "loops"):
-            f[key] = v
-        elif key in ("io_size", "io_limit"):
-            f["written"] = v
-        elif key == "runtime":
-            runtime = v + "s" if re.fullmatch(r"\d+(\.\d+)?", v) else v
-        elif key == "time_based":
-            time_based = _bool(v, key, path)
-        elif key == "rwmixread":
-            f["rwmix_read"] = str(int(_number(v, key, path, hi=100)))
-        elif key == "rwmixwrite":
-            f["rwmix_read"] = str(100 - int(_number(v, key, path, hi=100)))
-        elif key == "direct":
-            f["direct"] = "true" if _bool(v, key, path) else "false"
-        elif key == "buffered":
-            f["direct"] = "false" if _bool(v, key, path) else "true"
-        elif key == "ioengine":
-            if v not in _ENGINES:
-                raise ParameterError(
-                    f"{path}: ioengine={v} is not one flashback has; use "
-                    f"{', '.join(sorted(_ENGINES))}"
-                )
-            f["engine"], note = _ENGINES[v]
-            if note:
-                said.append(f"{path}: ioengine={note}")
-        elif key in ("randseed", "seed"):
-            f["seed"] = v
-        elif key == "norandommap":
-            if _bool(v, key, path):
-                f["random"] = "uniform"
-        elif key == "buffer_compress_percentage":
-            f["data"] = f"compress:{v}"
-        elif key == "zero_buffers":
-            if _bool(v, key, path):
-                f["data"] = "zeros"
-        elif key == "buffer_pattern":
-            f["data"] = "pattern:" + v.lower().removeprefix("0x")
-        elif key == "log_avg_msec":
-            ms = int(_number(v, key, path))
-            if ms > 0:
-                f["interval"] = f"{ms / 1000:g}s"
-        elif key == "ramp_time":
-            f["ramp"] = v + "s" if re.fullmatch(r"\d+(\.\d+)?", v) else v
-        elif key == "filename":
-            filename = v
-        else:
+        handler = _OPTIONS.get(key)
+        if handler is None:
             raise ParameterError(f"{path}: fio option {key!r} is not one flashback has; remove it")
+        handler(job, key, v)
+    f = job.fields
     if "written" in f and f.get("rw", "write") not in ("write", "randwrite", "randrw"):
         raise ParameterError(
             f"{path}: io_size with rw={f.get('rw')} is not supported; flashback limits bytes "
             "written only"
         )
-    if runtime is not None:
-        f["time"] = runtime
-        if not time_based:
+    if job.runtime is not None:
+        f["time"] = job.runtime
+        if not job.time_based:
             f.setdefault("loops", "1")  # fio stops at one pass or the runtime, whichever first
-    elif time_based:
+    elif job.time_based:
         raise ParameterError(f"{path}: time_based without runtime would never stop")
-    return f, filename, said
+    return f, job.filename, job.said
 
 
 def is_job_file(path: str | Path) -> bool:

@@ -3,6 +3,7 @@ checked against the totals fio printed."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ import polars as pl
 from flashback.capture import Capture
 from flashback.errors import FioFormatError, ImportFormatError
 from flashback.fio import hist as fhist
-from flashback.fio import jsonout, logs, normal, series
+from flashback.fio import jsonout, logs, modes, normal, series
 from flashback.fio import version as fv
 from flashback.fio.read_results import _finish, _head, _mark_failed, _meta
 
@@ -37,81 +38,6 @@ _UNWEIGHTED = (
 _MAX_ROWS = 1e8
 
 
-def _decide_modes(
-    parsed: list[logs.Log], hists: list, v: fv.Version | None
-) -> tuple[fv.Version | None, float | None]:
-    """Decides what each log's rows are and the run's latency unit (ns per unit, or None when
-    no log needs one), from the version when known, the layout otherwise.
-
-    Raises:
-        FioFormatError: the layout contradicts the version, or the unit cannot be told.
-    """
-    lo: fv.Version = (0, 0)
-    hi: fv.Version = (99, 0)
-    why: list[str] = []
-    for lg in parsed:
-        if lg.t_ms.size == 0:
-            continue
-        if lg.kind in ("bw", "iops") and logs.share_with_bs(lg) > 0.5:
-            if v is not None:
-                # the version decides; an iops log can still contradict it (per-I/O rows are 1)
-                windowed = v < fv.WINDOWED_DEFAULT_LOGS_BEFORE
-                if lg.kind == "iops" and lg.value is not None:
-                    ones = bool((lg.value == 1).all())
-                    fv.check_agrees(
-                        v,
-                        inferred_ok=windowed != ones,
-                        layout="one row per I/O" if ones else "one row per 500 ms window",
-                        path=lg.path,
-                    )
-            else:
-                windowed = logs.looks_windowed(lg)
-            if windowed:
-                lg.mode = "default_window"
-                hi = min(hi, fv.WINDOWED_DEFAULT_LOGS_BEFORE)
-                why.append(f"{lg.path.name}: windows with bs (fio < 2.10)")
-            else:
-                lo = max(lo, fv.WINDOWED_DEFAULT_LOGS_BEFORE)
-                why.append(f"{lg.path.name}: one row per I/O (fio >= 2.10)")
-        elif 1.0 - logs.share_with_bs(lg) > 0.5 or lg.kind in ("bw", "iops"):
-            lg.mode, lg.avg_ms = "avg", logs.window_ms(lg)
-        if lg.both or logs.fio3_columns(lg):
-            layout = "mean and max columns" if lg.both else "priority/issue-time columns"
-            if v is not None:
-                fv.check_agrees(
-                    v, inferred_ok=v >= fv.NANOSECONDS_FROM, layout=layout, path=lg.path
-                )
-            lo = max(lo, fv.NANOSECONDS_FROM)
-            why.append(f"{lg.path.name}: {layout} (fio 3.x)")
-    for path, (_t, _d, counts) in hists:
-        h_lo, h_hi, _ = fhist.layout_version(counts.shape[1], path)
-        if v is not None:
-            fv.check_agrees(
-                v, inferred_ok=h_lo <= v < h_hi, layout=f"{counts.shape[1]} buckets", path=path
-            )
-        lo, hi = max(lo, h_lo), min(hi, h_hi)
-        why.append(f"{path.name}: {counts.shape[1]} histogram buckets")
-    if v is None and lo >= hi:
-        raise FioFormatError(
-            "the logs were written by different fio versions ("
-            + "; ".join(why)
-            + "); they are not one run"
-        )
-    needs_unit = any(lg.kind in ("lat", "clat", "slat") for lg in parsed) or bool(hists)
-    if not needs_unit:
-        return v, None
-    if v is not None:
-        return v, fv.latency_unit_ns(v)
-    if lo >= fv.NANOSECONDS_FROM:
-        return None, 1.0
-    if hi <= fv.NANOSECONDS_FROM:
-        return None, 1000.0
-    raise FioFormatError(
-        f"{parsed[0].path if parsed else hists[0][0]}: cannot tell µs (fio 2.x) from ns (fio 3.x) "
-        "latency logs; pass fio_version= or the run's JSON/normal output with the logs"
-    )
-
-
 def _read_logs(
     log_files: list[Path],
     others: list[Path],
@@ -122,16 +48,13 @@ def _read_logs(
     capacity_bytes: int | None,
     combine: str | None = None,
 ) -> Capture:
-    parsed, hists = [], []
-    for f in log_files:
-        kind = logs.kind_of(f)[0]
-        if kind == "clat_hist":
-            hists.append((f, fhist.parse_hist(f)))
-        else:
-            parsed.append(logs.parse_log(f, window_value=window_value))
-    v, ns_per_unit = _decide_modes(parsed, [(p, h) for p, h in hists], v)
+    parsed, hists = _parse(log_files, window_value)
+    v, ns_per_unit = modes.decide_modes(parsed, [(p, h) for p, h in hists], v)
     for lg in parsed:
         logs.check_one_row_per_window(lg)
+        if lg.mode == "per_io" and lg.value is None:
+            # no windows: fio writes each I/O's value whatever log_max_value says
+            lg.value = lg.value_max
     outputs = ", ".join(str(p) for p in others)
     with jsonout.fields_of(outputs):
         doc = _json_of(others)
@@ -143,6 +66,58 @@ def _read_logs(
         for _, h in hists:
             h[0][:] = np.maximum(h[0] - origin_ms, 0.0)
     hist_data = [h for _, h in hists if h[0].size]
+    edges = _edges(parsed, hist_data, log_files, interval)
+    dt_s = np.diff(edges) / 1000.0
+    cols: dict[str, Any] = {"t_s": edges[1:] / 1000.0, "interval_s": dt_s}
+    cols_of = _Columns(
+        by={k: [lg for lg in parsed if lg.kind == k] for k in logs.KINDS},
+        hist_data=hist_data,
+        edges=edges,
+        ns_per_unit=ns_per_unit or 1.0,
+    )
+    for d, name in enumerate(DIRS):
+        cols.update(cols_of.direction(d, name, dt_s))
+    df = _finish(pl.DataFrame(cols).with_columns(pl.lit("fio").alias("step")), log_files[0])
+    with jsonout.fields_of(outputs):
+        _check_against_printed(df, others, v, prefixes, cols_of.slack, summed=combine == "sum")
+    meta = _meta(log_files + others, v, capacity_bytes, "logs")
+    meta["log_modes"] = {lg.path.name: lg.mode for lg in parsed}
+    if cols_of.notes:
+        meta["column_notes"] = cols_of.notes
+    if origin_ms:
+        meta["log_epoch_origin_ms"] = origin_ms
+    if doc is not None:
+        with jsonout.fields_of(outputs):
+            _mark_failed(meta, doc)
+    return Capture(intervals=df, meta=meta)
+
+
+def _parse(log_files: list[Path], window_value: str | None) -> tuple[list[logs.Log], list]:
+    """(sample logs, ``(path, histogram)`` of each clat_hist log), in file order.
+
+    Raises:
+        ImportFormatError: a malformed log (names file and line).
+        FioFormatError: a negative value, or a malformed histogram log.
+    """
+    parsed, hists = [], []
+    for f in log_files:
+        kind = logs.kind_of(f)[0]
+        if kind == "clat_hist":
+            hists.append((f, fhist.parse_hist(f)))
+        else:
+            parsed.append(logs.parse_log(f, window_value=window_value))
+    return parsed, hists
+
+
+def _edges(
+    parsed: list[logs.Log], hist_data: list, log_files: list[Path], interval: float
+) -> np.ndarray:
+    """The interval edges (ms) from 0 to the last sample of any log.
+
+    Raises:
+        ImportFormatError: the logs hold no samples.
+        FioFormatError: more than :data:`_MAX_ROWS` intervals (a corrupt time column).
+    """
     t_end = max(
         [float(lg.t_ms.max()) for lg in parsed if lg.t_ms.size]
         + [float(h[0].max()) for h in hist_data]
@@ -158,86 +133,113 @@ def _read_logs(
             f"{t_end / (interval * 1000.0):.3g} intervals of {interval:g} s (at most {_MAX_ROWS:g}); "
             "the time column is corrupt, or pass a longer interval="
         )
-    edges = series.edges_ms(t_end, interval * 1000.0)
-    n = edges.size - 1
-    dt_s = np.diff(edges) / 1000.0
-    by = {k: [lg for lg in parsed if lg.kind == k] for k in logs.KINDS}
-    cols: dict[str, Any] = {"t_s": edges[1:] / 1000.0, "interval_s": dt_s}
-    slack: dict[str, float] = {}  # the totals the logs measure, with their tolerance
-    notes: dict[str, str] = {}  # what a column is, where it is not what its name says
-    # an empty log (fio writes no slat samples for sync engines) counts nothing
-    per_io_kind = next(
-        (
-            k
-            for k in ("lat", "clat", "slat")
-            if any(lg.mode == "per_io" and lg.t_ms.size for lg in by[k])
-        ),
-        None,
-    )
-    for d, name in enumerate(DIRS):
-        ios = series.rate_total(by["iops"], d, edges)
-        kib = series.rate_total(by["bw"], d, edges)
-        nbytes = None if kib is None else kib * 1024.0
-        if ios is not None:
-            slack[f"{name}_ios"] = _slack(by["iops"], d)
-        if nbytes is not None:
-            slack[f"{name}_bytes"] = _slack(by["bw"], d) * 1024.0
+    return series.edges_ms(t_end, interval * 1000.0)
+
+
+@dataclasses.dataclass
+class _Columns:
+    """A direction's capture columns from the run's logs (``by``: the sample logs by kind;
+    ``hist_data``: the clat histograms with samples), collecting what the totals fio printed
+    are checked with (``slack``: the totals the logs measure, with their tolerance) and what
+    a column is where it is not what its name says (``notes``)."""
+
+    by: dict[str, list[logs.Log]]
+    hist_data: list
+    edges: np.ndarray
+    ns_per_unit: float
+    slack: dict[str, float] = dataclasses.field(default_factory=dict)
+    notes: dict[str, str] = dataclasses.field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # an empty log (fio writes no slat samples for sync engines) counts nothing
+        self.per_io_kind = next(
+            (
+                k
+                for k in ("lat", "clat", "slat")
+                if any(lg.mode == "per_io" and lg.t_ms.size for lg in self.by[k])
+            ),
+            None,
+        )
+
+    def direction(self, d: int, name: str, dt_s: np.ndarray) -> dict[str, np.ndarray]:
+        """The I/O, byte, rate and latency columns of direction ``d`` (named ``name``)."""
+        n = self.edges.size - 1
         hist = (
-            series.hist_latency(hist_data, d, edges, ns_per_unit=ns_per_unit or 1.0)
-            if hist_data
+            series.hist_latency(self.hist_data, d, self.edges, ns_per_unit=self.ns_per_unit)
+            if self.hist_data
             else None
         )
-        if ios is None and hist is not None:
-            ios = hist[1]
-            slack[f"{name}_ios"] = max(float(c.sum(axis=1).max()) for _, _, c in hist_data) * len(
-                hist_data
-            )
-        # per-I/O latency logs hold every I/O once: exact counts and bytes (per_io_kind names
-        # a kind with a per-I/O log, so per_io_counts returns counts, never None)
-        counted = None if per_io_kind is None else series.per_io_counts(by[per_io_kind], d, edges)
-        if counted is not None:
-            if ios is None:
-                ios, slack[f"{name}_ios"] = counted[0], 0.0
-            if nbytes is None:
-                nbytes, slack[f"{name}_bytes"] = counted[1], 0.0
+        ios, nbytes = self._counts(d, name, hist)
         # what no log measures is null, not zero (bw logs alone count no I/Os)
         ios = np.full(n, np.nan) if ios is None else np.round(ios)
         nbytes = np.full(n, np.nan) if nbytes is None else np.round(nbytes)
-        cols[f"{name}_ios"] = ios
-        cols[f"{name}_bytes"] = nbytes
-        cols[f"{name}_iops"] = ios / dt_s
+        cols = {f"{name}_ios": ios, f"{name}_bytes": nbytes, f"{name}_iops": ios / dt_s}
         if name == "trim":
-            continue
+            return cols
         cols[f"{name}_mbps"] = nbytes / dt_s / 1e6
-        lat = series.latency(
-            by["lat"], d, edges, ns_per_unit=ns_per_unit or 1.0, iops_logs=by["iops"]
+        cols.update(self._latency(d, name, hist))
+        return cols
+
+    def _counts(
+        self, d: int, name: str, hist: tuple[dict, np.ndarray] | None
+    ) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """(I/Os, bytes) per interval of direction ``d`` from the iops and bw logs, else the
+        histograms' counts, else the per-I/O latency logs (None where nothing counts them);
+        records each one's slack."""
+        ios = series.rate_total(self.by["iops"], d, self.edges)
+        kib = series.rate_total(self.by["bw"], d, self.edges)
+        nbytes = None if kib is None else kib * 1024.0
+        if ios is not None:
+            self.slack[f"{name}_ios"] = _slack(self.by["iops"], d)
+        if nbytes is not None:
+            self.slack[f"{name}_bytes"] = _slack(self.by["bw"], d) * 1024.0
+        if ios is None and hist is not None:
+            ios = hist[1]
+            self.slack[f"{name}_ios"] = max(
+                float(c.sum(axis=1).max()) for _, _, c in self.hist_data
+            ) * len(self.hist_data)
+        # per-I/O latency logs hold every I/O once: exact counts and bytes (per_io_kind names
+        # a kind with a per-I/O log, so per_io_counts returns counts, never None)
+        counted = (
+            None
+            if self.per_io_kind is None
+            else series.per_io_counts(self.by[self.per_io_kind], d, self.edges)
         )
-        clat = series.latency(
-            by["clat"], d, edges, ns_per_unit=ns_per_unit or 1.0, iops_logs=by["iops"]
+        if counted is not None:
+            if ios is None:
+                ios, self.slack[f"{name}_ios"] = counted[0], 0.0
+            if nbytes is None:
+                nbytes, self.slack[f"{name}_bytes"] = counted[1], 0.0
+        return ios, nbytes
+
+    def _latency(
+        self, d: int, name: str, hist: tuple[dict, np.ndarray] | None
+    ) -> dict[str, np.ndarray]:
+        """The ``lat`` and ``clat`` statistics columns of direction ``d`` (``clat`` from the
+        histograms when no clat log has it)."""
+        n = self.edges.size - 1
+        lat, clat = (
+            series.latency(
+                self.by[kind],
+                d,
+                self.edges,
+                ns_per_unit=self.ns_per_unit,
+                iops_logs=self.by["iops"],
+            )
+            for kind in ("lat", "clat")
         )
         for key, st in (("lat", lat), ("clat", clat)):
             if st is not None and st.get("weighted_by") == "windows":
-                notes[f"{name}_{key}_mean_us"] = _UNWEIGHTED
+                self.notes[f"{name}_{key}_mean_us"] = _UNWEIGHTED
         if clat is None and hist is not None:
             clat = hist[0]
+        cols = {}
         for s in series.LAT_STATS:
             cols[f"{name}_lat_{s}_us"] = np.full(n, np.nan) if lat is None else lat[s]
-        if clat is not None or by["clat"] or hist_data:
+        if clat is not None or self.by["clat"] or self.hist_data:
             for s in series.LAT_STATS:
                 cols[f"{name}_clat_{s}_us"] = np.full(n, np.nan) if clat is None else clat[s]
-    df = _finish(pl.DataFrame(cols).with_columns(pl.lit("fio").alias("step")), log_files[0])
-    with jsonout.fields_of(outputs):
-        _check_against_printed(df, others, v, prefixes, slack, summed=combine == "sum")
-    meta = _meta(log_files + others, v, capacity_bytes, "logs")
-    meta["log_modes"] = {lg.path.name: lg.mode for lg in parsed}
-    if notes:
-        meta["column_notes"] = notes
-    if origin_ms:
-        meta["log_epoch_origin_ms"] = origin_ms
-    if doc is not None:
-        with jsonout.fields_of(outputs):
-            _mark_failed(meta, doc)
-    return Capture(intervals=df, meta=meta)
+        return cols
 
 
 def _json_of(others: list[Path]) -> dict | None:

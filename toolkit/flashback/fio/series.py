@@ -13,6 +13,7 @@ from flashback import _native
 from flashback.errors import FioFormatError
 from flashback.fio import hist as fhist
 from flashback.fio.logs import Log
+from flashback.fio.logtable import column_view
 
 LAT_STATS = ("mean", "p50", "p99", "p999", "max")
 
@@ -104,12 +105,7 @@ def rate_total(logs: list[Log], d: int, edges: np.ndarray) -> np.ndarray | None:
     if not logs:
         return None
     for lg in logs:
-        if lg.value is None:
-            raise FioFormatError(
-                f"{lg.path} holds only each window's maximum (log_max_value=1), not its mean, "
-                f"so the {lg.kind} over an interval cannot be computed from it; pass fio's JSON "
-                "output for the totals, or logs written with log_window_value=both"
-            )
+        _means(lg)
     total = np.zeros(edges.size - 1)
     for lg in logs:
         if not lg.rows_in(d):
@@ -121,8 +117,24 @@ def rate_total(logs: list[Log], d: int, edges: np.ndarray) -> np.ndarray | None:
             total += np.bincount(bins_of(lg, edges)[sel], weights=w, minlength=edges.size - 1)
         else:
             avg = np.inf if lg.mode == "default_window" else lg.avg_ms
-            total += window_integral(t, lg.value[sel], edges, avg_ms=avg) / 1000.0
+            total += window_integral(t, _means(lg)[sel], edges, avg_ms=avg) / 1000.0
     return total
+
+
+def _means(lg: Log) -> np.ndarray:
+    """A log's value column (window means, or each I/O's value).
+
+    Raises:
+        FioFormatError: the log holds only each window's maximum (``log_max_value=1``, read
+            with ``window_value="max"``).
+    """
+    if lg.value is None:
+        raise FioFormatError(
+            f"{lg.path} holds only each window's maximum (log_max_value=1), not its mean, "
+            f"so the {lg.kind} over an interval cannot be computed from it; pass fio's JSON "
+            "output for the totals, or logs written with log_window_value=both"
+        )
+    return lg.value
 
 
 def per_io_counts(
@@ -186,18 +198,10 @@ def latency(
             out.update(exact)
             return out
         sels = [_rows(lg, d) for lg in per_io]
-        if all(lg.ivalue is not None for lg in per_io):
-            raw = _joined([lg.ivalue[sel] for lg, sel in zip(per_io, sels, strict=True)])
-        elif any(lg.ivalue is not None for lg in per_io):
-            # read_plain's float64 values are exact integers: as the int64 ones would be
-            raw = _joined(
-                [
-                    (lg.ivalue if lg.ivalue is not None else lg.value.astype(np.int64))[sel]
-                    for lg, sel in zip(per_io, sels, strict=True)
-                ]
-            )
-        else:
-            raw = _joined([lg.value[sel] for lg, sel in zip(per_io, sels, strict=True)])
+        # int64 when any log has fio's integers: read_plain's float64 values are exact
+        # integers, as the int64 ones would be; float64 when none has
+        as_int = any(lg.ivalue is not None for lg in per_io)
+        raw = _joined([_raw(lg, as_int=as_int)[sel] for lg, sel in zip(per_io, sels, strict=True)])
         b = _joined([bins_of(lg, edges)[sel] for lg, sel in zip(per_io, sels, strict=True)])
         for i, vv in _by_interval(b, raw, n):
             vv = vv * scale
@@ -210,7 +214,7 @@ def latency(
     means = [lg for lg in fs if lg.value is not None]
     if means:
         t = np.concatenate([lg.t_ms[lg.ddir == d] for lg in means])
-        v = np.concatenate([lg.value[lg.ddir == d] for lg in means]) * scale
+        v = np.concatenate([_means(lg)[lg.ddir == d] for lg in means]) * scale
         b = bin_of(t, edges)
         cnt = np.bincount(b, minlength=n)
         w = _window_ios(means, d, iops_logs or [])
@@ -224,15 +228,28 @@ def latency(
                 # an interval whose windows the iops logs saw no I/O in keeps the plain mean
                 out["mean"] = np.where(den > 0, num / den, plain)
         out["weighted_by"] = "windows" if w is None else "ios"
-    maxes = [lg for lg in fs if lg.value_max is not None]
+    maxes = [(lg, vmax) for lg in fs if (vmax := lg.value_max) is not None]
     if maxes:
-        t = np.concatenate([lg.t_ms[lg.ddir == d] for lg in maxes])
-        v = np.concatenate([lg.value_max[lg.ddir == d] for lg in maxes]) * scale
+        t = np.concatenate([lg.t_ms[lg.ddir == d] for lg, _ in maxes])
+        v = np.concatenate([vmax[lg.ddir == d] for lg, vmax in maxes]) * scale
         b = bin_of(t, edges)
         m = np.full(n, -np.inf)
         np.maximum.at(m, b, v)
         out["max"] = np.where(np.isfinite(m), m, np.nan)
     return out
+
+
+def _raw(lg: Log, *, as_int: bool) -> np.ndarray:
+    """A per-I/O log's values as fio wrote them: its int64 ``ivalue`` when read, else its
+    float64 values (as int64 with ``as_int``).
+
+    Raises:
+        FioFormatError: the log has no value column (see :func:`_means`).
+    """
+    if lg.ivalue is not None:
+        return lg.ivalue
+    value = _means(lg)
+    return value.astype(np.int64) if as_int else value
 
 
 def _native_latency(per_io: list[Log], d: int, edges: np.ndarray, scale: float) -> dict | None:
@@ -253,7 +270,7 @@ def _native_latency(per_io: list[Log], d: int, edges: np.ndarray, scale: float) 
     got = _native.fio_interval_latency(parts, d, np.ascontiguousarray(edges, np.float64), scale)
     if got is None:
         return None
-    return {k: np.frombuffer(c, dtype=np.float64) for k, c in zip(LAT_STATS, got, strict=True)}
+    return {k: column_view(c, np.float64) for k, c in zip(LAT_STATS, got, strict=True)}
 
 
 def _joined(parts: list[np.ndarray]) -> np.ndarray:
@@ -311,7 +328,7 @@ def _window_ios(lat_logs: list[Log], d: int, iops_logs: list[Log]) -> np.ndarray
             w = np.interp(t, xs, ys, left=0.0) - np.interp(start, xs, ys, left=0.0)
         else:
             order = np.argsort(io.t_ms[isel], kind="stable")
-            it, iv = io.t_ms[isel][order], io.value[isel][order]
+            it, iv = io.t_ms[isel][order], _means(io)[isel][order]
             avg = np.inf if io.mode == "default_window" else io.avg_ms
             xs, ys = cumulative(it, iv, avg_ms=avg)
             w = _extended(t, xs, ys, iv[0], iv[-1]) - _extended(start, xs, ys, iv[0], iv[-1])
@@ -357,6 +374,8 @@ def hist_latency(
     ios = acc.sum(axis=1)
     for i in np.flatnonzero(ios > 0):
         s = fhist.stats(acc[i], ns_per_unit=ns_per_unit)
+        if s is None:  # not reached: the interval holds I/Os
+            continue
         for k in LAT_STATS:
             out[k][i] = s[k]
     return out, ios
