@@ -177,31 +177,47 @@ impl Ring<'_> {
         }
     }
 
+    /// True when the next wait is for one completion and every I/O in flight is still waiting
+    /// to be handed over (always at QD1): nothing is in the kernel, so the device idles until
+    /// they go.
+    #[inline]
+    fn device_idle(&self, s: &State) -> bool {
+        let inflight = s.inflight();
+        s.unsubmitted > 0 && inflight == s.unsubmitted && self.complete_batch.min(inflight) <= 1
+    }
+
     /// Hands the kernel entries [`Ring::submit_batch`] at a time while more than a batch are
-    /// waiting; the rest go with the next [`Ring::wait`]. False if the ring broke.
+    /// waiting; the rest go with the next [`Ring::wait`]. Where the device would otherwise idle
+    /// ([`Ring::device_idle`], always at QD1) every entry goes now, in enters of their own, and
+    /// the completions already taken are reported while the I/Os run, as fio reports after its
+    /// submitting enter: reporting first held each QD1 I/O back by the reporting's time (the
+    /// last completion's latency into the histograms, the interval check, the heartbeat).
+    /// False if the ring broke.
     #[inline]
     pub(super) fn submit_ahead(&mut self, job: &Job<'_>, s: &mut State) -> bool {
-        self.hand_over(job, s, self.submit_batch)
+        let keep = if self.device_idle(s) {
+            0
+        } else {
+            self.submit_batch
+        };
+        self.hand_over(job, s, keep)
     }
 
     /// Waits for [`Ring::complete_batch`] completions (at most the I/Os in flight; at most
     /// [`WAIT`] where no multishot timeout is armed and the kernel takes a timeout), handing the
     /// waiting entries over first. When one completion is waited for and it can only be one of
-    /// the entries being handed over (always at QD1), they go in an enter of their own and the
-    /// wait in a second, as fio does: in one enter that submits and waits, QD1 4 KiB reads on a
-    /// loop device ran at 0.53× fio's IOPS with 1.63× its p50 on a quiet machine; submitting
-    /// first brought p50 to fio's (issue 29). Otherwise one enter does both, as `t/io_uring`
-    /// does: at `-s32 -c32` the split made two enters per 32 I/Os against its one
-    /// (`tests/bench/engine_instr.py`: 0.063 vs 0.031 syscalls per I/O). False (and the run
-    /// failed) if the ring broke.
+    /// the entries being handed over ([`Ring::device_idle`]; [`Ring::submit_ahead`] has handed
+    /// them over unless the kernel was busy or interrupted), they go in an enter of their own and
+    /// the wait in a second, as fio does: in one enter that submits and waits, QD1 4 KiB reads on
+    /// a loop device ran at half fio's IOPS (issue 29). Otherwise one enter does both, as
+    /// `t/io_uring` does: at `-s32 -c32` the split made two enters per 32 I/Os against its one
+    /// (`tests/bench/engine_instr.py`). False (and the run failed) if the ring broke.
     #[inline]
     pub(super) fn wait(&mut self, job: &Job<'_>, s: &mut State) -> bool {
         // `run` stamped every entry when it was queued
         debug_assert!(s.queued.is_empty());
-        let inflight = s.inflight();
-        let want = self.complete_batch.min(inflight).max(1);
-        if s.unsubmitted > 0 && want == 1 && inflight == s.unsubmitted && !self.hand_over(job, s, 0)
-        {
+        let want = self.complete_batch.min(s.inflight()).max(1);
+        if self.device_idle(s) && !self.hand_over(job, s, 0) {
             return false;
         }
         self.sq.sync();
