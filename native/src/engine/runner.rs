@@ -499,9 +499,16 @@ mod tests {
         // than after the last, when there is no next I/O (besides it: the run's timeout)
         let (last, before) = ahead.split_last().unwrap();
         let held_back = before.iter().filter(|&&a| a != last + 1).count();
-        assert_eq!(held_back, 0, "reported before the next I/O was handed over: {ahead:?}");
+        assert_eq!(
+            held_back, 0,
+            "reported before the next I/O was handed over: {ahead:?}"
+        );
         // still a submitting and a waiting enter per I/O
-        assert!(stats.enters >= 2 * ios && stats.enters <= 2 * ios + 4, "{}", stats.enters);
+        assert!(
+            stats.enters >= 2 * ios && stats.enters <= 2 * ios + 4,
+            "{}",
+            stats.enters
+        );
     }
 
     /// A real io_uring run on a file, over many intervals: the metadata's whole-run percentiles
