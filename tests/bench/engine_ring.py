@@ -14,7 +14,15 @@ Rows:
 * **QD1** 4 KiB randread, flashback vs ``fio --ioengine=io_uring``: IOPS and p50 latency
   (fio's ``lat``, which starts when fio queues the I/O, as flashback's does; target within 5 %),
   in two regimes: as the machine is ("quiet") and with one ``nice -n 19`` busy loop per CPU
-  ("loaded": no idle CPU, so no wake-up from an idle state).
+  ("loaded": no idle CPU, so no wake-up from an idle state). At QD1 each I/O is two
+  wake-ups: the loop device's worker (a kworker) by the tool's submission, the tool by the
+  completion. Where the scheduler puts that worker decides a run: on the tool's CPU the two
+  alternate there; on the other CPU every wake-up crosses CPUs, which on this VM costs an
+  interrupt to a busy or halted virtual CPU, and the run's IOPS drop by an order of magnitude
+  while p50 may not move. Both tools land in either mode, run by run (the rows' ranges), and
+  other work on the machine at nice 0 adds run-queue waits of whole scheduler ticks to both.
+  To see which mode a run was in: ``perf sched record -a`` around it, then
+  ``perf sched timehist`` (the tool's and the kworker's CPU and scheduling delay per wake-up).
 * **t/io_uring** 4 KiB randread QD32, CPU per I/O at submit/complete batches 4/1, 8/8 and 32/32
   (``fb_run --batch S/C`` against ``t/io_uring -sS -cC``, registered files, buffers and ring on
   both sides, no polling, ``t/io_uring`` without latency tracking while flashback records every

@@ -20,8 +20,8 @@ pub enum Next {
 /// A reading of `CLOCK_MONOTONIC` (the clock [`std::time::Instant`] reads on Linux), in ns:
 /// a run's clock origin. The engine reads the clock about twice per `io_uring_enter`;
 /// `Instant::elapsed` normalises two timespecs and goes through `Duration` and u128 each time
-/// (~22 user-space instructions per 4 KiB read at QD32, cachegrind), this is the vDSO call, a
-/// multiply-add and a subtraction.
+/// (`tests/bench/engine_instr.py` counts the loop's user-space instructions per I/O), this is
+/// the vDSO call, a multiply-add and a subtraction.
 #[derive(Clone, Copy, Debug)]
 pub struct Clock(u64);
 

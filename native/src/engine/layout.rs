@@ -2,7 +2,7 @@
 //!
 //! A freshly created (preallocated) file, or a sparse one, has extents that were never written:
 //! the filesystem answers reads of them with zeros without touching the drive, so a read
-//! benchmark measures nothing (7.3–7.6× faster than the same file once written). Before a
+//! benchmark measures the filesystem's zero-fill instead of the drive. Before a
 //! workload that reads a regular file, the never-written ranges of its span — what
 //! `SEEK_HOLE`/`SEEK_DATA` report as holes, which on ext4 and XFS includes preallocated but
 //! unwritten extents — are written once with incompressible data. A file flashback may not

@@ -425,6 +425,92 @@ mod tests {
         assert!(stats.enters <= ios / 32 + 8, "{} enters", stats.enters);
     }
 
+    /// Submission entries the kernel has consumed from a ring, as it reports them in
+    /// `/proc/self/fdinfo`.
+    fn sq_head(ring_fd: i32) -> u64 {
+        let info = std::fs::read_to_string(format!("/proc/self/fdinfo/{ring_fd}")).unwrap();
+        let line = info.lines().find(|l| l.starts_with("SqHead:")).unwrap();
+        line["SqHead:".len()..].trim().parse().unwrap()
+    }
+
+    /// Records, each time completions are reported, how many more entries the kernel has taken
+    /// from the ring than completions have been reported, counting these.
+    struct SqProbe<R> {
+        inner: R,
+        ring_fd: i32,
+        reported: u64,
+        ahead: Vec<u64>,
+    }
+
+    impl<R: Reporter> Reporter for SqProbe<R> {
+        fn complete(&mut self, t_ns: u64, kind: OpKind, bytes: u64, lat_ns: u64) {
+            self.complete_all(t_ns, kind, bytes, &[lat_ns]);
+        }
+        fn complete_all(&mut self, t_ns: u64, kind: OpKind, bytes: u64, lat_ns: &[u64]) {
+            self.reported += lat_ns.len() as u64;
+            self.ahead.push(sq_head(self.ring_fd) - self.reported);
+            self.inner.complete_all(t_ns, kind, bytes, lat_ns);
+        }
+        fn heartbeat(&mut self, t_ns: u64) {
+            self.inner.heartbeat(t_ns);
+        }
+    }
+
+    /// At QD1 the next I/O is handed to the kernel before the last completion is reported, as
+    /// fio submits before its bookkeeping: reported first, every I/O waited in the submission
+    /// queue through the reporting (issue 29: QD1 at 0.56 of fio's IOPS on a quiet machine).
+    #[test]
+    fn at_qd1_the_next_io_is_in_the_kernel_while_the_last_is_reported() {
+        use std::os::unix::io::AsRawFd;
+        let (d, t) = file_target(1 << 20);
+        let w = Workload::from_pairs([
+            ("rw", "randread"),
+            ("bs", "4k"),
+            ("iodepth", "1"),
+            ("loops", "1"),
+            ("direct", "false"),
+        ])
+        .unwrap();
+        set_direct(&t, false).unwrap();
+        // every page in the page cache: each read completes in the enter that submits it
+        std::fs::read(d.path().join("t.bin")).unwrap();
+        let ctl = Control::new(None, Budget::of(&w));
+        let mut quiet = Quiet;
+        let meta = serde_json::json!({});
+        let mut session =
+            Session::start(&w, &RunOptions::default(), meta, false, 0, &mut quiet).unwrap();
+        let mut ring = uring::build_ring(1).unwrap();
+        let ring_fd = ring.as_raw_fd();
+        let mut job = make_job(&t, &w, (0, 1 << 20), 0, 1, &ctl, Clock::now());
+        let setup = uring::prepare(&mut job, &mut ring);
+        job.t0 = Clock::now();
+        let mut rep = SqProbe {
+            inner: Direct::new(&mut session, &ctl, w.interval_s),
+            ring_fd,
+            reported: 0,
+            ahead: vec![],
+        };
+        let stats = uring::run(&mut job, &mut ring, setup, &mut rep);
+        let ahead = rep.ahead;
+        let ios = 256;
+        assert_eq!(session.total_ios[0], ios);
+        assert_eq!(ahead.len() as u64, ios, "one report per I/O at QD1");
+        // the kernel holds one entry more while each completion is reported (the next I/O)
+        // than after the last, when there is no next I/O (besides it: the run's timeout)
+        let (last, before) = ahead.split_last().unwrap();
+        let held_back = before.iter().filter(|&&a| a != last + 1).count();
+        assert_eq!(
+            held_back, 0,
+            "reported before the next I/O was handed over: {ahead:?}"
+        );
+        // still a submitting and a waiting enter per I/O
+        assert!(
+            stats.enters >= 2 * ios && stats.enters <= 2 * ios + 4,
+            "{}",
+            stats.enters
+        );
+    }
+
     /// A real io_uring run on a file, over many intervals: the metadata's whole-run percentiles
     /// are those of the raw per-I/O latencies the engine reported, to the histogram's precision
     /// (never below, at most 1/1024 above, never above the max); max and mean are exact.

@@ -70,7 +70,8 @@ impl DataGen {
     }
 
     /// Incompressible bytes: AES rounds over a counter where the CPU has AES instructions
-    /// (several GB/s, so refilling every I/O costs little), the PRNG elsewhere.
+    /// (fast enough that refilling every I/O costs little: `make bench` prints its GB/s from
+    /// `native/examples/fill_cost.rs`), the PRNG elsewhere.
     #[inline]
     fn random(&mut self, buf: &mut [u8]) {
         match self.fast.as_mut() {
@@ -109,15 +110,15 @@ impl DataGen {
 
 mod fast {
     //! A counter run through three AES rounds (AES-NI; with VAES and AVX-512 four blocks per
-    //! instruction): statistically random, incompressible bytes at 10–30 GB/s. Not
-    //! cryptographic, and not meant to be.
+    //! instruction): statistically random, incompressible bytes (`make bench` prints the
+    //! speed: `native/examples/fill_cost.rs`). Not cryptographic, and not meant to be.
 
     use rand::RngCore;
 
     /// Buffers at least this long are written with non-temporal stores (they would only push
     /// everything else out of the caches); shorter ones stay in the cache, where the kernel's
-    /// copy or the device's DMA reads them fastest (measured: 128 KiB buffers filled 1.5–2×
-    /// faster, and 128 KiB writes through a loop device cost less CPU per I/O).
+    /// copy or the device's DMA reads them fastest (`tests/bench/engine_ring.py`'s 128 KiB
+    /// write row measures the CPU per I/O of such writes against fio).
     const NT_MIN: usize = 512 << 10;
 
     pub struct AesStream {
@@ -317,7 +318,7 @@ pub fn measure_compress_ratio(pattern: &DataPattern, bs: u64, seed: u64, samples
 }
 
 /// [`measure_compress_ratio`] memoised per (pattern, block size): replays run thousands of
-/// short steps with the same data, and one measurement costs ~10 ms.
+/// short steps with the same data, and each measurement compresses 16 blocks.
 #[allow(clippy::unwrap_used, reason = "poisoned only by a panic")]
 pub fn compress_ratio_cached(pattern: &DataPattern, bs: u64) -> f64 {
     use std::collections::HashMap;

@@ -119,9 +119,7 @@ struct State {
     done_t: u64,
     static_data: bool,
     /// Trims go through the ring until the kernel refuses one without any having succeeded. At
-    /// depth 1 there is nothing to overlap, so they stay synchronous, as fio's are (64 KiB trims
-    /// on a loop device at depth 1: 22k/s through the ring in one run, 17–24k/s synchronous in
-    /// four; no difference this VM can resolve).
+    /// depth 1 there is nothing to overlap, so they stay synchronous, as fio's are.
     queue_trims: bool,
     trims_queued_ok: bool,
     exhausted: bool,
@@ -258,11 +256,10 @@ impl State {
 /// slot reaped is refilled at once, before the completions that freed it are reported (see
 /// [`flush`]), with a buffer that already holds its data. Like fio's `lat`, an I/O's latency
 /// starts when it is queued to the ring; the last (at most [`SUBMIT_BATCH`](ring::SUBMIT_BATCH)) go to the kernel
-/// with the waiting enter, after the reporting. Measured on a loop device, 4k QD32 at load
-/// 13–16, four 2 s runs each, time-weighted I/Os in flight: reporting before the refill 29.3–32.0
-/// (randread) and 31.1–31.8 (randwrite); refilled first, buffers pre-filled, 31.4–31.9 and
-/// 31.8–31.9 with the rest stamped at the waiting enter (which waits for `submit_ahead`'s
-/// enters and the reporting); stamped as pushed, see `tests/test_engine_accounting.py`.
+/// with the waiting enter, after the reporting (all of them before it where nothing else is in
+/// the kernel: [`Ring::submit_ahead`]). Refilling before reporting keeps the depth in flight:
+/// `tests/test_engine_accounting.py` checks the time-weighted I/Os in flight at QD32, and
+/// `make bench`'s engine rows print it beside each run.
 /// Returns when the next op of a timed trace is due (if that stopped it).
 /// Synchronous trims run here, as they come, after the completions waiting to be reported.
 fn prep<R: Reporter>(

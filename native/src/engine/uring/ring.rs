@@ -19,13 +19,12 @@ pub(super) const WAIT: Duration = Duration::from_millis(20);
 pub(super) const TICK: u64 = u64::MAX;
 
 /// Most I/Os handed to the kernel per `io_uring_enter` while more are queued (every free slot is
-/// refilled and pushed first, then handed over this many at a time). The kernel issues a batch of submissions in full (under one block plug, and an
-/// O_DIRECT write on a filesystem is issued inline, several µs each) before the device sees any
-/// of it, so refilling all the slots a burst of completions freed and submitting them at once
-/// leaves the device idle meanwhile. Measured in one interleaved run on this project's 2-core
-/// VM against fio (which submits every I/O on its own): 4 KiB randwrite QD32 on an ext4 file
-/// went from 0.77 to 0.98 of fio's IOPS, on a loop device from 0.89 to 0.99, randread on a
-/// loop device from 0.88 to 1.03; CPU per I/O stayed 20–35 % under fio's.
+/// refilled and pushed first, then handed over this many at a time). The kernel issues a batch
+/// of submissions in full (under one block plug, and an O_DIRECT write on a filesystem is issued
+/// inline) before the device sees any of it, so refilling all the slots a burst of completions
+/// freed and submitting them at once leaves the device idle meanwhile; fio submits every I/O on
+/// its own. `make bench`'s engine rows (`tests/bench/engine.py`: IOPS and CPU per I/O against
+/// fio at QD32 on a file and a loop device) measure it.
 pub(super) const SUBMIT_BATCH: usize = 4;
 
 /// Completions waited for per `io_uring_enter` (at most the I/Os in flight): fio's
@@ -177,31 +176,47 @@ impl Ring<'_> {
         }
     }
 
+    /// True when the next wait is for one completion and every I/O in flight is still waiting
+    /// to be handed over (always at QD1): nothing is in the kernel, so the device idles until
+    /// they go.
+    #[inline]
+    fn device_idle(&self, s: &State) -> bool {
+        let inflight = s.inflight();
+        s.unsubmitted > 0 && inflight == s.unsubmitted && self.complete_batch.min(inflight) <= 1
+    }
+
     /// Hands the kernel entries [`Ring::submit_batch`] at a time while more than a batch are
-    /// waiting; the rest go with the next [`Ring::wait`]. False if the ring broke.
+    /// waiting; the rest go with the next [`Ring::wait`]. Where the device would otherwise idle
+    /// ([`Ring::device_idle`], always at QD1) every entry goes now, in enters of their own, and
+    /// the completions already taken are reported while the I/Os run, as fio reports after its
+    /// submitting enter: reporting first held each QD1 I/O back by the reporting's time (the
+    /// last completion's latency into the histograms, the interval check, the heartbeat).
+    /// False if the ring broke.
     #[inline]
     pub(super) fn submit_ahead(&mut self, job: &Job<'_>, s: &mut State) -> bool {
-        self.hand_over(job, s, self.submit_batch)
+        let keep = if self.device_idle(s) {
+            0
+        } else {
+            self.submit_batch
+        };
+        self.hand_over(job, s, keep)
     }
 
     /// Waits for [`Ring::complete_batch`] completions (at most the I/Os in flight; at most
     /// [`WAIT`] where no multishot timeout is armed and the kernel takes a timeout), handing the
     /// waiting entries over first. When one completion is waited for and it can only be one of
-    /// the entries being handed over (always at QD1), they go in an enter of their own and the
-    /// wait in a second, as fio does: in one enter that submits and waits, QD1 4 KiB reads on a
-    /// loop device ran at 0.53× fio's IOPS with 1.63× its p50 on a quiet machine; submitting
-    /// first brought p50 to fio's (issue 29). Otherwise one enter does both, as `t/io_uring`
-    /// does: at `-s32 -c32` the split made two enters per 32 I/Os against its one
-    /// (`tests/bench/engine_instr.py`: 0.063 vs 0.031 syscalls per I/O). False (and the run
-    /// failed) if the ring broke.
+    /// the entries being handed over ([`Ring::device_idle`]; [`Ring::submit_ahead`] has handed
+    /// them over unless the kernel was busy or interrupted), they go in an enter of their own and
+    /// the wait in a second, as fio does (issue 29; `tests/bench/engine_ring.py`'s QD1 rows
+    /// measure both against fio). Otherwise one enter does both, as `t/io_uring` does: the split
+    /// would make two enters per batch against its one (`tests/bench/engine_instr.py` counts
+    /// syscalls per I/O). False (and the run failed) if the ring broke.
     #[inline]
     pub(super) fn wait(&mut self, job: &Job<'_>, s: &mut State) -> bool {
         // `run` stamped every entry when it was queued
         debug_assert!(s.queued.is_empty());
-        let inflight = s.inflight();
-        let want = self.complete_batch.min(inflight).max(1);
-        if s.unsubmitted > 0 && want == 1 && inflight == s.unsubmitted && !self.hand_over(job, s, 0)
-        {
+        let want = self.complete_batch.min(s.inflight()).max(1);
+        if self.device_idle(s) && !self.hand_over(job, s, 0) {
             return false;
         }
         self.sq.sync();

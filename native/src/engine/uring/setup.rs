@@ -18,13 +18,14 @@ const POOL_BYTES: usize = 4 << 20;
 /// What a job sets up before the run's clock starts: its I/O buffers (allocated with every page
 /// touched and, for a workload that writes, each holding the data of a write, as fio fills its
 /// buffers before it starts) and, where the kernel allows, the target's descriptor and the
-/// buffers registered with the ring. Registering pins every buffer page, which at bs=1m QD128
-/// alone takes tens of ms.
+/// buffers registered with the ring. Registering pins every buffer page, which at large blocks
+/// and depths is a visible share of a short run (the run's `setup_ns` says how long it took).
 ///
 /// A workload that writes gets spare buffers beyond its depth (up to `depth`, at most
 /// [`SPARE_BYTES`] of them): a slot reaped is refilled at once with a buffer that already holds
 /// its data, and the spent buffer is filled again after the refills have been handed over,
-/// while the I/Os are in flight (generating a 4 KiB buffer inline kept a slot empty ~0.5 µs).
+/// while the I/Os are in flight (generated inline, a buffer's data would keep its slot empty
+/// while it is made).
 ///
 /// A job that only writes random data (`data=random`, the default) instead gets a pool of
 /// [`POOL_BYTES`] of buffers filled with random bytes before the clock starts, taken in turn
