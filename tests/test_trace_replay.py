@@ -11,6 +11,7 @@ import polars as pl
 import pytest
 
 import flashback as fb
+from flashback.errors import ParameterError
 
 FIO = shutil.which("fio")
 
@@ -249,3 +250,14 @@ def test_bad_values_are_refused_in_remap_as_in_the_keywords(tmp_path: Path, bad:
         fb.replay_trace(log, target=where, remap=fb.Remap(**bad))
     assert type(by_remap.value) is type(by_keyword.value)
     assert str(by_remap.value) == str(by_keyword.value)
+
+
+@pytest.mark.parametrize("bad", [{"offset_shift_bytes": -1}, {"offset_shift_bytes": 1 << 64},
+                                 {"align_bytes": -4096}, {"align_bytes": 1.5}])  # fmt: skip
+def test_shifts_and_alignments_outside_u64_are_parameter_errors(tmp_path: Path, bad: dict):
+    """They crossed into the core as u64 and PyO3 raised a bare OverflowError (or TypeError),
+    not a FlashbackError."""
+    log = _spread_writes(tmp_path)
+    for kw in (bad, {"remap": fb.Remap(**bad)}):
+        with pytest.raises(ParameterError, match=next(iter(bad))):
+            fb.replay_trace(log, target="sim:generic?scale=1/4096", **kw)

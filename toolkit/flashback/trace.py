@@ -102,7 +102,8 @@ def replay_trace(
 
     Raises:
         ImportFormatError: a malformed trace line (the message names file and line).
-        ParameterError: the trace does not fit the target after remapping, a bad factor, an
+        ParameterError: the trace does not fit the target after remapping, a bad factor, a
+            shift or alignment that is not a whole number of bytes from 0 to 2^64 − 1, an
             interval that is not a positive duration, ``remap`` that is not a :class:`Remap`,
             or ``remap`` given with one of its keywords changed from its default.
     """
@@ -123,6 +124,13 @@ def replay_trace(
             offset_shift_bytes=offset_shift_bytes,
             align_bytes=align_bytes,
         )
+    for name, v in (("offset_shift_bytes", opts.offset_shift_bytes),
+                    ("align_bytes", opts.align_bytes)):  # fmt: skip
+        # the core takes them as u64: outside it, PyO3 would raise a bare OverflowError
+        if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < 1 << 64:
+            raise ParameterError(
+                f"{name} must be a whole number of bytes from 0 to 2^64 - 1, got {v!r}"
+            )
     interval_s = interval_seconds(interval_s, where="replay_trace")
     if not os.path.exists(path):
         raise ImportFormatError(
