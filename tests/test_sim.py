@@ -35,7 +35,10 @@ def test_run_gives_capture_schema_with_ground_truth():
     for c in BASE_COLUMNS + SIM_COLUMNS:
         assert c in df.columns, c
     assert df.height == 20
-    assert df["t_s"].to_list() == pytest.approx([float(i) for i in range(1, 21)])
+    t_s = df["t_s"].to_list()
+    assert t_s[:-1] == pytest.approx([float(i) for i in range(1, 20)])
+    # the commands in flight at 20 s are reaped, as fio does: the last row ends with them
+    assert 20.0 <= t_s[-1] <= 20.0 + df["write_lat_max_us"].max() / 1e6
     assert cap.meta["status"] == "complete"
     assert cap.meta["target"]["kind"] == "sim"
     # ground truth: NAND ≥ host, counters never decrease, the cliff is an event
@@ -296,3 +299,24 @@ def test_gc_high_is_checked_against_the_reserve_in_effect_at_the_scale():
     for scale in ("1/256", "1/64", "1"):
         f = fb.Target(f"sim:generic?scale={scale}").meta["config"]["features"]
         assert f["gc_high"] == 0 and f["gc_reserve"] >= 2
+
+
+def test_a_timed_run_counts_the_commands_it_reaps_and_their_time():
+    # fio at runtime= stops issuing, reaps the commands in flight and counts them; its runtime
+    # ends at the last completion. Counted at the limit instead, a GC stall those commands
+    # waited on fell between two steps: in neither step's time, and the IOPS flattered.
+    t = fb.Target("sim:intel-520-120g?scale=1/64")
+    t.run(fb.Workload(rw="write", bs="128k", iodepth=32))
+    w = fb.Workload(rw="randwrite", bs="4k", iodepth=32, time="2s", random="uniform")
+    clock = t.run(w).meta["sim"]["drive_time_s"]
+    for _ in range(3):
+        cap = t.run(w)
+        after = cap.meta["sim"]["drive_time_s"]
+        # every ns of the drive's clock is in one run: the run ends at its last completion
+        assert cap.meta["duration_s"] == pytest.approx(after - clock, abs=1e-6)
+        assert cap.meta["duration_s"] > 2.0
+        df = cap.intervals
+        assert df.height == 2  # the reaped commands stretch the last row, no sliver row
+        assert float(df["interval_s"].sum()) == pytest.approx(cap.meta["duration_s"])
+        assert int(df["write_ios"].sum()) == cap.meta["totals"]["write_ios"]
+        clock = after

@@ -39,3 +39,13 @@ def test_steady_random_write_wa_holds_from_1_128_to_1_16():
     small = steady_random_write_wa("sim:generic?scale=1/128", fills=6, last=2)
     large = steady_random_write_wa("sim:generic?scale=1/16", fills=6, last=2)
     assert abs(small / large - 1) < 0.025, (small, large)
+
+
+def test_a_scaled_preset_says_what_it_does_not_scale():
+    # #25: "where a parameter cannot scale (a fixed-size structure of the real controller),
+    # say so in the preset"
+    src = fb.Target("sim:crucial-m4-128g?scale=1/64").meta["config"]["sources"]["scale"]
+    assert "shrunk by 0.015625" in src
+    for fixed in ("erase-block size", "channels", "dies", "planes", "timings", "erase-ahead"):
+        assert fixed in src.split("not scaled", 1)[-1], fixed
+    assert "scale" not in fb.Target("sim:crucial-m4-128g").meta["config"]["sources"]

@@ -87,6 +87,9 @@ pub struct Session<'o> {
     telemetry: Option<crate::telemetry::slot::Reader>,
     /// the simulated drive's counters at the start and end (its `smart_start`/`smart_end`)
     sim_counters: [Option<crate::telemetry::DriveSample>; 2],
+    /// the workload's `time=` limit in ns ([`crate::units::time_limit_ns`]): a run ending
+    /// past it reaped commands in flight at it, which stretch its last interval
+    time_limit_ns: Option<u64>,
     /// totals kept even when recording is off
     pub total_ios: [u64; 3],
     pub total_bytes: [u64; 3],
@@ -151,6 +154,9 @@ impl<'o> Session<'o> {
             stream_only: opts.stream_only && opts.capture_path.is_some(),
             telemetry: None,
             sim_counters: [None, None],
+            time_limit_ns: w
+                .time_s
+                .map(|s| crate::units::time_limit_ns(s, w.interval_s)),
             total_ios: [0; 3],
             total_bytes: [0; 3],
             observer: std::time::Duration::ZERO,
@@ -245,7 +251,10 @@ impl<'o> Session<'o> {
         self.rec.host_written_bytes()
     }
 
-    /// Ends the run at `now_ns` with `status`; `extra` keys are merged into the metadata.
+    /// Ends the run at `now_ns` with `status`; `extra` keys are merged into the metadata. A
+    /// timed run's `now_ns` is when its last command completed, past the time limit when
+    /// commands in flight at the limit were reaped: those count in the last interval, which
+    /// ends at `now_ns`, as does the run (fio's rule, [`Recorder::finish_drained`]).
     pub fn finish(mut self, now_ns: u64, mut status: Status, extra: Value) -> Result<RunOutput> {
         if let Some(r) = self.telemetry.as_mut() {
             if let Some(p) = r.latest() {
@@ -254,7 +263,10 @@ impl<'o> Session<'o> {
             }
         }
         if self.recording {
-            self.rec.finish(now_ns, &mut self.rows);
+            match self.time_limit_ns {
+                Some(l) => self.rec.finish_drained(l, now_ns, &mut self.rows),
+                None => self.rec.finish(now_ns, &mut self.rows),
+            }
             self.push()?;
         }
         // A stop asked for while the observer took the last rows (Ctrl-C landing in a

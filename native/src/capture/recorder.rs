@@ -181,6 +181,19 @@ impl Recorder {
         }
     }
 
+    /// Ends a timed run whose time limit was `limit_ns` and whose last command completed at
+    /// `end_ns`: the intervals before the limit close as usual, and the commands reaped after
+    /// it (recorded in the last interval) stretch that interval to `end_ns`, as fio reaps what
+    /// is in flight at `runtime=` and counts it, its runtime ending at the last completion.
+    /// The same as [`Recorder::finish`] when `end_ns` is not past the limit.
+    pub fn finish_drained(&mut self, limit_ns: u64, end_ns: u64, out: &mut Vec<IntervalRow>) {
+        if end_ns <= limit_ns {
+            return self.finish(end_ns, out);
+        }
+        self.roll(limit_ns - 1, out);
+        out.push(self.close(end_ns));
+    }
+
     fn close(&mut self, end_ns: u64) -> IntervalRow {
         self.flush_run();
         let lat = std::array::from_fn(|k| {
@@ -306,6 +319,29 @@ mod tests {
         assert_eq!(out[3].ios, [1, 0, 0]);
         assert!((out[3].interval_s - 0.75).abs() < 1e-12);
         assert_eq!(out[3].t_s, 3.75);
+    }
+
+    /// Commands reaped after a timed run's limit stay in its last interval, which ends at
+    /// the last completion: no extra row, the bytes and the time both counted.
+    #[test]
+    fn a_drained_timed_run_stretches_its_last_interval() {
+        let mut r = Recorder::new(1.0, "s", 0);
+        let mut out = vec![];
+        for t in [100_000_000u64, 1_500_000_000, 2_999_999_999] {
+            r.roll(t, &mut out);
+            r.record(OpKind::Write, 4096, 1_000);
+        }
+        r.finish_drained(3_000_000_000, 3_400_000_000, &mut out);
+        assert_eq!(out.len(), 3);
+        assert_eq!(out[2].ios, [0, 1, 0]);
+        assert!((out[2].interval_s - 1.4).abs() < 1e-12);
+        assert!((out[2].t_s - 3.4).abs() < 1e-12);
+        let mut plain = Recorder::new(1.0, "s", 0);
+        let mut rows = vec![];
+        plain.record(OpKind::Write, 4096, 1_000);
+        plain.finish_drained(3_000_000_000, 2_500_000_000, &mut rows);
+        assert_eq!(rows.len(), 3);
+        assert!((rows[2].interval_s - 0.5).abs() < 1e-12);
     }
 
     #[test]

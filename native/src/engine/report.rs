@@ -77,7 +77,8 @@ impl Control {
     }
 
     /// Completion time as attributed: completions draining after the `time=` deadline count in
-    /// the last interval, so a timed run has exactly `time / interval` evenly spaced rows.
+    /// the last interval, so a timed run has exactly `time / interval` rows; the last one ends
+    /// at the last completion (`Session::finish`), as fio counts what it reaps at `runtime=`.
     #[inline]
     pub fn clamp(&self, t_ns: u64) -> u64 {
         match self.deadline_ns {

@@ -285,12 +285,9 @@ pub fn run(
             &mut rec_error,
         )
     };
+    // past the deadline when commands in flight at it were reaped: the run and its last
+    // interval end at the last completion, as fio's runtime does (`Session::finish`)
     let raw_end = stats.end_ns;
-
-    let end_ns = match deadline {
-        Some(d) if raw_end >= d => d,
-        _ => raw_end,
-    };
     let status = match (ctl.failure(), &rec_error) {
         (Some(m), _) => Status::Failed(m),
         (None, Some(e)) => Status::Failed(e.to_string()),
@@ -325,7 +322,7 @@ pub fn run(
     let smart_end = telemetry.snapshot();
     session.add_meta("smart_end", smart_end);
     session.add_meta("telemetry", telemetry.finish());
-    let output = session.finish(end_ns, status, extra)?;
+    let output = session.finish(raw_end, status, extra)?;
     Ok(Done {
         output,
         host_written_end: host_written_start + written,

@@ -140,14 +140,16 @@ impl SimDrive {
         let mut last_done = lp.t0;
         while let Some((done, si)) = lp.pending.pop() {
             let slot = lp.slots[si as usize];
-            // Commands still in flight when the time is up are counted in the last interval,
-            // which ends at the time limit (their writes did reach the drive).
+            // Commands still in flight when the time is up are reaped, as fio reaps them at
+            // `runtime=`: counted in the last interval, which ends, as the run does, when the
+            // last of them completes (`Session::finish`), so a GC stall they waited on is in
+            // the step's time, not between steps.
             let at = match lp.time_limit {
-                Some(l) if done > l => l - 1,
+                Some(l) if done >= l => l - 1,
                 _ => done,
             };
             self.now = self.now.max(done);
-            last_done = last_done.max(at + u64::from(at != done));
+            last_done = last_done.max(done);
             let rel = at - lp.t0;
             if rel >= sess.rec.next_boundary_ns() {
                 sess.set_truth(self.truth());

@@ -77,7 +77,7 @@ pub(super) fn scale_sizes(c: &mut SimConfig) {
     c.sources.push((
         "scale".into(),
         format!(
-            "shrunk by {s}: capacity, SLC cache, GC reserve/watermark and write buffer scaled (buffer floor: 2 pages per plane); raw NAND set so the spare left for data beyond the GC pool and open blocks is {s} × the full drive's (op re-derived: {:.4})",
+            "shrunk by {s}: capacity, SLC cache, GC reserve/watermark and write buffer scaled (buffer floor: 2 pages per plane); raw NAND set so the spare left for data beyond the GC pool and open blocks is {s} × the full drive's (op re-derived: {:.4}); not scaled, fixed structures of the controller and NAND: page and erase-block size, channels, dies, planes, timings, the erase-ahead pool per die (a GC victim's copy time and a command's bytes are a full drive's, so an interval holding {s} × the review's bytes jitters by whole victims)",
             c.op
         ),
     ));

@@ -156,9 +156,9 @@ def resolved_mbps(
     SSD 510). A full-size drive, or a scaled one writing smoothly, keeps single intervals; a
     jittery scaled one resolves the rate only over its windows, and a dip shorter than a
     window is averaged: the SSD 320's 6 % drop in the last 4 s of BeHardware's first 30 s is
-    4 intervals at 1/64, under one command's quantisation (3.3 %), so its early minimum reads
-    +5.3 % there (-0.4 % with single intervals; 1/32 and larger within 0.5 %). Short
-    intervals are dropped first (:func:`regular`).
+    4 intervals at 1/64, under one command's quantisation (3.3 %): with the noise taken over
+    the whole step its early minimum read +1.4 % there, over the first 30 s (the span the
+    minimum is taken over) -0.4 %. Short intervals are dropped first (:func:`regular`).
     """
     df = regular(df)
     if df.is_empty():

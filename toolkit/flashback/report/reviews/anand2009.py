@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
+import flashback as fb
 from flashback import figures
 from flashback.report.html import Section
 from flashback.report.reviews.common import SEEDS, compare_part, procedure, replay, runs
@@ -27,5 +28,7 @@ def build(*, scale: str, progress: bool) -> tuple[Section, pl.DataFrame]:
         ],
         procedure=procedure([rep]),
     )
-    s.charts.append(("new vs used", figures.new_vs_used(frame)))
+    # the review's own new and used reads as ticks on the replayed bars
+    published = fb.published(test="seq2m_read", metric="avg_mbps")
+    s.charts.append(("new vs used", figures.new_vs_used(frame, published=published)))
     return s, compare_part(s, rep.compare(seeds=SEEDS))
