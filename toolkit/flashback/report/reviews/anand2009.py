@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import polars as pl
 
-import flashback as fb
 from flashback import figures
+from flashback.published import published as published_rows
 from flashback.report.html import Section
 from flashback.report.reviews.common import SEEDS, compare_part, procedure, replay, runs
 
@@ -29,6 +29,6 @@ def build(*, scale: str, progress: bool) -> tuple[Section, pl.DataFrame]:
         procedure=procedure([rep]),
     )
     # the review's own new and used reads as ticks on the replayed bars
-    published = fb.published(test="seq2m_read", metric="avg_mbps")
+    published = published_rows(test="seq2m_read", metric="avg_mbps")
     s.charts.append(("new vs used", figures.new_vs_used(frame, published=published)))
     return s, compare_part(s, rep.compare(seeds=SEEDS))

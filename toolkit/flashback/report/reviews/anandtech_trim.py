@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import polars as pl
 
-import flashback as fb
 from flashback import figures
+from flashback.published import published as published_rows
 from flashback.report.html import Section
 from flashback.report.reviews.anandtech_consistency import PRESET
 from flashback.report.reviews.common import SEEDS, compare_part, procedure, replay, runs
@@ -28,7 +28,7 @@ def build(*, scale: str, progress: bool) -> tuple[Section, pl.DataFrame]:
     )
     # the review's three AS-SSD writes as ticks on the replayed bars (its "torture" state is
     # the replay's after_torture step)
-    published = fb.published(test="as_ssd_seq_write", metric="avg_mbps").with_columns(
+    published = published_rows(test="as_ssd_seq_write", metric="avg_mbps").with_columns(
         pl.col("condition").replace("torture", "after_torture")
     )
     chart = figures.condition_bars(frame, published=published, title="sequential write")
