@@ -588,9 +588,13 @@ def test_flashback_renderings_apply_the_theme_and_leave_the_session_alone():
         assert not chart.to_dict().get("config", {}).get("font", "").startswith("DejaVu")
         assert _spec(chart)["config"]["font"].startswith("DejaVu Sans")
         assert alt.theme.active == "default"
-    ff.use_theme()
-    assert alt.theme.active == ff.THEME_NAME
-    assert chart.to_dict()["config"]["font"].startswith("DejaVu Sans")
+    before = alt.theme.active
+    try:
+        ff.use_theme()
+        assert alt.theme.active == ff.THEME_NAME
+        assert chart.to_dict()["config"]["font"].startswith("DejaVu Sans")
+    finally:  # the rest of the test session keeps the theme it had
+        alt.theme.enable(before)
 
 
 def test_missing_column_is_a_clear_error():
