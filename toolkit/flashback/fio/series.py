@@ -11,6 +11,7 @@ import numpy as np
 
 from flashback import _native
 from flashback.errors import FioFormatError
+from flashback.fio import edges as fedges
 from flashback.fio import hist as fhist
 from flashback.fio.logs import Log
 from flashback.fio.logtable import column_view
@@ -94,9 +95,17 @@ def cumulative(
     return np.maximum.accumulate(xs), ys
 
 
-def rate_total(logs: list[Log], d: int, edges: np.ndarray) -> np.ndarray | None:
+def rate_total(
+    logs: list[Log],
+    d: int,
+    edges: np.ndarray,
+    *,
+    printed: dict[fedges.Key, fedges.Printed] | None = None,
+) -> np.ndarray | None:
     """Sum over jobs of a bw (KiB) or iops (I/Os) log's content per interval, in the log's
-    unit·s; ``None`` without such logs.
+    unit·s; ``None`` without such logs. A window-averaged log whose job has a ``printed``
+    total (direction ``d``, the log's unit) counts what it lacks at its edges too (see
+    :mod:`flashback.fio.edges`); without one only what the log covers.
 
     Raises:
         FioFormatError: a log holding only each window's maximum (``log_max_value=1``, read
@@ -117,8 +126,23 @@ def rate_total(logs: list[Log], d: int, edges: np.ndarray) -> np.ndarray | None:
             total += np.bincount(bins_of(lg, edges)[sel], weights=w, minlength=edges.size - 1)
         else:
             avg = np.inf if lg.mode == "default_window" else lg.avg_ms
-            total += window_integral(t, _means(lg)[sel], edges, avg_ms=avg) / 1000.0
+            p = None if printed is None else printed.get((_prefix(lg), lg.job))
+            if p is None:
+                total += window_integral(t, _means(lg)[sel], edges, avg_ms=avg) / 1000.0
+            else:
+                xs, ys = _filled(t, _means(lg)[sel], avg_ms=avg, printed=p)
+                total += np.diff(np.interp(edges, xs, ys))
     return total
+
+
+def _filled(
+    t_ms: np.ndarray, rate: np.ndarray, *, avg_ms: float, printed: fedges.Printed
+) -> tuple[np.ndarray, np.ndarray]:
+    """A rate log's running count from 0 to its job's end with the edges the printed total
+    fills (:func:`flashback.fio.edges.filled`)."""
+    xs, ys = cumulative(t_ms, rate, avg_ms=avg_ms)
+    first = float(rate[np.argmin(t_ms)])
+    return fedges.filled(xs, ys, first_per_s=first, printed=printed)
 
 
 def _means(lg: Log) -> np.ndarray:
@@ -175,13 +199,15 @@ def latency(
     *,
     ns_per_unit: float,
     iops_logs: list[Log] | None = None,
+    printed: dict[fedges.Key, fedges.Printed] | None = None,
 ) -> dict | None:
     """Per-interval latency stats in µs from latency logs of one kind (jobs pooled).
 
     Per-I/O logs give exact sample statistics. Window-averaged logs (``log_avg_msec``) give
     the mean of the window means, each window weighted by its I/O count taken from the same
     job's iops log (``iops_logs``, matched by run prefix and job number), which is fio's own
-    mean; without an iops log for every latency log the windows count equally
+    mean (with the edges a job's ``printed`` I/O total fills, see :mod:`flashback.fio.edges`);
+    without an iops log for every latency log the windows count equally
     (``out["weighted_by"]`` says which: ``"ios"`` or ``"windows"``). Their percentiles are
     null, and their max is null unless the log carries maxima (``log_window_value=both``/
     ``max``)."""
@@ -217,7 +243,7 @@ def latency(
         v = np.concatenate([_means(lg)[lg.ddir == d] for lg in means]) * scale
         b = bin_of(t, edges)
         cnt = np.bincount(b, minlength=n)
-        w = _window_ios(means, d, iops_logs or [])
+        w = _window_ios(means, d, iops_logs or [], printed or {})
         with np.errstate(invalid="ignore", divide="ignore"):
             plain = np.where(cnt > 0, np.bincount(b, weights=v, minlength=n) / cnt, np.nan)
             if w is None:
@@ -302,13 +328,19 @@ def _by_interval(b: np.ndarray, raw: np.ndarray, n: int):
         yield int(b[s]), v[s:e]
 
 
-def _window_ios(lat_logs: list[Log], d: int, iops_logs: list[Log]) -> np.ndarray | None:
+def _window_ios(
+    lat_logs: list[Log],
+    d: int,
+    iops_logs: list[Log],
+    printed: dict[fedges.Key, fedges.Printed],
+) -> np.ndarray | None:
     """The I/O count of each window of window-averaged latency logs (direction ``d``, rows
     in the order :func:`latency` concatenates them), from each job's iops log: the I/Os the
     iops log counts between the window's start (the previous sample, or one window earlier
     after a gap, as in :func:`cumulative`) and its end. fio closes the two logs' windows on
     separate clocks a few ms apart and its iops log may lack the first window, so before
-    the iops log's first sample and after its last one its first and last rates hold.
+    the iops log's first sample and after its last one its first and last rates hold, or,
+    for a job with a ``printed`` total, the edges it fills (:mod:`flashback.fio.edges`).
     Per-I/O iops logs are counted. ``None`` when some latency log has no iops log of its
     run and job with samples in ``d``."""
     by_job = {(_prefix(lg), lg.job): lg for lg in iops_logs if lg.value is not None}
@@ -330,9 +362,14 @@ def _window_ios(lat_logs: list[Log], d: int, iops_logs: list[Log]) -> np.ndarray
             order = np.argsort(io.t_ms[isel], kind="stable")
             it, iv = io.t_ms[isel][order], _means(io)[isel][order]
             avg = np.inf if io.mode == "default_window" else io.avg_ms
-            xs, ys = cumulative(it, iv, avg_ms=avg)
-            w = _extended(t, xs, ys, iv[0], iv[-1]) - _extended(start, xs, ys, iv[0], iv[-1])
-            w = w / 1000.0
+            p = printed.get((_prefix(io), io.job))
+            if p is None:
+                xs, ys = cumulative(it, iv, avg_ms=avg)
+                w = _extended(t, xs, ys, iv[0], iv[-1]) - _extended(start, xs, ys, iv[0], iv[-1])
+                w = w / 1000.0
+            else:
+                xs, ys = _filled(it, iv, avg_ms=avg, printed=p)
+                w = np.interp(t, xs, ys) - np.interp(start, xs, ys)
         parts.append(np.maximum(w, 0.0))
     return np.concatenate(parts) if parts else None
 
@@ -345,10 +382,7 @@ def _extended(x: np.ndarray, xs: np.ndarray, ys: np.ndarray, first: float, last:
     return np.where(x > xs[-1], ys[-1] + last * (x - xs[-1]), y)
 
 
-def _prefix(lg: Log) -> str:
-    """The run prefix of a log's file name (``x`` for ``x_clat.2.log``)."""
-    name = lg.path.name
-    return name[: name.rfind(f"_{lg.kind}")]
+_prefix = fedges.prefix_of
 
 
 def hist_latency(
