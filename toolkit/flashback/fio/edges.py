@@ -100,17 +100,23 @@ def printed_by_job(
         totals.update(found)
     if set(totals) != keys:
         return {}, True
-    end_ms: dict[Key, float] = {}
-    for lg in parsed:
-        k = (prefix_of(lg), lg.job)
-        if k in keys and lg.t_ms.size:
-            end_ms[k] = max(end_ms.get(k, 0.0), float(lg.t_ms.max()))
+    end_ms = job_ends_ms(parsed)
     out: dict[str, dict[Key, Printed]] = {}
     for k, cols in totals.items():
         for col, x in cols.items():
             unit = 1024.0 if col.endswith("_bytes") else 1.0
             out.setdefault(col, {})[k] = Printed(total=x / unit, end_ms=end_ms[k])
     return out, False
+
+
+def job_ends_ms(parsed: list[Log]) -> dict[Key, float]:
+    """Each job's end as its logs see it: its last sample in any log (ms)."""
+    end_ms: dict[Key, float] = {}
+    for lg in parsed:
+        if lg.t_ms.size:
+            k = (prefix_of(lg), lg.job)
+            end_ms[k] = max(end_ms.get(k, 0.0), float(lg.t_ms.max()))
+    return end_ms
 
 
 def _merged(opts: dict, n_entries: int, keys: set[Key]) -> bool:

@@ -78,6 +78,7 @@ def _read_logs(
         ns_per_unit=ns_per_unit or 1.0,
         printed=printed,
         estimated=estimated,
+        job_ends_ms=fedges.job_ends_ms(parsed),
     )
     for d, name in enumerate(DIRS):
         cols.update(cols_of.direction(d, name, dt_s))
@@ -164,6 +165,7 @@ class _Columns:
     printed: dict[str, dict[fedges.Key, fedges.Printed]] = dataclasses.field(default_factory=dict)
     estimated: bool = False
     log_sums: dict[str, float] = dataclasses.field(default_factory=dict)
+    job_ends_ms: dict[fedges.Key, float] = dataclasses.field(default_factory=dict)
     slack: dict[str, float] = dataclasses.field(default_factory=dict)
     notes: dict[str, str] = dataclasses.field(default_factory=dict)
 
@@ -214,7 +216,7 @@ class _Columns:
             if got is None:
                 continue
             unit = 1024.0 if kind == "bw" else 1.0
-            self.slack[key] = _slack(self.by[kind], d) * unit
+            self.slack[key] = _slack(self.by[kind], d, self.job_ends_ms) * unit
             if self.estimated and _windowed(self.by[kind], d):
                 self.notes[key] = fedges.ESTIMATED
             if self.printed.get(key):
@@ -287,21 +289,26 @@ def _windowed(lgs: list[logs.Log], d: int) -> bool:
     return any(lg.mode != "per_io" and bool((lg.ddir == d).any()) for lg in lgs)
 
 
-def _slack(lgs: list[logs.Log], d: int) -> float:
+def _slack(lgs: list[logs.Log], d: int, ends_ms: Mapping[fedges.Key, float]) -> float:
     """How much a total from window logs may differ from fio's besides integer rounding: the
-    partial windows fio leaves unlogged at the start and end of each job, at most two
-    windows at the job's highest rate (in the log's unit·s)."""
+    partial windows fio leaves unlogged at the start and end of each job, at the job's
+    highest rate (in the log's unit·s): two windows, or the time the log leaves uncovered
+    when longer (fio 3.33's iops log lacks the first window and its windows close up to one
+    before the job's end, ``ends_ms``: its last sample in any log; a loaded machine makes
+    them later still)."""
     s = 0.0
     for lg in lgs:
         sel = lg.ddir == d
         if lg.mode == "per_io" or not sel.any() or lg.value is None:
             continue
+        t = np.unique(lg.t_ms[sel])
         if lg.mode == "avg":
             window_ms = lg.avg_ms
         else:  # fio < 2.10 windows: bw_avg_time, the usual spacing
-            t = np.unique(lg.t_ms[sel])
             window_ms = float(np.median(np.diff(t))) if t.size > 1 else float(t[0])
-        s += 2.0 * float(lg.value[sel].max()) * window_ms / 1000.0
+        end_ms = ends_ms.get((fedges.prefix_of(lg), lg.job), float(t[-1]))
+        uncovered_ms = max(float(t[0]) - window_ms, 0.0) + max(end_ms - float(t[-1]), 0.0)
+        s += max(2.0 * window_ms, uncovered_ms) * float(lg.value[sel].max()) / 1000.0
     return s
 
 
