@@ -52,14 +52,42 @@ def prefix_of(lg: Log) -> str:
     return name[: name.rfind(f"_{lg.kind}")]
 
 
-def filled(
-    xs: np.ndarray, ys: np.ndarray, *, first_per_s: float, printed: Printed
+def cumulative(
+    t_ms: np.ndarray, rate: np.ndarray, *, avg_ms: float
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The running count (I/Os or KiB) of a rate log's curve ``(xs ms, ys unit·ms)`` (see
-    :func:`flashback.fio.series.cumulative`) from 0 to ``printed.end_ms``: before ``xs[0]``
-    at ``first_per_s`` (at most what the total leaves), after ``xs[-1]`` what the total still
-    leaves, evenly (into the last window when the log ends at the job's end). Never less
-    than the log counts: a total below it adds nothing."""
+    """The running integral of window-averaged rates (rate·ms) as a piecewise-linear curve
+    ``(xs, ys)`` for :func:`numpy.interp`, each sample spread over the window it covers (see
+    :func:`flashback.fio.series.window_integral`)."""
+    order = np.argsort(t_ms, kind="stable")
+    t, r = t_ms[order], rate[order]
+    prev = np.concatenate([[0.0 if np.isinf(avg_ms) else max(t[0] - avg_ms, 0.0)], t[:-1]])
+    start = np.where(t - prev > 1.5 * avg_ms, t - avg_ms, prev)
+    cum = np.concatenate([[0.0], np.cumsum(r * (t - start))])
+    xs = np.empty(2 * t.size)
+    ys = np.empty(2 * t.size)
+    xs[0::2], xs[1::2] = start, t
+    ys[0::2], ys[1::2] = cum[:-1], cum[1:]
+    return np.maximum.accumulate(xs), ys
+
+
+def extrapolated(x: np.ndarray, xs: np.ndarray, ys: np.ndarray, first: float, last: float):
+    """``np.interp(x, xs, ys)`` continued linearly with slope ``first`` before ``xs[0]`` and
+    ``last`` after ``xs[-1]``."""
+    y = np.interp(x, xs, ys)
+    y = np.where(x < xs[0], ys[0] - first * (xs[0] - x), y)
+    return np.where(x > xs[-1], ys[-1] + last * (x - xs[-1]), y)
+
+
+def filled(
+    t_ms: np.ndarray, rate: np.ndarray, *, avg_ms: float, printed: Printed
+) -> tuple[np.ndarray, np.ndarray]:
+    """The running count (I/Os or KiB) of a rate log's samples (:func:`cumulative`) from 0 to
+    ``printed.end_ms``: before the first sample's window at the first rate (at most what the
+    total leaves), after the last sample what the total still leaves, evenly (into the last
+    window when the log ends at the job's end). Never less than the log counts: a total
+    below it adds nothing."""
+    xs, ys = cumulative(t_ms, rate, avg_ms=avg_ms)
+    first_per_s = float(rate[np.argmin(t_ms)])
     ys = ys / 1000.0
     covered = float(ys[-1])
     pre = min(first_per_s * float(xs[0]) / 1000.0, max(printed.total - covered, 0.0))

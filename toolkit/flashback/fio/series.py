@@ -73,26 +73,8 @@ def window_integral(
     after a gap longer than 1.5 windows, where windows without I/O went unlogged and the
     sample covers one window (``avg_ms = inf`` for fio < 2.10 default logs: always since the
     previous one). Returns rate·ms per interval."""
-    xs, ys = cumulative(t_ms, rate, avg_ms=avg_ms)
+    xs, ys = fedges.cumulative(t_ms, rate, avg_ms=avg_ms)
     return np.diff(np.interp(edges, xs, ys, left=0.0, right=ys[-1]))
-
-
-def cumulative(
-    t_ms: np.ndarray, rate: np.ndarray, *, avg_ms: float
-) -> tuple[np.ndarray, np.ndarray]:
-    """The running integral of window-averaged rates (rate·ms) as a piecewise-linear curve
-    ``(xs, ys)`` for :func:`numpy.interp`, each sample spread over the window it covers (see
-    :func:`window_integral`)."""
-    order = np.argsort(t_ms, kind="stable")
-    t, r = t_ms[order], rate[order]
-    prev = np.concatenate([[0.0 if np.isinf(avg_ms) else max(t[0] - avg_ms, 0.0)], t[:-1]])
-    start = np.where(t - prev > 1.5 * avg_ms, t - avg_ms, prev)
-    cum = np.concatenate([[0.0], np.cumsum(r * (t - start))])
-    xs = np.empty(2 * t.size)
-    ys = np.empty(2 * t.size)
-    xs[0::2], xs[1::2] = start, t
-    ys[0::2], ys[1::2] = cum[:-1], cum[1:]
-    return np.maximum.accumulate(xs), ys
 
 
 def rate_total(
@@ -126,23 +108,13 @@ def rate_total(
             total += np.bincount(bins_of(lg, edges)[sel], weights=w, minlength=edges.size - 1)
         else:
             avg = np.inf if lg.mode == "default_window" else lg.avg_ms
-            p = None if printed is None else printed.get((_prefix(lg), lg.job))
+            p = None if printed is None else printed.get((fedges.prefix_of(lg), lg.job))
             if p is None:
                 total += window_integral(t, _means(lg)[sel], edges, avg_ms=avg) / 1000.0
             else:
-                xs, ys = _filled(t, _means(lg)[sel], avg_ms=avg, printed=p)
+                xs, ys = fedges.filled(t, _means(lg)[sel], avg_ms=avg, printed=p)
                 total += np.diff(np.interp(edges, xs, ys))
     return total
-
-
-def _filled(
-    t_ms: np.ndarray, rate: np.ndarray, *, avg_ms: float, printed: fedges.Printed
-) -> tuple[np.ndarray, np.ndarray]:
-    """A rate log's running count from 0 to its job's end with the edges the printed total
-    fills (:func:`flashback.fio.edges.filled`)."""
-    xs, ys = cumulative(t_ms, rate, avg_ms=avg_ms)
-    first = float(rate[np.argmin(t_ms)])
-    return fedges.filled(xs, ys, first_per_s=first, printed=printed)
 
 
 def _means(lg: Log) -> np.ndarray:
@@ -337,16 +309,17 @@ def _window_ios(
     """The I/O count of each window of window-averaged latency logs (direction ``d``, rows
     in the order :func:`latency` concatenates them), from each job's iops log: the I/Os the
     iops log counts between the window's start (the previous sample, or one window earlier
-    after a gap, as in :func:`cumulative`) and its end. fio closes the two logs' windows on
-    separate clocks a few ms apart and its iops log may lack the first window, so before
+    after a gap, as in :func:`flashback.fio.edges.cumulative`) and its end. fio closes the
+    two logs' windows on separate clocks a few ms apart and its iops log may lack the first
+    window, so before
     the iops log's first sample and after its last one its first and last rates hold, or,
     for a job with a ``printed`` total, the edges it fills (:mod:`flashback.fio.edges`).
     Per-I/O iops logs are counted. ``None`` when some latency log has no iops log of its
     run and job with samples in ``d``."""
-    by_job = {(_prefix(lg), lg.job): lg for lg in iops_logs if lg.value is not None}
+    by_job = {(fedges.prefix_of(lg), lg.job): lg for lg in iops_logs if lg.value is not None}
     parts = []
     for lg in lat_logs:
-        io = by_job.get((_prefix(lg), lg.job))
+        io = by_job.get((fedges.prefix_of(lg), lg.job))
         if io is None or not (io.ddir == d).any():
             return None
         isel = io.ddir == d
@@ -362,27 +335,19 @@ def _window_ios(
             order = np.argsort(io.t_ms[isel], kind="stable")
             it, iv = io.t_ms[isel][order], _means(io)[isel][order]
             avg = np.inf if io.mode == "default_window" else io.avg_ms
-            p = printed.get((_prefix(io), io.job))
+            p = printed.get((fedges.prefix_of(io), io.job))
             if p is None:
-                xs, ys = cumulative(it, iv, avg_ms=avg)
-                w = _extended(t, xs, ys, iv[0], iv[-1]) - _extended(start, xs, ys, iv[0], iv[-1])
+                xs, ys = fedges.cumulative(it, iv, avg_ms=avg)
+                lo, hi = iv[0], iv[-1]
+                w = fedges.extrapolated(t, xs, ys, lo, hi) - fedges.extrapolated(
+                    start, xs, ys, lo, hi
+                )
                 w = w / 1000.0
             else:
-                xs, ys = _filled(it, iv, avg_ms=avg, printed=p)
+                xs, ys = fedges.filled(it, iv, avg_ms=avg, printed=p)
                 w = np.interp(t, xs, ys) - np.interp(start, xs, ys)
         parts.append(np.maximum(w, 0.0))
     return np.concatenate(parts) if parts else None
-
-
-def _extended(x: np.ndarray, xs: np.ndarray, ys: np.ndarray, first: float, last: float):
-    """``np.interp(x, xs, ys)`` continued linearly with slope ``first`` before ``xs[0]`` and
-    ``last`` after ``xs[-1]``."""
-    y = np.interp(x, xs, ys)
-    y = np.where(x < xs[0], ys[0] - first * (xs[0] - x), y)
-    return np.where(x > xs[-1], ys[-1] + last * (x - xs[-1]), y)
-
-
-_prefix = fedges.prefix_of
 
 
 def hist_latency(
