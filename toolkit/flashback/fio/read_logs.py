@@ -13,6 +13,7 @@ import polars as pl
 
 from flashback.capture import Capture
 from flashback.errors import FioFormatError, ImportFormatError
+from flashback.fio import edges as fedges
 from flashback.fio import hist as fhist
 from flashback.fio import jsonout, logs, modes, normal, series
 from flashback.fio import version as fv
@@ -59,6 +60,7 @@ def _read_logs(
     with jsonout.fields_of(outputs):
         doc = _json_of(others)
         epoch = None if doc is None else jsonout.epoch_logs(doc)
+        printed, estimated = fedges.printed_by_job(parsed, others, v)
     origin_ms = logs.epoch_origin_ms(parsed, [h[0] for _, h in hists], epoch=epoch)
     if origin_ms:
         for lg in parsed:
@@ -74,12 +76,23 @@ def _read_logs(
         hist_data=hist_data,
         edges=edges,
         ns_per_unit=ns_per_unit or 1.0,
+        printed=printed,
+        estimated=estimated,
+        job_ends_ms=fedges.job_ends_ms(parsed),
     )
     for d, name in enumerate(DIRS):
         cols.update(cols_of.direction(d, name, dt_s))
     df = _finish(pl.DataFrame(cols).with_columns(pl.lit("fio").alias("step")), log_files[0])
     with jsonout.fields_of(outputs):
-        _check_against_printed(df, others, v, prefixes, cols_of.slack, summed=combine == "sum")
+        _check_against_printed(
+            df,
+            others,
+            v,
+            prefixes,
+            cols_of.slack,
+            summed=combine == "sum",
+            counted=cols_of.log_sums,
+        )
     meta = _meta(log_files + others, v, capacity_bytes, "logs")
     meta["log_modes"] = {lg.path.name: lg.mode for lg in parsed}
     if cols_of.notes:
@@ -141,12 +154,18 @@ class _Columns:
     """A direction's capture columns from the run's logs (``by``: the sample logs by kind;
     ``hist_data``: the clat histograms with samples), collecting what the totals fio printed
     are checked with (``slack``: the totals the logs measure, with their tolerance) and what
-    a column is where it is not what its name says (``notes``)."""
+    a column is where it is not what its name says (``notes``). ``printed``: each job's
+    printed totals by column, which fill the rate logs' edges (:mod:`flashback.fio.edges`);
+    ``estimated``: a printed output is given but not per job, so the edges are estimates."""
 
     by: dict[str, list[logs.Log]]
     hist_data: list
     edges: np.ndarray
     ns_per_unit: float
+    printed: dict[str, dict[fedges.Key, fedges.Printed]] = dataclasses.field(default_factory=dict)
+    estimated: bool = False
+    log_sums: dict[str, float] = dataclasses.field(default_factory=dict)
+    job_ends_ms: dict[fedges.Key, float] = dataclasses.field(default_factory=dict)
     slack: dict[str, float] = dataclasses.field(default_factory=dict)
     notes: dict[str, str] = dataclasses.field(default_factory=dict)
 
@@ -186,13 +205,27 @@ class _Columns:
         """(I/Os, bytes) per interval of direction ``d`` from the iops and bw logs, else the
         histograms' counts, else the per-I/O latency logs (None where nothing counts them);
         records each one's slack."""
-        ios = series.rate_total(self.by["iops"], d, self.edges)
-        kib = series.rate_total(self.by["bw"], d, self.edges)
+        ios = series.rate_total(
+            self.by["iops"], d, self.edges, printed=self.printed.get(f"{name}_ios")
+        )
+        kib = series.rate_total(
+            self.by["bw"], d, self.edges, printed=self.printed.get(f"{name}_bytes")
+        )
         nbytes = None if kib is None else kib * 1024.0
-        if ios is not None:
-            self.slack[f"{name}_ios"] = _slack(self.by["iops"], d)
-        if nbytes is not None:
-            self.slack[f"{name}_bytes"] = _slack(self.by["bw"], d) * 1024.0
+        for key, got, kind in ((f"{name}_ios", ios, "iops"), (f"{name}_bytes", nbytes, "bw")):
+            if got is None:
+                continue
+            unit = 1024.0 if kind == "bw" else 1.0
+            self.slack[key] = _slack(self.by[kind], d, self.job_ends_ms) * unit
+            if self.estimated and _windowed(self.by[kind], d):
+                self.notes[key] = fedges.ESTIMATED
+            if self.printed.get(key):
+                # the totals are checked on what the logs count, not on the edges filled
+                # from the totals themselves
+                plain = series.rate_total(self.by[kind], d, self.edges)
+                self.log_sums[key] = (
+                    float(np.round(plain * unit).sum()) if plain is not None else 0.0
+                )
         if ios is None and hist is not None:
             ios = hist[1]
             self.slack[f"{name}_ios"] = max(
@@ -225,6 +258,7 @@ class _Columns:
                 self.edges,
                 ns_per_unit=self.ns_per_unit,
                 iops_logs=self.by["iops"],
+                printed=self.printed.get(f"{name}_ios"),
             )
             for kind in ("lat", "clat")
         )
@@ -250,21 +284,31 @@ def _json_of(others: list[Path]) -> dict | None:
     return None
 
 
-def _slack(lgs: list[logs.Log], d: int) -> float:
+def _windowed(lgs: list[logs.Log], d: int) -> bool:
+    """Whether some window-averaged log of ``lgs`` has samples in direction ``d``."""
+    return any(lg.mode != "per_io" and bool((lg.ddir == d).any()) for lg in lgs)
+
+
+def _slack(lgs: list[logs.Log], d: int, ends_ms: Mapping[fedges.Key, float]) -> float:
     """How much a total from window logs may differ from fio's besides integer rounding: the
-    partial windows fio leaves unlogged at the start and end of each job, at most two
-    windows at the job's highest rate (in the log's unit·s)."""
+    partial windows fio leaves unlogged at the start and end of each job, at the job's
+    highest rate (in the log's unit·s): two windows, or the time the log leaves uncovered
+    when longer (fio 3.33's iops log lacks the first window and its windows close up to one
+    before the job's end, ``ends_ms``: its last sample in any log; a loaded machine makes
+    them later still)."""
     s = 0.0
     for lg in lgs:
         sel = lg.ddir == d
         if lg.mode == "per_io" or not sel.any() or lg.value is None:
             continue
+        t = np.unique(lg.t_ms[sel])
         if lg.mode == "avg":
             window_ms = lg.avg_ms
         else:  # fio < 2.10 windows: bw_avg_time, the usual spacing
-            t = np.unique(lg.t_ms[sel])
             window_ms = float(np.median(np.diff(t))) if t.size > 1 else float(t[0])
-        s += 2.0 * float(lg.value[sel].max()) * window_ms / 1000.0
+        end_ms = ends_ms.get((fedges.prefix_of(lg), lg.job), float(t[-1]))
+        uncovered_ms = max(float(t[0]) - window_ms, 0.0) + max(end_ms - float(t[-1]), 0.0)
+        s += max(2.0 * window_ms, uncovered_ms) * float(lg.value[sel].max()) / 1000.0
     return s
 
 
@@ -276,9 +320,12 @@ def _check_against_printed(
     slack: dict,
     *,
     summed: bool = False,
+    counted: Mapping[str, float] | None = None,
 ) -> None:
     """Compares the import's totals with the totals fio printed in the run's JSON or normal
-    output, when given (``summed``: the outputs of runs combined, added up first).
+    output, when given (``summed``: the outputs of runs combined, added up first;
+    ``counted``: a column's total as the logs alone count it, where the column also holds
+    edges filled from the printed totals).
 
     Raises:
         FioFormatError: a total differs beyond rounding.
@@ -311,7 +358,7 @@ def _check_against_printed(
         for key, want in printed.items():
             if key not in slack:
                 continue  # the logs do not measure it (e.g. bw logs alone give no I/O count)
-            got = float(df[key].sum())
+            got = (counted or {}).get(key, float(df[key].sum()))
             tol = _LOG_ROUNDING * want + slack.get(key, 0.0) + rounding.get(key, 0.0) + 1.0
             if abs(got - want) > tol:
                 raise FioFormatError(

@@ -11,6 +11,7 @@ import numpy as np
 
 from flashback import _native
 from flashback.errors import FioFormatError
+from flashback.fio import edges as fedges
 from flashback.fio import hist as fhist
 from flashback.fio.logs import Log
 from flashback.fio.logtable import column_view
@@ -72,31 +73,21 @@ def window_integral(
     after a gap longer than 1.5 windows, where windows without I/O went unlogged and the
     sample covers one window (``avg_ms = inf`` for fio < 2.10 default logs: always since the
     previous one). Returns rate·ms per interval."""
-    xs, ys = cumulative(t_ms, rate, avg_ms=avg_ms)
+    xs, ys = fedges.cumulative(t_ms, rate, avg_ms=avg_ms)
     return np.diff(np.interp(edges, xs, ys, left=0.0, right=ys[-1]))
 
 
-def cumulative(
-    t_ms: np.ndarray, rate: np.ndarray, *, avg_ms: float
-) -> tuple[np.ndarray, np.ndarray]:
-    """The running integral of window-averaged rates (rate·ms) as a piecewise-linear curve
-    ``(xs, ys)`` for :func:`numpy.interp`, each sample spread over the window it covers (see
-    :func:`window_integral`)."""
-    order = np.argsort(t_ms, kind="stable")
-    t, r = t_ms[order], rate[order]
-    prev = np.concatenate([[0.0 if np.isinf(avg_ms) else max(t[0] - avg_ms, 0.0)], t[:-1]])
-    start = np.where(t - prev > 1.5 * avg_ms, t - avg_ms, prev)
-    cum = np.concatenate([[0.0], np.cumsum(r * (t - start))])
-    xs = np.empty(2 * t.size)
-    ys = np.empty(2 * t.size)
-    xs[0::2], xs[1::2] = start, t
-    ys[0::2], ys[1::2] = cum[:-1], cum[1:]
-    return np.maximum.accumulate(xs), ys
-
-
-def rate_total(logs: list[Log], d: int, edges: np.ndarray) -> np.ndarray | None:
+def rate_total(
+    logs: list[Log],
+    d: int,
+    edges: np.ndarray,
+    *,
+    printed: dict[fedges.Key, fedges.Printed] | None = None,
+) -> np.ndarray | None:
     """Sum over jobs of a bw (KiB) or iops (I/Os) log's content per interval, in the log's
-    unit·s; ``None`` without such logs.
+    unit·s; ``None`` without such logs. A window-averaged log whose job has a ``printed``
+    total (direction ``d``, the log's unit) counts what it lacks at its edges too (see
+    :mod:`flashback.fio.edges`); without one only what the log covers.
 
     Raises:
         FioFormatError: a log holding only each window's maximum (``log_max_value=1``, read
@@ -117,7 +108,12 @@ def rate_total(logs: list[Log], d: int, edges: np.ndarray) -> np.ndarray | None:
             total += np.bincount(bins_of(lg, edges)[sel], weights=w, minlength=edges.size - 1)
         else:
             avg = np.inf if lg.mode == "default_window" else lg.avg_ms
-            total += window_integral(t, _means(lg)[sel], edges, avg_ms=avg) / 1000.0
+            p = None if printed is None else printed.get((fedges.prefix_of(lg), lg.job))
+            if p is None:
+                total += window_integral(t, _means(lg)[sel], edges, avg_ms=avg) / 1000.0
+            else:
+                xs, ys = fedges.filled(t, _means(lg)[sel], avg_ms=avg, printed=p)
+                total += np.diff(np.interp(edges, xs, ys))
     return total
 
 
@@ -175,13 +171,15 @@ def latency(
     *,
     ns_per_unit: float,
     iops_logs: list[Log] | None = None,
+    printed: dict[fedges.Key, fedges.Printed] | None = None,
 ) -> dict | None:
     """Per-interval latency stats in µs from latency logs of one kind (jobs pooled).
 
     Per-I/O logs give exact sample statistics. Window-averaged logs (``log_avg_msec``) give
     the mean of the window means, each window weighted by its I/O count taken from the same
     job's iops log (``iops_logs``, matched by run prefix and job number), which is fio's own
-    mean; without an iops log for every latency log the windows count equally
+    mean (with the edges a job's ``printed`` I/O total fills, see :mod:`flashback.fio.edges`);
+    without an iops log for every latency log the windows count equally
     (``out["weighted_by"]`` says which: ``"ios"`` or ``"windows"``). Their percentiles are
     null, and their max is null unless the log carries maxima (``log_window_value=both``/
     ``max``)."""
@@ -217,7 +215,7 @@ def latency(
         v = np.concatenate([_means(lg)[lg.ddir == d] for lg in means]) * scale
         b = bin_of(t, edges)
         cnt = np.bincount(b, minlength=n)
-        w = _window_ios(means, d, iops_logs or [])
+        w = _window_ios(means, d, iops_logs or [], printed or {})
         with np.errstate(invalid="ignore", divide="ignore"):
             plain = np.where(cnt > 0, np.bincount(b, weights=v, minlength=n) / cnt, np.nan)
             if w is None:
@@ -302,19 +300,26 @@ def _by_interval(b: np.ndarray, raw: np.ndarray, n: int):
         yield int(b[s]), v[s:e]
 
 
-def _window_ios(lat_logs: list[Log], d: int, iops_logs: list[Log]) -> np.ndarray | None:
+def _window_ios(
+    lat_logs: list[Log],
+    d: int,
+    iops_logs: list[Log],
+    printed: dict[fedges.Key, fedges.Printed],
+) -> np.ndarray | None:
     """The I/O count of each window of window-averaged latency logs (direction ``d``, rows
     in the order :func:`latency` concatenates them), from each job's iops log: the I/Os the
     iops log counts between the window's start (the previous sample, or one window earlier
-    after a gap, as in :func:`cumulative`) and its end. fio closes the two logs' windows on
-    separate clocks a few ms apart and its iops log may lack the first window, so before
-    the iops log's first sample and after its last one its first and last rates hold.
+    after a gap, as in :func:`flashback.fio.edges.cumulative`) and its end. fio closes the
+    two logs' windows on separate clocks a few ms apart and its iops log may lack the first
+    window, so before
+    the iops log's first sample and after its last one its first and last rates hold, or,
+    for a job with a ``printed`` total, the edges it fills (:mod:`flashback.fio.edges`).
     Per-I/O iops logs are counted. ``None`` when some latency log has no iops log of its
     run and job with samples in ``d``."""
-    by_job = {(_prefix(lg), lg.job): lg for lg in iops_logs if lg.value is not None}
+    by_job = {(fedges.prefix_of(lg), lg.job): lg for lg in iops_logs if lg.value is not None}
     parts = []
     for lg in lat_logs:
-        io = by_job.get((_prefix(lg), lg.job))
+        io = by_job.get((fedges.prefix_of(lg), lg.job))
         if io is None or not (io.ddir == d).any():
             return None
         isel = io.ddir == d
@@ -330,25 +335,19 @@ def _window_ios(lat_logs: list[Log], d: int, iops_logs: list[Log]) -> np.ndarray
             order = np.argsort(io.t_ms[isel], kind="stable")
             it, iv = io.t_ms[isel][order], _means(io)[isel][order]
             avg = np.inf if io.mode == "default_window" else io.avg_ms
-            xs, ys = cumulative(it, iv, avg_ms=avg)
-            w = _extended(t, xs, ys, iv[0], iv[-1]) - _extended(start, xs, ys, iv[0], iv[-1])
-            w = w / 1000.0
+            p = printed.get((fedges.prefix_of(io), io.job))
+            if p is None:
+                xs, ys = fedges.cumulative(it, iv, avg_ms=avg)
+                lo, hi = iv[0], iv[-1]
+                w = fedges.extrapolated(t, xs, ys, lo, hi) - fedges.extrapolated(
+                    start, xs, ys, lo, hi
+                )
+                w = w / 1000.0
+            else:
+                xs, ys = fedges.filled(it, iv, avg_ms=avg, printed=p)
+                w = np.interp(t, xs, ys) - np.interp(start, xs, ys)
         parts.append(np.maximum(w, 0.0))
     return np.concatenate(parts) if parts else None
-
-
-def _extended(x: np.ndarray, xs: np.ndarray, ys: np.ndarray, first: float, last: float):
-    """``np.interp(x, xs, ys)`` continued linearly with slope ``first`` before ``xs[0]`` and
-    ``last`` after ``xs[-1]``."""
-    y = np.interp(x, xs, ys)
-    y = np.where(x < xs[0], ys[0] - first * (xs[0] - x), y)
-    return np.where(x > xs[-1], ys[-1] + last * (x - xs[-1]), y)
-
-
-def _prefix(lg: Log) -> str:
-    """The run prefix of a log's file name (``x`` for ``x_clat.2.log``)."""
-    name = lg.path.name
-    return name[: name.rfind(f"_{lg.kind}")]
 
 
 def hist_latency(
