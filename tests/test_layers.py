@@ -29,6 +29,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "flashback.columns",
             "flashback._io",
             "flashback._meta",
+            "flashback._options",
             "flashback._render",
         ],
     ),

@@ -6,6 +6,7 @@ import dataclasses
 import os
 from collections.abc import Callable
 
+from flashback._options import given_options
 from flashback.capture import Capture
 from flashback.errors import ImportFormatError, ParameterError
 from flashback.targets import Target, open_target, run_with_progress
@@ -39,10 +40,6 @@ class Remap:
     align_bytes: int = 4096
 
 
-#: the remapping when none is given: what :func:`replay_trace`'s keywords default to
-_DEFAULT_REMAP = Remap()
-
-
 def _given_remap(remap: object, keywords: dict[str, object]) -> Remap:
     """``remap``, checked against the remap ``keywords`` :func:`replay_trace` was called with
     (name -> value), which must all be at their defaults.
@@ -51,15 +48,10 @@ def _given_remap(remap: object, keywords: dict[str, object]) -> Remap:
         ParameterError: ``remap`` is not a :class:`Remap`, or a keyword is set to something
             other than its default beside it.
     """
-    if not isinstance(remap, Remap):
-        raise ParameterError(f"remap must be a flashback.Remap, got {type(remap).__name__}")
-    changed = [k for k, v in keywords.items() if v != getattr(_DEFAULT_REMAP, k)]
-    if changed:
-        raise ParameterError(
-            f"{', '.join(changed)} given both as keyword and in remap=; pass the remapping in "
-            "one place"
-        )
-    return remap
+    return given_options(
+        remap, keywords, cls=Remap, name="remap", label="flashback.Remap",
+        what="the remapping", error=ParameterError,
+    )  # fmt: skip
 
 
 def replay_trace(

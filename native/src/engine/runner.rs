@@ -366,6 +366,23 @@ mod tests {
         (d, t)
     }
 
+    /// A file target of `size` bytes entirely in the page cache (reads complete in the enter
+    /// that submits them), and a buffered one-pass 4 KiB random read of it at `iodepth`.
+    fn page_cached_randread(size: u64, iodepth: &str) -> (tempfile::TempDir, Opened, Workload) {
+        let (d, t) = file_target(size);
+        let w = Workload::from_pairs([
+            ("rw", "randread"),
+            ("bs", "4k"),
+            ("iodepth", iodepth),
+            ("loops", "1"),
+            ("direct", "false"),
+        ])
+        .unwrap();
+        set_direct(&t, false).unwrap();
+        std::fs::read(d.path().join("t.bin")).unwrap();
+        (d, t, w)
+    }
+
     /// Issue 23 item 15: an offset near 2^64 plus a size wrapped past the bounds check.
     #[test]
     fn offset_plus_size_past_2_pow_64_is_refused_not_wrapped() {
@@ -387,18 +404,7 @@ mod tests {
     /// waiting enter made it two: 0.063 vs t/io_uring's 0.031 syscalls per I/O).
     #[test]
     fn a_batch_of_completions_is_waited_for_in_the_enter_that_submits() {
-        let (d, t) = file_target(16 << 20);
-        let w = Workload::from_pairs([
-            ("rw", "randread"),
-            ("bs", "4k"),
-            ("iodepth", "32"),
-            ("loops", "1"),
-            ("direct", "false"),
-        ])
-        .unwrap();
-        set_direct(&t, false).unwrap();
-        // every page in the page cache: reads complete inline
-        std::fs::read(d.path().join("t.bin")).unwrap();
+        let (_d, t, w) = page_cached_randread(16 << 20, "32");
         let ctl = Control::new(None, Budget::of(&w));
         let mut quiet = Quiet;
         let mut session = Session::start(
@@ -459,18 +465,7 @@ mod tests {
     #[test]
     fn at_qd1_the_next_io_is_in_the_kernel_while_the_last_is_reported() {
         use std::os::unix::io::AsRawFd;
-        let (d, t) = file_target(1 << 20);
-        let w = Workload::from_pairs([
-            ("rw", "randread"),
-            ("bs", "4k"),
-            ("iodepth", "1"),
-            ("loops", "1"),
-            ("direct", "false"),
-        ])
-        .unwrap();
-        set_direct(&t, false).unwrap();
-        // every page in the page cache: each read completes in the enter that submits it
-        std::fs::read(d.path().join("t.bin")).unwrap();
+        let (_d, t, w) = page_cached_randread(1 << 20, "1");
         let ctl = Control::new(None, Budget::of(&w));
         let mut quiet = Quiet;
         let meta = serde_json::json!({});

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from flashback._options import given_options
 from flashback.analysis import blocks, frames
 from flashback.errors import AnalysisError
 
@@ -158,10 +159,6 @@ class Bootstrap:
         )
 
 
-#: the options when none is given: what the effect functions' keywords default to
-_DEFAULT_BOOTSTRAP = Bootstrap()
-
-
 def resolve_bootstrap(bootstrap: object, keywords: dict[str, Any]) -> Bootstrap:
     """``bootstrap``, checked against the bootstrap ``keywords`` an effect function was called
     with (name -> value), which must all be at their defaults.
@@ -170,15 +167,10 @@ def resolve_bootstrap(bootstrap: object, keywords: dict[str, Any]) -> Bootstrap:
         AnalysisError: ``bootstrap`` is not a :class:`Bootstrap`, or a keyword is set to
             something other than its default beside it.
     """
-    if not isinstance(bootstrap, Bootstrap):
-        raise AnalysisError(f"bootstrap must be a Bootstrap, got {type(bootstrap).__name__}")
-    changed = [k for k, v in keywords.items() if v != getattr(_DEFAULT_BOOTSTRAP, k)]
-    if changed:
-        raise AnalysisError(
-            f"{', '.join(changed)} given both as keyword and in bootstrap=; pass the options "
-            "in one place"
-        )
-    return bootstrap
+    return given_options(
+        bootstrap, keywords, cls=Bootstrap, name="bootstrap", label="Bootstrap",
+        what="the options", error=AnalysisError,
+    )  # fmt: skip
 
 
 def _spread(bm: np.ndarray, y: np.ndarray, *, full: bool) -> np.ndarray:
