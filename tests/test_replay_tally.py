@@ -9,7 +9,7 @@ import pytest
 import flashback as fb
 from flashback.replay.base import check_row, get_protocol, protocols
 from flashback.replay.compare import UNMODELLED, _status, tally
-from flashback.replay.headline import headline, headline_compared
+from flashback.replay.headline import headline, headline_compared, require_accounted
 from flashback.replay.mechanisms import MECHANISMS, absent
 
 NAMES = sorted(protocols()["name"].to_list())
@@ -98,12 +98,13 @@ def test_default_presets_have_none_of_the_mechanisms_their_unmodelled_rows_name(
     for r in cmp.filter(pl.col("status") == UNMODELLED).iter_rows(named=True):
         assert r["note"].startswith(UNMODELLED + ": ")
     assert headline(proto, cmp)  # compared, or why not
+    require_accounted(proto, cmp)  # a compared number, or the headline row saying why not
 
 
 def test_every_protocol_declares_its_headline():
     for name in NAMES:
         h = get_protocol(name).headline
-        assert (isinstance(h, tuple) and len(h) == 3) or (isinstance(h, str) and len(h) > 40)
+        assert isinstance(h, tuple) and len(h) == 3 and all(h)  # why not: computed, not typed
 
 
 def test_a_used_drive_read_drop_is_compared_as_an_effect():

@@ -35,7 +35,9 @@ class Protocol:
         unstated: parameter → plausible values, for the parameters the review does not state
             (an idle gap, a measurement length); ``compare(sensitivity=True)`` replays each.
         headline: the review's headline number as ``(test, condition, metric)`` of a compare
-            row, or a sentence saying why the replay cannot compare it.
+            row; where the review publishes none for the replayed drive, compare() gives that
+            row a status saying why, computed from the published data set
+            (:mod:`flashback.replay.headline`), never a sentence written per review.
     """
 
     name: str
@@ -51,7 +53,7 @@ class Protocol:
     estimate_written_bytes: Callable[[int, float, dict[str, Any]], float] | None = None
     pair_checks: Callable[[Replay, Replay], list[dict[str, Any]]] | None = None
     unstated: dict[str, tuple[float, ...]] = dataclasses.field(default_factory=dict)
-    headline: tuple[str, str, str] | str = ""
+    headline: tuple[str, str, str] | tuple[()] = ()
 
     def describe(self) -> str:
         """A multi-line description: review, default target, steps and parameters."""

@@ -183,18 +183,26 @@ def compare(
     which :meth:`Replay.compare` passes), called with the protocol's name and
     ``replay()``'s keywords; needed by ``sensitivity`` and ``seeds`` only.
 
+    The protocol's headline row is always there: compared, or with a status saying why not
+    (:func:`flashback.replay.headline.with_headline`, computed from the published data set).
+
     Raises:
         ReplayError: ``other`` is a replay of another protocol, or ``sensitivity`` or
-            ``seeds`` on a replay whose target is not simulated, or either without ``rerun``.
+            ``seeds`` on a replay whose target is not simulated, or either without ``rerun``;
+            or the protocol declares no headline, or no check gives a headline row that is
+            published for the replayed drive.
         ParameterError: ``seeds`` is not an integer of 2 or more.
     """
     from flashback.errors import ReplayError
     from flashback.replay.mechanisms import sim_config
 
+    from flashback.replay.headline import require_accounted, with_headline
+
     proto = replay.protocol
     pub = published if published is not None else published_numbers()
     config = sim_config(replay.meta)
     checks = proto.checks(replay)
+    paired = False
     if sensitivity:
         checks += sensitivity_rows(replay, checks, rerun=rerun)
     if other is not None:
@@ -207,12 +215,16 @@ def compare(
         if proto.pair_checks is not None:
             pair = proto.pair_checks(replay, other)
             checks += pair
+            paired = bool(pair)
         # the other replay is replayed again only when a pair row compares a published number
         if not any(_status(r, _lookup(pub, proto.source, r)[0], config) in COMPARED for r in pair):
             other = None
     spread = _seed_values(replay, other, seeds, rerun=rerun) if seeds is not None else {}
     rows = [_row(r, source=proto.source, pub=pub, config=config, spread=spread) for r in checks]
-    return pl.DataFrame(rows, schema=COLUMNS)
+    rows = with_headline(proto, rows, pub=pub, drive=replay.meta.get("drive"), paired=paired)
+    out = pl.DataFrame(rows, schema=COLUMNS)
+    require_accounted(proto, out)
+    return out
 
 
 def _row(

@@ -1,4 +1,6 @@
-"""A review's headline number beside the replayed one (``Protocol.headline``)."""
+"""A review's headline number beside the replayed one (``Protocol.headline``), or a row saying
+why a replay cannot compare it — the reason computed from the published data set, never
+written per review."""
 
 from __future__ import annotations
 
@@ -6,12 +8,154 @@ from typing import Any
 
 import polars as pl
 
-from flashback.replay.compare import COMPARED
+from flashback.replay.compare import COMPARED, UNMODELLED
+
+#: Prefix of every status that says why a headline number is not compared.
+NOT_COMPARED = "not compared: "
+#: The review publishes no measured number (``spec`` rows aside) for the replayed drive.
+NO_DRIVE = NOT_COMPARED + "no published number for this drive"
+#: The review publishes the number for this drive, set beside a second replay (a pair row).
+NEEDS_PAIR = NOT_COMPARED + "needs a second replay"
+#: The review publishes numbers for this drive, but not this one (a figure at most).
+NO_VALUE = NOT_COMPARED + "the review prints no such number for this drive"
+#: The start of the note of a headline row compare() adds.
+HEADLINE_NOTE = "the review's headline number; "
+#: Every reason a headline row may give.
+REASONS = (NO_DRIVE, NEEDS_PAIR, NO_VALUE)
+
+
+def _key(protocol: Any) -> tuple[str, str, str]:
+    """``Protocol.headline``.
+
+    Raises:
+        ReplayError: the protocol declares no headline ``(test, condition, metric)``.
+    """
+    from flashback.errors import ReplayError
+
+    key = protocol.headline
+    if not (isinstance(key, tuple) and len(key) == 3 and all(key)):
+        raise ReplayError(
+            f"{protocol.name} declares no headline (test, condition, metric); a review must "
+            "compare its headline number or carry a row saying why it cannot"
+        )
+    return key
+
+
+def _why_not(
+    protocol: Any,
+    key: tuple[str, str, str],
+    *,
+    pub: pl.DataFrame | None,
+    drive: str | None,
+    paired: bool,
+) -> tuple[str, str, dict[str, Any] | None]:
+    """Why the headline ``key`` has no compared row for ``drive``: the status, a note, and the
+    published row of ``key`` for this drive when there is one.
+
+    Raises:
+        ReplayError: the review publishes the number for this drive, yet neither the
+            protocol's checks nor its pair checks give the row (a protocol defect).
+    """
+    from flashback.errors import ReplayError
+
+    test, condition, metric = key
+    rows = (
+        pl.DataFrame()
+        if pub is None or not pub.height
+        else pub.filter((pl.col("source") == protocol.source) & (pl.col("condition") != "spec"))
+    )
+    measured = rows.filter(pl.col("drive") == drive) if drive is not None and rows.height else None
+    if measured is None or not measured.height:
+        drives = sorted(set(rows["drive"].drop_nulls())) if rows.height else []
+        where = (
+            f"it publishes numbers for {', '.join(drives)}"
+            if drives
+            else "the published data set holds no number of it"
+        )
+        return NO_DRIVE, f"the review ({protocol.source}) publishes no number for {drive}: {where}", None
+    hit = measured.filter(
+        (pl.col("test") == test) & (pl.col("condition") == condition) & (pl.col("metric") == metric)
+    )
+    if hit.height:
+        row = hit.row(0, named=True)
+        if protocol.pair_checks is not None and not paired:
+            return (
+                NEEDS_PAIR,
+                f"the review's {metric} for {drive} ({row['value']:g} {row['unit']}) sets it "
+                "beside another replay: replay that one too and pass it as compare(other=...)",
+                row,
+            )
+        raise ReplayError(
+            f"{protocol.name}'s headline {test}/{condition}/{metric} is published for {drive} "
+            "but no check of the protocol gives its row"
+        )
+    printed = sorted(set(measured["metric"]))
+    return (
+        NO_VALUE,
+        f"the review prints no {metric} ({condition}) for {drive}, only "
+        f"{len(printed)} other number{'s' if len(printed) != 1 else ''} ({', '.join(printed)})",
+        None,
+    )
+
+
+def with_headline(
+    protocol: Any,
+    rows: list[dict[str, Any]],
+    *,
+    pub: pl.DataFrame | None,
+    drive: str | None,
+    paired: bool = False,
+) -> list[dict[str, Any]]:
+    """``rows`` (compare rows) carrying the protocol's headline row: unchanged when the row is
+    there with a status that compares it or says why not (documented, not modelled; not
+    replayed), else its ``no published value`` row, or a new row, with the status of
+    :data:`REASONS` computed from the published data set ``pub`` for ``drive``.
+
+    Raises:
+        ReplayError: the protocol declares no headline; or its headline is published for
+            this drive but no check gives the row.
+    """
+    key = _key(protocol)
+    test, condition, metric = key
+    found = [
+        i
+        for i, r in enumerate(rows)
+        if (r["test"], r["condition"], r["metric"]) == key and r["drive"] == drive
+    ]
+    if any(rows[i]["status"] != "no published value" for i in found):
+        return rows
+    status, note, pub_row = _why_not(protocol, key, pub=pub, drive=drive, paired=paired)
+    out = list(rows)
+    if found:
+        r = out[found[0]]
+        out[found[0]] = {**r, "status": status, "note": "; ".join(n for n in (note, r["note"]) if n)}
+        return out
+    out.append(
+        {
+            "metric": metric,
+            "condition": condition,
+            "published": None if pub_row is None else pub_row["value"],
+            "replayed": None,
+            "unit": None if pub_row is None else pub_row["unit"],
+            "rel_error": None,
+            "source": protocol.source,
+            "test": test,
+            "drive": drive,
+            "tolerance": None,
+            "within_tolerance": None,
+            "status": status,
+            "note": HEADLINE_NOTE + note,
+            "replayed_lo": None,
+            "replayed_hi": None,
+            "seeds": None,
+        }
+    )
+    return out
 
 
 def headline(protocol: Any, cmp: pl.DataFrame) -> str:
     """The review's headline number beside the replayed one with its status, or why the
-    replay cannot compare it (``Protocol.headline``).
+    replay cannot compare it (the row :func:`with_headline` put in ``cmp``).
 
     Raises:
         ReplayError: the protocol declares no headline, or its headline row is not in ``cmp``
@@ -19,18 +163,8 @@ def headline(protocol: Any, cmp: pl.DataFrame) -> str:
     """
     from flashback.errors import ReplayError
 
-    key = protocol.headline
-    if isinstance(key, str):
-        if not key:
-            raise ReplayError(f"{protocol.name} declares no headline number nor why it has none")
-        return f"not compared: {key}"
-    test, condition, metric = key
+    test, condition, metric = _key(protocol)
     r = _headline_row(protocol, cmp)
-    if r is None and protocol.pair_checks is not None:
-        return (
-            f"not compared here: {metric} needs a second replay (compare(other=...), see "
-            f"{protocol.name}'s pair checks)"
-        )
     if r is None:
         raise ReplayError(
             f"{protocol.name}'s headline {test}/{condition}/{metric} is not among its compare rows"
@@ -39,6 +173,10 @@ def headline(protocol: Any, cmp: pl.DataFrame) -> str:
     def fmt(v: float | None) -> str:
         return "—" if v is None else f"{v:.4g}"
 
+    if r["status"] in REASONS:
+        why = r["status"].removeprefix(NOT_COMPARED)
+        note = (r["note"] or "").removeprefix(HEADLINE_NOTE)
+        return f"{NOT_COMPARED}{metric} ({condition}): {why} — {note}"
     return (
         f"{metric} ({condition}): published {fmt(r['published'])}, replayed "
         f"{fmt(r['replayed'])} {r['unit']} — {r['status']}"
@@ -54,12 +192,42 @@ def headline_compared(protocol: Any, cmp: pl.DataFrame) -> bool:
 
 
 def _headline_row(protocol: Any, cmp: pl.DataFrame) -> dict[str, Any] | None:
-    """The compare row of ``Protocol.headline`` (``None`` for a headline that is a reason, or
-    a row ``cmp`` lacks)."""
-    if isinstance(protocol.headline, str):
-        return None
-    test, condition, metric = protocol.headline
+    """The compare row of ``Protocol.headline`` (``None`` when ``cmp`` lacks it): of several
+    (a report joining compares of several replays), one that compares it first, then one that
+    says why not."""
+    test, condition, metric = _key(protocol)
     sel = cmp.filter(
         (pl.col("test") == test) & (pl.col("condition") == condition) & (pl.col("metric") == metric)
     )
-    return None if sel.is_empty() else sel.row(0, named=True)
+    if sel.is_empty():
+        return None
+    rank = (
+        pl.when(pl.col("status").is_in(COMPARED))
+        .then(0)
+        .when(pl.col("status") == UNMODELLED)
+        .then(1)
+        .otherwise(2)
+    )
+    return sel.with_columns(rank.alias("_rank")).sort("_rank", maintain_order=True).drop(
+        "_rank"
+    ).row(0, named=True)
+
+
+def require_accounted(protocol: Any, cmp: pl.DataFrame) -> None:
+    """Checks that ``cmp`` compares at least one published number or carries the protocol's
+    headline row with a status saying why not (:data:`REASONS`, documented-not-modelled, or
+    not replayed): a review must compare its headline number or say why it cannot.
+
+    Raises:
+        ReplayError: neither: the compare compares nothing and says nothing about why.
+    """
+    from flashback.errors import ReplayError
+
+    if cmp.filter(pl.col("status").is_in(COMPARED)).height:
+        return
+    r = _headline_row(protocol, cmp) if isinstance(protocol.headline, tuple) and protocol.headline else None
+    if r is None or r["status"] not in (*REASONS, UNMODELLED, "not replayed"):
+        raise ReplayError(
+            f"{protocol.name}'s compare sets no published number beside a replayed one and has "
+            "no headline row saying why it cannot"
+        )

@@ -246,9 +246,7 @@ register(
         procedure=PROCEDURE,
         run=run,
         checks=checks,
-        headline="none of the five reviews publishes a SNIA PTS result for a drive: the PTS "
-        "replay checks the procedure (rounds, steady-state window) on sim:generic, with no "
-        "published number to set beside it",
+        headline=("pts_iops", "steady_state", "avg_iops"),
         estimate_written_bytes=lambda size, scale, p: (
             2 * ("iops" in p["tests"])
             + p["wsat_fills"] * ("wsat" in p["tests"])
