@@ -204,7 +204,9 @@ def check_row(
     as usual otherwise. ``reproducible=False``: the row is never compared (the reason in
     ``note``). ``effect=(kind, a, b)``: the row compares an effect (``kind`` ``drop_pct``:
     100 × (1 − b/a); ``ratio_pct``: 100 × b/a) whose published value is derived from the
-    published rows ``a`` and ``b``, each ``(test, condition, metric)`` of the same drive.
+    published rows ``a`` and ``b``, each ``(test, condition, metric)`` of the same drive, or,
+    for a drive the review gives the effect of without both levels, is the effect's own
+    published row.
     ``setting=True``: the replayed value is a setting of the procedure
     echoed back (a block size, a duration, a span), which checks the replay but matches
     nothing the drive did.

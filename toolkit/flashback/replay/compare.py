@@ -92,8 +92,9 @@ def _published_row(
 
 
 def _lookup(pub: pl.DataFrame | None, source: str, row: dict[str, Any]) -> tuple[float | None, str]:
-    """The published value for ``row`` (matched on source, drive, test, condition, metric,
-    or derived from two published rows for an effect) and a note on where it came from."""
+    """The published value for ``row`` (matched on source, drive, test, condition, metric;
+    for an effect, derived from its two published levels when the review gives both, else
+    the effect's own published row) and a note on where it came from."""
     from flashback.replay.base import EFFECTS
 
     effect = row.get("effect")
@@ -106,7 +107,7 @@ def _lookup(pub: pl.DataFrame | None, source: str, row: dict[str, Any]) -> tuple
                 f"published effect derived from the review's {a_key[1]} {a:g} and "
                 f"{b_key[1]} {b:g} {a_key[2]}"
             )
-    elif pub is not None and pub.height:
+    if pub is not None and pub.height:
         sel = pub.filter(
             (pl.col("source") == source)
             & (pl.col("test") == row["test"])

@@ -241,15 +241,33 @@ def checks(rep: Replay) -> list[dict[str, Any]]:
             tolerance=0.15,
         )
     )
+    trimmed = mbps(rep.step("seq_write_trim"))
     rows.append(
         check_row(
             "iometer_seq_write",
             "after_trim",
             "level_mbps",
-            mbps(rep.step("seq_write_trim")),
+            trimmed,
             "MB/s",
             drive=drive,
             tolerance=0.15,
+        )
+    )
+    fresh = mbps(new)
+    level = ("iometer_seq_write", "fresh", "level_mbps")
+    rows.append(
+        check_row(
+            "iometer_seq_write",
+            "after_trim",
+            "relative_to_fresh_pct",
+            None if trimmed is None or not fresh else 100.0 * trimmed / fresh,
+            "%",
+            drive=drive,
+            tolerance=0.06,
+            note="the effect itself: the share of the new sequential level a used span gives "
+            "back once TRIMmed (after-TRIM level over new level, whole runs); ±6 % as X-bit's "
+            "relative-to-fresh rows",
+            effect=("ratio_pct", level, ("iometer_seq_write", "after_trim", "level_mbps")),
         )
     )
     return rows
