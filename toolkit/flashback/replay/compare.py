@@ -195,9 +195,8 @@ def compare(
         ParameterError: ``seeds`` is not an integer of 2 or more.
     """
     from flashback.errors import ReplayError
-    from flashback.replay.mechanisms import sim_config
-
     from flashback.replay.headline import require_accounted, with_headline
+    from flashback.replay.mechanisms import sim_config
 
     proto = replay.protocol
     pub = published if published is not None else published_numbers()

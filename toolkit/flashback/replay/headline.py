@@ -72,7 +72,11 @@ def _why_not(
             if drives
             else "the published data set holds no number of it"
         )
-        return NO_DRIVE, f"the review ({protocol.source}) publishes no number for {drive}: {where}", None
+        return (
+            NO_DRIVE,
+            f"the review ({protocol.source}) publishes no number for {drive}: {where}",
+            None,
+        )
     hit = measured.filter(
         (pl.col("test") == test) & (pl.col("condition") == condition) & (pl.col("metric") == metric)
     )
@@ -128,7 +132,11 @@ def with_headline(
     out = list(rows)
     if found:
         r = out[found[0]]
-        out[found[0]] = {**r, "status": status, "note": "; ".join(n for n in (note, r["note"]) if n)}
+        out[found[0]] = {
+            **r,
+            "status": status,
+            "note": "; ".join(n for n in (note, r["note"]) if n),
+        }
         return out
     out.append(
         {
@@ -208,9 +216,12 @@ def _headline_row(protocol: Any, cmp: pl.DataFrame) -> dict[str, Any] | None:
         .then(1)
         .otherwise(2)
     )
-    return sel.with_columns(rank.alias("_rank")).sort("_rank", maintain_order=True).drop(
-        "_rank"
-    ).row(0, named=True)
+    return (
+        sel.with_columns(rank.alias("_rank"))
+        .sort("_rank", maintain_order=True)
+        .drop("_rank")
+        .row(0, named=True)
+    )
 
 
 def require_accounted(protocol: Any, cmp: pl.DataFrame) -> None:
@@ -225,7 +236,11 @@ def require_accounted(protocol: Any, cmp: pl.DataFrame) -> None:
 
     if cmp.filter(pl.col("status").is_in(COMPARED)).height:
         return
-    r = _headline_row(protocol, cmp) if isinstance(protocol.headline, tuple) and protocol.headline else None
+    r = (
+        _headline_row(protocol, cmp)
+        if isinstance(protocol.headline, tuple) and protocol.headline
+        else None
+    )
     if r is None or r["status"] not in (*REASONS, UNMODELLED, "not replayed"):
         raise ReplayError(
             f"{protocol.name}'s compare sets no published number beside a replayed one and has "
