@@ -349,6 +349,36 @@ def test_step_series_restarts_time_per_step():
     assert {"Time since step start (s)", "Write (MB/s)"} <= titles(d)
 
 
+def test_step_series_draws_published_marks_in_their_panels():
+    """A dip time in its run's panel, a level over a span in its panel, a level without a
+    panel in every panel; rows outside the chart's panels are left out."""
+    frame = intervals(900, steps=("fresh", "used", "after_trim")).with_columns(
+        pl.col("step").alias("run")
+    )
+    pub = pl.DataFrame(
+        {
+            "run": ["used", "used", None, "no such run"],
+            "label": ["dip", "early low", "level", "elsewhere"],
+            "x": [90.0, 0.0, None, 10.0],
+            "x2": [None, 30.0, None, None],
+            "y": [None, 83.1, 160.0, None],
+        }
+    )
+    d = ff.step_series(frame, facet="run", published=pub.filter(pl.col("run").is_not_null()))
+    rows = [r for r in datasets(d.to_dict())[0] if r.get("layer") == "published"]
+    assert {(r["run"], r["label"]) for r in rows} == {("used", "dip"), ("used", "early low")}
+    everywhere = pub.filter(pl.col("run").is_null()).drop("run")
+    rows = [
+        r
+        for r in datasets(ff.step_series(frame, facet="run", published=everywhere).to_dict())[0]
+        if r.get("layer") == "published"
+    ]
+    assert sorted(r["run"] for r in rows) == ["after_trim", "fresh", "used"]
+    assert {r["pub_y"] for r in rows} == {160.0}
+    with pytest.raises(AnalysisError, match="an x .* or a y"):
+        ff.step_series(frame, published=pl.DataFrame({"label": ["no place"]}))
+
+
 # ---------------------------------------------------------------- analysis views
 
 

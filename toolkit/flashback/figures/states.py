@@ -107,6 +107,7 @@ def relative_to_fresh(
     value: str = "value",
     already_pct: bool = False,
     order: tuple[str, ...] = ("fresh", "used", "after_idle", "after_trim"),
+    published: pl.DataFrame | None = None,
     width: int = 480,
 ) -> alt.LayerChart:
     """X-bit's degradation bars: every state as % of the same drive's fresh value.
@@ -117,6 +118,9 @@ def relative_to_fresh(
         already_pct: ``value`` is already % of fresh (e.g. published
             ``relative_to_fresh_pct`` rows); no fresh row needed.
         order: states shown, in this order.
+        published: optional ``fb.published(..., metric="relative_to_fresh_pct")`` rows (%
+            of fresh) drawn as black ticks on the bars of the same state (matched by drive
+            when the names agree, else by state alone).
 
     Raises:
         AnalysisError: empty, missing columns, or a drive without a fresh row.
@@ -141,7 +145,17 @@ def relative_to_fresh(
         df.filter(pl.col(condition).is_in(list(order))).with_columns(pl.col(condition).alias("_c"))
     )
     require(df, [drive, condition], what=f"rows in states {list(order)}")
-    top = max(110.0, float(cast(float, df["pct_of_fresh"].max()) or 0))
+    marks = pl.DataFrame()
+    if published is not None and not published.is_empty():
+        marks = _published_marks(
+            published, df[drive].unique().to_list(), group=drive, condition=condition
+        ).with_columns(pl.col(condition).alias("_c"))
+        marks = clean(marks.filter(pl.col("_c").is_in(df["_c"].unique().to_list())))
+    top = max(
+        110.0,
+        float(cast(float, df["pct_of_fresh"].max()) or 0),
+        float(cast(float, marks["published"].max())) if marks.height else 0.0,
+    )
     bars = (
         alt.Chart(df)
         .mark_bar()
@@ -163,7 +177,19 @@ def relative_to_fresh(
         .mark_rule(strokeDash=[4, 3], color="#333333")
         .encode(x="pct:Q")
     )
-    return alt.LayerChart(layer=[bars, rule])
+    layers = [bars, rule]
+    if marks.height:
+        layers.append(
+            alt.Chart(marks)
+            .mark_tick(color="black", thickness=3, orient="vertical")
+            .encode(
+                y=alt.Y(f"{drive}:N"),
+                yOffset=alt.YOffset("_c:N", sort=list(order)),
+                x="published:Q",
+                tooltip=[drive, condition, alt.Tooltip("published:Q", format=".1f")],
+            )
+        )
+    return alt.LayerChart(layer=layers)
 
 
 def new_vs_used(

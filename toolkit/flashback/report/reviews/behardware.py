@@ -4,12 +4,60 @@ from __future__ import annotations
 
 import polars as pl
 
+import flashback as fb
 from flashback import figures
 from flashback.report.html import Section
 from flashback.report.reviews.common import SEEDS, compare_part, procedure, replay, runs
 
 NAME = "behardware-used-trim"
 PRESET = "crucial-m4-128g"
+
+
+#: The run (step) behind each of the review's graphs: (test, state) -> step.
+RUNS = {
+    ("iometer_rnd_write", "fresh"): "random_write_new",
+    ("iometer_rnd_write", "used"): "random_write_used",
+    ("iometer_rnd_write", "after_trim"): "random_write_trim",
+    ("iometer_seq_write", "fresh"): "seq_write_new",
+    ("iometer_seq_write", "used"): "seq_write_used",
+    ("iometer_seq_write", "after_trim"): "seq_write_trim",
+}
+
+
+def published_marks(drive: str, *, run_s: float) -> pl.DataFrame:
+    """The review's numbers for ``drive`` placed on the per-second panels (``run``: the step;
+    ``x``/``x2`` in s since the run began, ``y`` in MB/s): a dip time as a vertical rule, a
+    level as a horizontal one, the early minimum over the window it names (the first 30 s),
+    a level the review gives from a time on (after the dip) from there to the run's end
+    (``run_s``). Rows of other tests, or in GB or %, are not per-second values: left out."""
+    pub = fb.published(source="behardware").filter(pl.col("drive") == drive)
+    rows = []
+    for r in pub.iter_rows(named=True):
+        run = RUNS.get((r["test"], r["condition"]))
+        metric, value, at_s = r["metric"], r["value"], r["x"] if r["x_unit"] == "s" else None
+        if run is None:
+            continue
+        if metric == "dip_time_s":
+            written = f" ({r['x']:g} GB written)" if r["x_unit"] == "GB written" else ""
+            rows.append({"run": run, "label": f"review: dip at {value:g} s{written}", "x": value})
+        elif metric.endswith("_mbps"):
+            label = f"review: {metric} {value:g} MB/s"
+            if at_s is None:
+                rows.append({"run": run, "label": label, "y": value})
+            elif metric.startswith("early_"):
+                label += f" (within the first {at_s:g} s)"
+                rows.append({"run": run, "label": label, "y": value, "x": 0.0, "x2": at_s})
+            else:
+                label += f" (from {at_s:g} s)"
+                rows.append({"run": run, "label": label, "y": value, "x": at_s, "x2": run_s})
+    schema = {
+        "run": pl.String,
+        "label": pl.String,
+        "x": pl.Float64,
+        "x2": pl.Float64,
+        "y": pl.Float64,
+    }
+    return pl.DataFrame(rows, schema=schema)
 
 
 def build(*, scale: str, progress: bool) -> tuple[Section, pl.DataFrame]:
@@ -37,23 +85,31 @@ def build(*, scale: str, progress: bool) -> tuple[Section, pl.DataFrame]:
     s.charts.append(
         ("states", figures.condition_bars(bars, group="test", title="write MB/s per run"))
     )
-    per_second = rep.intervals.filter(pl.col("step").str.contains("random"))
-    if per_second.height:
-        # coloured by drive state as the bars above, one panel per run in the order it ran
+    marks = published_marks(rep.meta["drive"], run_s=rep.meta["params"]["run_s"])
+    for pattern, prefix in (("random", "random_write"), ("sequential", "seq_write")):
+        per_second = rep.intervals.filter(pl.col("step").str.starts_with(prefix))
+        if not per_second.height:
+            continue
+        # coloured by drive state as the bars above, one panel per run in the order it ran;
+        # the review's own numbers for the drive (dips, levels) drawn in their panels
         per_second = per_second.join(
             rep.steps.select("step", "condition"), on="step", how="left", maintain_order="left"
         ).with_columns((pl.col("t_s") / rep.scale).alias("t_s"), pl.col("step").alias("run"))
         s.charts.append(
             (
-                "random write per second",
+                f"{pattern} write per second",
                 figures.step_series(
                     per_second,
                     y="write_mbps",
                     facet="run",
                     color="condition",
+                    published=marks,
                     width=260,
                     height=160,
-                ).properties(title="random writes, one panel per run (s at review scale)"),
+                ).properties(
+                    title=f"{pattern} writes, one panel per run (s at review scale; dotted: "
+                    "the review's numbers)"
+                ),
             )
         )
     return s, compare_part(s, rep.compare(seeds=SEEDS))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
+import flashback as fb
 from flashback import figures
 from flashback.report.html import Section
 from flashback.report.reviews.common import SEEDS, compare_part, procedure, replay, runs
@@ -27,12 +28,11 @@ def build(*, scale: str, progress: bool) -> tuple[Section, pl.DataFrame]:
         ],
         procedure=procedure([rep]),
     )
-    s.charts.append(
-        (
-            "relative to fresh",
-            figures.relative_to_fresh(
-                frame, order=tuple(frame["condition"].unique(maintain_order=True))
-            ),
-        )
+    # the review's own share of fresh for the replayed drive as ticks on the replayed bars
+    published = fb.published(
+        source="x-bit", metric="relative_to_fresh_pct", drive=rep.meta["drive"]
     )
+    order = tuple(frame["condition"].unique(maintain_order=True))
+    chart = figures.relative_to_fresh(frame, order=order, published=published)
+    s.charts.append(("relative to fresh", chart))
     return s, compare_part(s, rep.compare(sensitivity=True, seeds=SEEDS))
