@@ -19,6 +19,7 @@ from flashback.replay.headline import (
     NO_VALUE,
     REASONS,
     headline,
+    joined,
     require_accounted,
 )
 
@@ -122,3 +123,17 @@ def test_a_headline_published_for_the_drive_but_never_checked_is_a_defect(ssd530
     proto = dataclasses.replace(get_protocol(CONSISTENCY), pair_checks=None)
     with pytest.raises(fb.ReplayError, match="no check of the protocol gives its row"):
         compare(_fake(proto, [], ssd530.meta))
+
+
+def test_a_section_joining_replays_keeps_one_headline_row_per_drive(ssd530, ssd335):
+    """The report joins the 530 beside the 335 (which compares the headline), the 530 alone
+    (a variant: 'needs a second replay') and the 335 alone: the variant's reason row goes,
+    since the pair compares that number for that drive; the 335's own reason stays."""
+    cmp = joined([ssd530.compare(other=ssd335), ssd530.compare(), ssd335.compare()])
+    rows = _headline_rows(cmp, CONSISTENCY)
+    assert sorted(zip(rows["drive"], rows["status"], strict=True)) == [
+        ("Intel SSD 335", NO_DRIVE),
+        ("Intel SSD 530", rows.filter(pl.col("drive") == "Intel SSD 530")["status"][0]),
+    ]
+    assert rows.filter(pl.col("drive") == "Intel SSD 530")["status"][0] in COMPARED
+    assert joined([ssd530.compare()])["status"].is_in([NEEDS_PAIR]).sum() == 1

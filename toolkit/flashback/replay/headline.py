@@ -72,11 +72,9 @@ def _why_not(
             if drives
             else "the published data set holds no number of it"
         )
-        return (
-            NO_DRIVE,
-            f"the review ({protocol.source}) publishes no number for {drive}: {where}",
-            None,
-        )
+        names = sorted(set(rows["publication"])) if rows.height else []
+        review = f"{names[0]} ({protocol.source})" if len(names) == 1 else protocol.source
+        return NO_DRIVE, f"{review} publishes no number for {drive}: {where}", None
     hit = measured.filter(
         (pl.col("test") == test) & (pl.col("condition") == condition) & (pl.col("metric") == metric)
     )
@@ -246,3 +244,26 @@ def require_accounted(protocol: Any, cmp: pl.DataFrame) -> None:
             f"{protocol.name}'s compare sets no published number beside a replayed one and has "
             "no headline row saying why it cannot"
         )
+
+
+def joined(frames: list[pl.DataFrame]) -> pl.DataFrame:
+    """Compare frames of several replays of one review as one (a report section): their rows,
+    less a headline row saying why not where another frame compares that number for the same
+    drive (a variant's "needs a second replay" beside the pair that compares it).
+
+    Raises:
+        ValueError: ``frames`` is empty.
+    """
+    if not frames:
+        raise ValueError("joined() needs at least one compare frame")
+    out = pl.concat(frames, how="diagonal_relaxed")
+    key = ["test", "condition", "metric", "drive"]
+    done = (
+        out.filter(pl.col("status").is_in(COMPARED))
+        .select(key)
+        .unique()
+        .with_columns(pl.lit(True).alias("_done"))
+    )
+    out = out.join(done, on=key, how="left", nulls_equal=True, maintain_order="left")
+    keep = ~(pl.col("status").is_in(REASONS) & pl.col("_done").fill_null(False))
+    return out.filter(keep).drop("_done")
