@@ -93,7 +93,7 @@ def step_series(
         ],
     )
     if marks is not None:  # one data set for every layer: a faceted layer needs it on top
-        chart = alt.layer(chart, *_published_layers(), data=df)
+        chart = alt.LayerChart(layer=[chart, *_published_layers()], data=df)
     chart = chart.properties(width=width, height=height)
     if len(keys) > 1:
         return chart.facet(column=alt.Column(f"{facet}:N", title=None, sort=facet_order))

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import polars as pl
 
-import flashback as fb
 from flashback import figures
+from flashback.published import published as published_rows
 from flashback.report.html import Section
 from flashback.report.reviews.common import SEEDS, compare_part, procedure, replay, runs
 
@@ -30,7 +30,7 @@ def published_marks(drive: str, *, run_s: float) -> pl.DataFrame:
     level as a horizontal one, the early minimum over the window it names (the first 30 s),
     a level the review gives from a time on (after the dip) from there to the run's end
     (``run_s``). Rows of other tests, or in GB or %, are not per-second values: left out."""
-    pub = fb.published(source="behardware").filter(pl.col("drive") == drive)
+    pub = published_rows(source="behardware").filter(pl.col("drive") == drive)
     rows = []
     for r in pub.iter_rows(named=True):
         run = RUNS.get((r["test"], r["condition"]))

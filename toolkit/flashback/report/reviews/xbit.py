@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import polars as pl
 
-import flashback as fb
 from flashback import figures
+from flashback.published import published as published_rows
 from flashback.report.html import Section
 from flashback.report.reviews.common import SEEDS, compare_part, procedure, replay, runs
 
@@ -29,7 +29,7 @@ def build(*, scale: str, progress: bool) -> tuple[Section, pl.DataFrame]:
         procedure=procedure([rep]),
     )
     # the review's own share of fresh for the replayed drive as ticks on the replayed bars
-    published = fb.published(
+    published = published_rows(
         source="x-bit", metric="relative_to_fresh_pct", drive=rep.meta["drive"]
     )
     order = tuple(frame["condition"].unique(maintain_order=True))
