@@ -349,6 +349,21 @@ def test_step_series_restarts_time_per_step():
     assert {"Time since step start (s)", "Write (MB/s)"} <= titles(d)
 
 
+def test_step_series_colours_in_the_given_order():
+    """BeHardware's sequential runs ran used, TRIM, then new: the legend keeps the order the
+    procedure first reached each state (new first), the panels the order the runs ran."""
+    frame = intervals(900, steps=("used", "after_trim", "fresh")).with_columns(
+        pl.col("step").alias("condition"), pl.col("step").alias("run")
+    )
+    d = ff.step_series(
+        frame, facet="run", color="condition", color_order=["fill", "fresh", "used", "after_trim"]
+    ).to_dict()
+    assert d["spec"]["encoding"]["color"]["sort"] == ["fresh", "used", "after_trim"]
+    assert d["facet"]["column"]["sort"] == ["used", "after_trim", "fresh"]
+    plain = ff.step_series(frame, facet="run", color="condition").to_dict()
+    assert plain["spec"]["encoding"]["color"]["sort"] == ["used", "after_trim", "fresh"]
+
+
 def test_step_series_draws_published_marks_in_their_panels():
     """A dip time in its run's panel, a level over a span in its panel, a level without a
     panel in every panel; rows outside the chart's panels are left out."""

@@ -21,6 +21,7 @@ def step_series(
     facet: str | None = None,
     steps: list[str] | None = None,
     color: str | None = None,
+    color_order: list[str] | None = None,
     published: pl.DataFrame | None = None,
     max_points: int = 4000,
     width: int = 420,
@@ -35,6 +36,9 @@ def step_series(
             follow the same order.
         color: column that colours the lines (e.g. ``condition``: one colour per drive
             state, as every chart of a report colours it); default: the step.
+        color_order: labels of ``color`` in legend order, e.g. the drive states in the order
+            the procedure first reached them (those absent are dropped; those present but
+            not named follow); default: as they first appear in the steps shown.
         published: the review's own marks: one row per mark with ``label`` and ``x`` (s since
             the step began: a vertical rule, a dip), ``y`` (units of ``y``: a horizontal rule,
             a level), or ``y`` with ``x`` and ``x2`` (a level over that span of the step);
@@ -65,6 +69,10 @@ def step_series(
     )  # fmt: skip
     hue = by or step
     hue_order = first_seen(intervals.filter(pl.col(step).is_in(order))[hue]) if by else order
+    if by and color_order is not None:
+        hue_order = [v for v in color_order if v in hue_order] + [
+            v for v in hue_order if v not in color_order
+        ]
     facet_order = first_seen(df.sort(pl.col(step).replace_strict(
         {s: i for i, s in enumerate(order)}, default=len(order)), maintain_order=True)[facet]
     ) if facet is not None and len(keys) > 1 else []  # fmt: skip

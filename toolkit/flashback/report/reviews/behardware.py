@@ -86,6 +86,9 @@ def build(*, scale: str, progress: bool) -> tuple[Section, pl.DataFrame]:
         ("states", figures.condition_bars(bars, group="test", title="write MB/s per run"))
     )
     marks = published_marks(rep.meta["drive"], run_s=rep.meta["params"]["run_s"])
+    # the states in the order the procedure first reached them (the sequential runs ran used,
+    # TRIM, then new: their legend keeps the section's order)
+    states = [str(c) for c in rep.steps["condition"].unique(maintain_order=True).drop_nulls()]
     for pattern, prefix in (("random", "random_write"), ("sequential", "seq_write")):
         per_second = rep.intervals.filter(pl.col("step").str.starts_with(prefix))
         if not per_second.height:
@@ -103,6 +106,7 @@ def build(*, scale: str, progress: bool) -> tuple[Section, pl.DataFrame]:
                     y="write_mbps",
                     facet="run",
                     color="condition",
+                    color_order=states,
                     published=marks,
                     width=260,
                     height=160,
