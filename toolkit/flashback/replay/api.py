@@ -284,7 +284,9 @@ class Replay:
         published number compared with a replayed one; ``documented, not modelled`` (the
         note says why), ``setting`` (a procedure setting echoed back), ``sensitivity`` (see
         below), ``no published value`` or ``not replayed`` otherwise — those rows have
-        ``within_tolerance`` null.
+        ``within_tolerance`` null. The review's headline number always has a row: compared,
+        or with a ``not compared: …`` status saying why, computed from the published data
+        (:mod:`flashback.replay.headline`).
 
         ``other``: a replay of the same protocol with another setting (Puget: the other data
         type, or TRIM off) adds the numbers that compare two runs (compressible vs
