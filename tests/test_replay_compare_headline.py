@@ -18,6 +18,7 @@ from flashback.replay.headline import (
     NO_DRIVE,
     NO_VALUE,
     REASONS,
+    VARIANT,
     headline,
     joined,
     require_accounted,
@@ -121,8 +122,10 @@ def test_a_review_comparing_nothing_without_a_headline_row_fails(pts):
 def test_a_headline_published_for_the_drive_but_never_checked_is_a_defect(ssd530):
     """The reason is computed, so it cannot hide a protocol that forgot its headline row."""
     proto = dataclasses.replace(get_protocol(CONSISTENCY), pair_checks=None)
+    test, condition, _ = proto.headline
+    rows = [check_row(test, condition, "initial_iops", 1.0, "IOPS", drive="Intel SSD 530")]
     with pytest.raises(fb.ReplayError, match="no check of the protocol gives its row"):
-        compare(_fake(proto, [], ssd530.meta))
+        compare(_fake(proto, rows, ssd530.meta))
 
 
 def test_a_section_joining_replays_keeps_one_headline_row_per_drive(ssd530, ssd335):
@@ -137,3 +140,18 @@ def test_a_section_joining_replays_keeps_one_headline_row_per_drive(ssd530, ssd3
     ]
     assert rows.filter(pl.col("drive") == "Intel SSD 530")["status"][0] in COMPARED
     assert joined([ssd530.compare()])["status"].is_in([NEEDS_PAIR]).sum() == 1
+
+
+def test_a_variant_says_it_ran_another_condition(ssd530):
+    """AnandTech's +25 % OP replay: the published ratio is for the default spare area, so
+    neither alone nor beside a +25 % OP SSD 335 does it compare it (this raised beside the
+    pair: 'no check gives its row')."""
+    op25 = fb.replay(CONSISTENCY, scale=SCALE, op25=True)
+    other = fb.replay(CONSISTENCY, target=f"sim:intel-335-240g?scale={SCALE}", op25=True)
+    for cmp in (op25.compare(), op25.compare(other=other)):
+        (row,) = _headline_rows(cmp, CONSISTENCY).iter_rows(named=True)
+        assert row["status"] == VARIANT and row["note"].endswith("this replay ran op_25")
+    # the report's join drops it where the default pair compares the number
+    ssd335 = fb.replay(CONSISTENCY, target=f"sim:intel-335-240g?scale={SCALE}")
+    both = joined([ssd530.compare(other=ssd335), op25.compare()])
+    assert not both["status"].is_in([VARIANT]).any()

@@ -8,7 +8,7 @@ from typing import Any
 
 import polars as pl
 
-from flashback.replay.compare import COMPARED, UNMODELLED
+from flashback.replay.compare import COMPARED, SETTING, UNMODELLED
 
 #: Prefix of every status that says why a headline number is not compared.
 NOT_COMPARED = "not compared: "
@@ -18,10 +18,13 @@ NO_DRIVE = NOT_COMPARED + "no published number for this drive"
 NEEDS_PAIR = NOT_COMPARED + "needs a second replay"
 #: The review publishes numbers for this drive, but not this one (a figure at most).
 NO_VALUE = NOT_COMPARED + "the review prints no such number for this drive"
+#: The review publishes the number for this drive in a condition this replay did not run (a
+#: variant, such as AnandTech's +25 % over-provisioning beside its default).
+VARIANT = NOT_COMPARED + "the replay ran another condition"
 #: The start of the note of a headline row compare() adds.
 HEADLINE_NOTE = "the review's headline number; "
 #: Every reason a headline row may give.
-REASONS = (NO_DRIVE, NEEDS_PAIR, NO_VALUE)
+REASONS = (NO_DRIVE, NEEDS_PAIR, VARIANT, NO_VALUE)
 
 
 def _key(protocol: Any) -> tuple[str, str, str]:
@@ -48,13 +51,16 @@ def _why_not(
     pub: pl.DataFrame | None,
     drive: str | None,
     paired: bool,
+    ran: set[tuple[str, str]],
 ) -> tuple[str, str, dict[str, Any] | None]:
     """Why the headline ``key`` has no compared row for ``drive``: the status, a note, and the
-    published row of ``key`` for this drive when there is one.
+    published row of ``key`` for this drive when there is one. ``ran``: the (test, condition)
+    pairs of the replay's rows (settings echoed back aside).
 
     Raises:
-        ReplayError: the review publishes the number for this drive, yet neither the
-            protocol's checks nor its pair checks give the row (a protocol defect).
+        ReplayError: the review publishes the number for this drive and the replay ran its
+            condition, yet neither the protocol's checks nor its pair checks give the row (a
+            protocol defect).
     """
     from flashback.errors import ReplayError
 
@@ -80,6 +86,14 @@ def _why_not(
     )
     if hit.height:
         row = hit.row(0, named=True)
+        if (test, condition) not in ran:
+            conditions = sorted({c for t, c in ran if t == test})
+            return (
+                VARIANT,
+                f"the review's {metric} for {drive} ({row['value']:g} {row['unit']}) is for "
+                f"{condition}; this replay ran {', '.join(conditions) or 'none of its conditions'}",
+                row,
+            )
         if protocol.pair_checks is not None and not paired:
             return (
                 NEEDS_PAIR,
@@ -126,7 +140,8 @@ def with_headline(
     ]
     if any(rows[i]["status"] != "no published value" for i in found):
         return rows
-    status, note, pub_row = _why_not(protocol, key, pub=pub, drive=drive, paired=paired)
+    ran = {(r["test"], r["condition"]) for r in rows if r["status"] != SETTING}
+    status, note, pub_row = _why_not(protocol, key, pub=pub, drive=drive, paired=paired, ran=ran)
     out = list(rows)
     if found:
         r = out[found[0]]
