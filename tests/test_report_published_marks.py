@@ -79,3 +79,18 @@ def test_behardware_per_second_series_carry_the_review_numbers(monkeypatch, pres
         (step[t] + state[c], v) for t, c, v in pub.select("test", "condition", "value").iter_rows()
     }
     assert len(want) >= 2 and drawn == want
+
+
+def test_behardware_bars_carry_the_vertex3_levels(monkeypatch):
+    """The review's whole-run levels for the Vertex 3 (160 MB/s new, 130 after TRIM, both
+    sequential) sit on the sequential bars of their state; the m4 has none to draw."""
+    monkeypatch.setattr(behardware, "PRESET", "ocz-vertex3-120g")
+    section, _ = behardware.build(scale="1/512", progress=False)
+    chart = dict(section.charts)["states"]
+    spec = chart.to_dict()
+    ticks = [layer for layer in spec["layer"] if layer.get("mark", {}).get("type") == "tick"]
+    rows = spec["datasets"][ticks[0]["data"]["name"]]
+    pub = fb.published(source="behardware", drive="Vertex 3", metric="level_mbps")
+    assert pub.height == 2
+    want = {("sequential", c, v) for c, v in pub.select("condition", "value").iter_rows()}
+    assert {(r["test"], r["condition"], r["published"]) for r in rows} == want

@@ -24,6 +24,10 @@ RUNS = {
 }
 
 
+#: The review's test names -> the replay's ``pattern`` of that kind of write.
+PATTERNS = {"iometer_rnd_write": "random", "iometer_seq_write": "sequential"}
+
+
 def published_marks(drive: str, *, run_s: float) -> pl.DataFrame:
     """The review's numbers for ``drive`` placed on the per-second panels (``run``: the step;
     ``x``/``x2`` in s since the run began, ``y`` in MB/s): a dip time as a vertical rule, a
@@ -82,9 +86,19 @@ def build(*, scale: str, progress: bool) -> tuple[Section, pl.DataFrame]:
         ],
         procedure=procedure([rep]),
     )
-    s.charts.append(
-        ("states", figures.condition_bars(bars, group="test", title="write MB/s per run"))
+    # the review's whole-run levels for the drive (the Vertex 3's 160 new, 130 after TRIM) as
+    # ticks on the bars of their kind of write and state
+    levels = (
+        published_rows(source="behardware", metric="level_mbps")
+        .filter(pl.col("drive") == rep.meta["drive"])
+        .select(
+            pl.col("test").replace_strict(PATTERNS, default=None).alias("drive"),
+            "condition",
+            "value",
+        )
     )
+    chart = figures.condition_bars(bars, group="test", published=levels, title="write MB/s per run")
+    s.charts.append(("states", chart))
     marks = published_marks(rep.meta["drive"], run_s=rep.meta["params"]["run_s"])
     # the states in the order the procedure first reached them (the sequential runs ran used,
     # TRIM, then new: their legend keeps the section's order)
