@@ -155,3 +155,14 @@ def test_a_variant_says_it_ran_another_condition(ssd530):
     ssd335 = fb.replay(CONSISTENCY, target=f"sim:intel-335-240g?scale={SCALE}")
     both = joined([ssd530.compare(other=ssd335), op25.compare()])
     assert not both["status"].is_in([VARIANT]).any()
+
+
+def test_the_pair_says_when_its_two_drives_are_one_model(ssd530, ssd335):
+    """The 530 and 335 presets differ only in name and sources: the replayed ratio is 1 and
+    the row says the model cannot separate them; a 335 with another parameter loses the note."""
+    (row,) = _headline_rows(ssd530.compare(other=ssd335), CONSISTENCY).iter_rows(named=True)
+    assert row["replayed"] == pytest.approx(1.0)
+    assert "differ in no modelled parameter" in row["note"]
+    other = fb.replay(CONSISTENCY, target=f"sim:intel-335-240g?scale={SCALE}&dirty_rate=1")
+    (row,) = _headline_rows(ssd530.compare(other=other), CONSISTENCY).iter_rows(named=True)
+    assert "differ in no modelled parameter" not in row["note"]

@@ -136,6 +136,7 @@ def pair_checks(a: Replay, b: Replay) -> list[dict[str, Any]]:
         times[name] = None if d is None else d[0] / rep.scale
     t530, t335 = times["Intel SSD 530"], times["Intel SSD 335"]
     ratio = None if not t530 or not t335 else t530 / t335
+    same = _same_model(drives["Intel SSD 530"], drives["Intel SSD 335"])
     return [
         check_row(
             "consistency_rnd4k_qd32_write",
@@ -148,9 +149,30 @@ def pair_checks(a: Replay, b: Replay) -> list[dict[str, Any]]:
             note="the review: the 530 reaches steady state about twice as late as the 335; "
             "onset read as the first fall below half the initial IOPS in each replay "
             f"({t530 if t530 is None else round(t530)} s and "
-            f"{t335 if t335 is None else round(t335)} s at the review drives' scale)",
+            f"{t335 if t335 is None else round(t335)} s at the review drives' scale)"
+            + (
+                "; the two simulated drives differ in no modelled parameter (their presets "
+                "differ only in name and sources), so the replay cannot tell them apart"
+                if same
+                else ""
+            ),
         )
     ]
+
+
+def _same_model(a: Replay, b: Replay) -> bool:
+    """Whether two replays ran on simulated drives with the same configuration (every
+    parameter in effect), names, descriptions, cited sources and the overrides as spelled in
+    the target aside (``False`` when either is not simulated)."""
+    from flashback.replay.mechanisms import sim_config
+
+    ca, cb = sim_config(dict(a.meta)), sim_config(dict(b.meta))
+    if ca is None or cb is None:
+        return False
+    aside = ("name", "description", "sources", "overrides")  # overrides: as spelled
+    return {k: v for k, v in ca.items() if k not in aside} == {
+        k: v for k, v in cb.items() if k not in aside
+    }
 
 
 register(
