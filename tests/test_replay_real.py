@@ -172,3 +172,32 @@ def test_protocol_completes_on_a_loop_device(name, loopdev):
     check_accounting(rep)
     assert rep.meta["target_kind"] == "block"
     assert rep.scale == pytest.approx((64 << 20) / 240_057_409_536)
+
+
+@pytest.mark.parametrize("review_gb", [80, 120, 240])
+@pytest.mark.parametrize("denominator", [1, 2, 3, 8, 16, 64, 100, 4096])
+def test_a_created_file_reads_back_at_the_scale_it_was_created_at(review_gb, denominator):
+    # A file target is created at review × scale rounded down to a MiB, so its capacity ratio
+    # is a hair under the scale; taken as the scale, every MiB-aligned byte count came out a
+    # MiB short of the replay that created the file.
+    from flashback.replay.scaling import created_bytes, default_scale, idema_bytes
+
+    review = idema_bytes(review_gb)
+    scale = 1 / denominator
+    assert default_scale(created_bytes(review, scale), review) == scale
+    # a size not made by that rule keeps its plain ratio (a real 120 GB drive for a 240 GB review)
+    assert default_scale(idema_bytes(120), idema_bytes(240)) == idema_bytes(120) / idema_bytes(240)
+
+
+def test_a_replay_again_on_its_own_file_repeats_its_byte_counts(tmp_path):
+    path = tmp_path / "t.bin"
+    kw = {"torture_s": 60.0}
+    first = fb.replay("anandtech-trim-validation", target=path, scale=1 / 4096, **kw)
+    again = fb.replay("anandtech-trim-validation", target=path, **kw)
+    assert again.meta["scale"] == first.meta["scale"] == 1 / 4096
+    # the same workloads and spans, step by step (AS-SSD's file was 15 MiB, not 16, before),
+    # and the same bytes in every step that is not timed (the torture is)
+    cols = ["step", "workload", "offset_bytes", "size_bytes"]
+    assert first.steps.select(cols).equals(again.steps.select(cols))
+    sized = [r.steps.filter(pl.col("step") != "torture")["written_gb"] for r in (first, again)]
+    assert sized[0].equals(sized[1])

@@ -21,7 +21,7 @@ from flashback.replay.base import Protocol, get_protocol
 from flashback.replay.compare import compare
 from flashback.replay.conformance import conformance
 from flashback.replay.runner import Interrupted, Runner
-from flashback.replay.scaling import default_scale, parse_scale
+from flashback.replay.scaling import created_bytes, default_scale, parse_scale
 from flashback.targets import Target, parse_sim_spec, sim_spec
 
 
@@ -43,8 +43,9 @@ def _open(
             f"{spec} does not exist; create it first or give scale= so the replay can create it "
             "at the review drive's capacity times scale"
         )
-    size = int(review_bytes * scale) // (1 << 20) * (1 << 20)
-    return Target(spec, destroy=destroy, overwrite=overwrite, size=max(size, 1 << 20))
+    return Target(
+        spec, destroy=destroy, overwrite=overwrite, size=created_bytes(review_bytes, scale)
+    )
 
 
 def replay(

@@ -12,6 +12,8 @@ ratio of the target's capacity to the review drive's (:func:`default_scale`), ma
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 MIB = 1 << 20
 
 
@@ -35,11 +37,50 @@ def parse_scale(scale: float | str | None) -> float | None:
     return _native.parse_scale("scale", text)
 
 
+#: Granularity of a file target a replay creates (one 4 KiB logical block).
+CREATE_ALIGN = 4096
+#: Largest denominator :func:`default_scale` reads a created file's scale back as.
+MAX_DENOMINATOR = 4096
+
+
+def created_bytes(review_bytes: int, scale: float) -> int:
+    """Size of a file target a replay creates at ``scale``: ``review_bytes × scale`` rounded
+    up to a 4 KiB block, so that its capacity ratio is never under ``scale`` (read back as
+    the scale, a ratio a hair under it made every MiB-aligned byte count a MiB short)."""
+    return max(-(-int(review_bytes * scale) // CREATE_ALIGN) * CREATE_ALIGN, CREATE_ALIGN)
+
+
+def _simplest_in(lo: Fraction, hi: Fraction) -> Fraction:
+    """The fraction with the smallest denominator in the closed interval ``[lo, hi]``
+    (``0 ≤ lo ≤ hi``; the Stern–Brocot descent)."""
+    n = lo.numerator // lo.denominator
+    if n == lo or n + 1 <= hi:
+        return Fraction(n if n == lo else n + 1)
+    return n + 1 / _simplest_in(1 / (hi - n), 1 / (lo - n))
+
+
 def default_scale(target_bytes: int, review_bytes: int | None) -> float:
-    """``target_bytes / review_bytes`` (1.0 when the protocol has no review drive)."""
+    """``target_bytes / review_bytes`` (1.0 when the protocol has no review drive).
+
+    A target exactly the size a replay creates (:func:`created_bytes`) at a fraction ``p/q``
+    is read back as the simplest such fraction (``q`` ≤ :data:`MAX_DENOMINATOR`), so a replay
+    on the file another replay created at ``scale="1/64"`` runs at 1/64, not at the file's
+    ratio. Where several fractions make the same file (scales under about 4 KiB / the review
+    capacity apart) the simplest is taken: never further from the ratio than 4 KiB.
+    """
     if not review_bytes:
         return 1.0
-    return target_bytes / review_bytes
+    ratio = target_bytes / review_bytes
+    if target_bytes <= CREATE_ALIGN or target_bytes % CREATE_ALIGN:
+        return ratio
+    lo = Fraction(target_bytes - CREATE_ALIGN + 1, review_bytes)
+    near = _simplest_in(lo, Fraction(target_bytes, review_bytes))
+    if (
+        near.denominator <= MAX_DENOMINATOR
+        and created_bytes(review_bytes, float(near)) == target_bytes
+    ):
+        return float(near)
+    return ratio
 
 
 def scaled_bytes(
