@@ -48,6 +48,7 @@ def test_a_scaled_preset_says_what_it_does_not_scale():
     assert "shrunk by 0.015625" in src
     for fixed in ("erase-block size", "channels", "dies", "planes", "timings", "erase-ahead"):
         assert fixed in src.split("not scaled", 1)[-1], fixed
+    assert "reaps 0.015625 × the full run's" in src  # a timed run's drain, scaled
     assert "scale" not in fb.Target("sim:crucial-m4-128g").meta["config"]["sources"]
 
 

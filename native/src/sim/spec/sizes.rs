@@ -33,6 +33,9 @@ pub(super) fn fixed_blocks(c: &SimConfig) -> u64 {
 ///
 /// Not scaled (fixed structures of the controller and NAND): page and block size, dies,
 /// channels, planes, timings, the erase-ahead pool per die.
+///
+/// Time: a timed run on a scaled drive drains `scale ×` the commands in flight at its limit
+/// (`drive/run.rs`, `RunLoop::issues_at`).
 pub(super) fn scale_sizes(c: &mut SimConfig) {
     let s = c.scale;
     let given = |c: &SimConfig, key: &str| c.overrides.iter().any(|(k, _)| k == key);
@@ -82,7 +85,7 @@ pub(super) fn scale_sizes(c: &mut SimConfig) {
     c.sources.push((
         "scale".into(),
         format!(
-            "shrunk by {s}: capacity, SLC cache, GC reserve/watermark and write buffer scaled (buffer floor: 2 pages per plane); raw NAND set so the spare left for data beyond the GC pool and open blocks is {s} × the full drive's (op re-derived: {:.4}); not scaled, fixed structures of the controller and NAND: page and erase-block size, channels, dies, planes, timings, the erase-ahead pool per die (a GC victim's copy time and a command's bytes are a full drive's, so an interval holding {s} × the review's bytes jitters by whole victims)",
+            "shrunk by {s}: capacity, SLC cache, GC reserve/watermark and write buffer scaled (buffer floor: 2 pages per plane); raw NAND set so the spare left for data beyond the GC pool and open blocks is {s} × the full drive's (op re-derived: {:.4}); not scaled, fixed structures of the controller and NAND: page and erase-block size, channels, dies, planes, timings, the erase-ahead pool per die (a GC victim's copy time and a command's bytes are a full drive's, so an interval holding {s} × the review's bytes jitters by whole victims; a write buffer at its floor or its full size is a larger share of a scaled write); a timed run stops issuing (1 − {s}) × the time its commands in flight take to drain before its limit, so it reaps {s} × the full run's (fio's iodepth × bs in flight does not shrink with the drive)",
             c.op
         ),
     ));
