@@ -79,8 +79,10 @@ def test_every_run_lasts_the_stated_time_in_simulated_seconds(rep):
     steps = rep.steps.filter(pl.col("kind") == "run")
     random_runs = steps.filter(pl.col("test").is_in(["rand512k", "rand4k", "rand4k_qd32"]))
     assert random_runs.height == 2 * 3 * 2 * 4  # loops × tests × directions × runs
+    # a scaled drive stops issuing (1 - scale) × its drain time early, so that it reaps
+    # scale × the commands in flight (sim/drive/run.rs): a QD1 run may end a command short of t
     for secs in random_runs["seconds"]:
-        assert t - 1e-9 <= secs <= t + iv
+        assert t - iv <= secs <= t + iv
     # Seq: whole passes over the test file until the timer has fired (CDM checks it between
     # passes), so at least t, and less than t before its last pass
     seq = steps.filter((pl.col("test") == "seq") & (pl.col("direction") == "write"))

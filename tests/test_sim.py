@@ -305,7 +305,9 @@ def test_a_timed_run_counts_the_commands_it_reaps_and_their_time():
     # fio at runtime= stops issuing, reaps the commands in flight and counts them; its runtime
     # ends at the last completion. Counted at the limit instead, a GC stall those commands
     # waited on fell between two steps: in neither step's time, and the IOPS flattered.
-    t = fb.Target("sim:intel-520-120g?scale=1/64")
+    # (A small drive given as a capacity, not a scale: a scaled drive stops issuing early so
+    # that it drains scale × the commands in flight, test_sim_scale.py.)
+    t = fb.Target("sim:intel-520-120g?capacity=2g")
     t.run(fb.Workload(rw="write", bs="128k", iodepth=32))
     w = fb.Workload(rw="randwrite", bs="4k", iodepth=32, time="2s", random="uniform")
     clock = t.run(w).meta["sim"]["drive_time_s"]

@@ -48,4 +48,26 @@ def test_a_scaled_preset_says_what_it_does_not_scale():
     assert "shrunk by 0.015625" in src
     for fixed in ("erase-block size", "channels", "dies", "planes", "timings", "erase-ahead"):
         assert fixed in src.split("not scaled", 1)[-1], fixed
+    assert "reaps 0.015625 × the full run's" in src  # a timed run's drain, scaled
     assert "scale" not in fb.Target("sim:crucial-m4-128g").meta["config"]["sources"]
+
+
+def timed_write(spec: str, *, time_s: float) -> tuple[int, float]:
+    """Host bytes and seconds (to the last completion) of a timed 1 MiB QD32 random write on
+    a fresh drive (no GC: its rate is flat, so a scaled drive should write scale × as much)."""
+    t = fb.Target(spec)
+    cap = t.run(
+        fb.Workload(rw="randwrite", bs="1m", iodepth=32, time=time_s, random="uniform", seed=1)
+    )
+    return t.host_written_bytes, float(cap.meta["duration_s"])
+
+
+def test_a_timed_run_drains_scale_times_the_commands_in_flight():
+    # fio stops issuing at runtime= and reaps the commands in flight: 32 MiB here at any
+    # scale. A drive scaled by 1/64, run for 1/64 of the time, drained the full drive's 32
+    # MiB after writing 1/64 of its bytes (SNIA's 1 MiB QD32 steps at 1/64 wrote 35 - 40 %
+    # more than 1/64 of full size's and the 4 KiB IOPS row read +2.6 % over six seeds).
+    full_bytes, full_s = timed_write("sim:generic?capacity=16g", time_s=16.0)
+    small_bytes, small_s = timed_write("sim:generic?capacity=16g&scale=1/64", time_s=0.25)
+    assert abs(small_bytes * 64 / full_bytes - 1) < 0.05, (small_bytes * 64, full_bytes)
+    assert abs(small_s * 64 / full_s - 1) < 0.05, (small_s * 64, full_s)

@@ -51,10 +51,11 @@ fn number_and_switch_errors_name_the_sim_key() {
     );
 }
 
-/// Spare blocks left for data once the GC pool and the open frontiers are set aside.
+/// Spare blocks left for data once the GC pool and the open frontiers are set aside, in
+/// 4 KiB slots (a user area ending inside a block leaves the rest of it spare).
 fn usable_spare(c: &SimConfig) -> f64 {
-    let user = c.capacity_bytes.div_ceil(c.block_bytes());
-    (c.raw_blocks() - c.slc_blocks()) as f64 - (user + fixed_blocks(c)) as f64
+    let user = c.capacity_bytes as f64 / c.block_bytes() as f64;
+    (c.raw_blocks() - c.slc_blocks()) as f64 - user - fixed_blocks(c) as f64
 }
 
 #[test]
@@ -69,9 +70,11 @@ fn every_size_scales_with_the_drive() {
         for d in [8.0, 16.0, 32.0, 64.0] {
             let c = parse_spec(&format!("{name}?scale=1/{d}")).unwrap();
             let want = usable_spare(&full) / d;
-            // the spare left for data is the full drive's, scaled, to the block
+            // the spare left for data is the full drive's, scaled, to the nearest block (the
+            // user area rounded up to a block and the spare on its own gave generic at 1/64
+            // 67.3 blocks for 66.6)
             assert!(
-                (usable_spare(&c) - want).abs() <= 1.0,
+                (usable_spare(&c) - want).abs() <= 0.5,
                 "{name} 1/{d}: {} vs {want}",
                 usable_spare(&c)
             );
