@@ -59,6 +59,7 @@ impl Permutation {
         Permutation { n, half_bits, keys }
     }
 
+    #[inline]
     fn apply_once(&self, x: u64) -> u64 {
         let mask = (1u64 << self.half_bits) - 1;
         let (mut l, mut r) = (x >> self.half_bits, x & mask);
@@ -69,6 +70,7 @@ impl Permutation {
         (l << self.half_bits) | r
     }
 
+    #[inline]
     fn get(&self, i: u64) -> u64 {
         let mut x = self.apply_once(i);
         while x >= self.n {
