@@ -366,7 +366,15 @@ mod tests {
     /// blocks straddling pass boundaries and the loop limit, and a stream that ends mid-block.
     #[test]
     fn blocks_of_ops_are_the_ops_one_at_a_time() {
-        for rw in ["read", "write", "randread", "randwrite", "randrw", "trim", "randtrim"] {
+        for rw in [
+            "read",
+            "write",
+            "randread",
+            "randwrite",
+            "randrw",
+            "trim",
+            "randtrim",
+        ] {
             for random in ["permutation", "uniform"] {
                 let wl = w(&[
                     ("rw", rw),
