@@ -487,13 +487,13 @@ mod tests {
         }
         r.finish(24_000_000, &mut out);
         assert!(merged > 10, "{merged} interval-directions merged");
-        for k in 0..2 {
-            assert_eq!(r.run_hist[k].len(), every[k].len());
+        for (k, all) in every.iter().enumerate() {
+            assert_eq!(r.run_hist[k].len(), all.len());
             let a: Vec<_> = r.run_hist[k]
                 .iter_recorded()
                 .map(|v| (v.value_iterated_to(), v.count_at_value()))
                 .collect();
-            let b: Vec<_> = every[k]
+            let b: Vec<_> = all
                 .iter_recorded()
                 .map(|v| (v.value_iterated_to(), v.count_at_value()))
                 .collect();
