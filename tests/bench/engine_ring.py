@@ -40,7 +40,9 @@ Rows:
 * **t/io_uring** 4 KiB randread QD32, CPU per I/O at submit/complete batches 4/1, 8/8 and 32/32
   (``fb_run --batch S/C`` against ``t/io_uring -sS -cC``, registered files, buffers and ring on
   both sides, no polling, ``t/io_uring`` without latency tracking while flashback records every
-  I/O's). ``t/io_uring`` is built from fio's source at run time into a cache directory, never
+  I/O's). A second anchor in the same rotation is ``t/io_uring -t1``, its latency-tracking mode
+  (one TSC reading per submitted batch, a histogram update per batch of completions): the
+  target stays against ``-t0``; the row prints both. ``t/io_uring`` is built from fio's source at run time into a cache directory, never
   vendored: the source is ``$FIO_SRC`` (a fio checkout, or a git directory such as the one the
   ``fetch`` tool leaves in ``/work/.mirror/axboe+fio/repo``); without one the row is skipped
   with the reason printed.
@@ -132,12 +134,15 @@ def fio(dev: str, fields: dict, time_s: float, *, refill: bool = False) -> dict:
     }
 
 
-def t_io_uring(exe: str, dev: str, batch: tuple[int, int], time_s: float) -> dict:
+def t_io_uring(
+    exe: str, dev: str, batch: tuple[int, int], time_s: float, *, lat: bool = False
+) -> dict:
+    """One ``t/io_uring`` run at ``batch``; ``lat``: with its latency tracking (``-t1``)."""
     # it prints IOPS once a second, so it runs at least two
     runtime = max(2, round(time_s))
     s, c = batch
-    cmd = [exe, "-d32", f"-s{s}", f"-c{c}", "-b4096", "-p0", "-B1", "-F1", "-X1", "-t0",
-           f"-r{runtime}", dev]  # fmt: skip
+    cmd = [exe, "-d32", f"-s{s}", f"-c{c}", "-b4096", "-p0", "-B1", "-F1", "-X1",
+           f"-t{int(lat)}", f"-r{runtime}", dev]  # fmt: skip
     out, cpu_s = spawn(cmd)
     return {"ios": engine.t_io_uring_ios(out, runtime), "duration_s": runtime, "cpu_s": cpu_s}
 
@@ -329,6 +334,7 @@ def ring_cost(dev: str, time_s: float, pairs: int) -> list[dict]:
     for batch in BATCHES:
         tools = {
             "t": lambda b=batch: t_io_uring(exe, dev, b, time_s),
+            "tlat": lambda b=batch: t_io_uring(exe, dev, b, time_s, lat=True),
             "fb": lambda b=batch: fb_run(str(FB_RUN), dev, fields, time_s, batch=b),
         }
         if BASELINE and batch == (4, 1):
@@ -337,11 +343,13 @@ def ring_cost(dev: str, time_s: float, pairs: int) -> list[dict]:
         la = load()
         row = {"batch": list(batch), "pairs": pairs, "load": la,
                **summarize(runs, "t", {"cpu_us": cpu_us, "iops": iops})}  # fmt: skip
+        row["tlat_cpu_ratio"] = ratio(runs["fb"], runs["tlat"], cpu_us)
         line = (
             f"4k randread QD32 -s{batch[0]} -c{batch[1]}: t/io_uring {row['t_iops']:7.0f} IOPS "
             f"{row['t_cpu_us']:5.2f} µs/IO | flashback {row['fb_iops']:7.0f} IOPS "
             f"{row['fb_cpu_us']:5.2f} µs/IO | CPU/IO ratio {fmt(row['cpu_ratio'])} (target "
-            f"≤ 1.0) IOPS ratio {fmt(row['iops_ratio'])}"
+            f"≤ 1.0) IOPS ratio {fmt(row['iops_ratio'])} | against t/io_uring -t1 (latency "
+            f"tracking) CPU/IO ratio {fmt(row['tlat_cpu_ratio'])}"
         )
         if "before" in runs:
             row["before_cpu_ratio"] = ratio(runs["before"], runs["t"], cpu_us)

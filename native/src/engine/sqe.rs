@@ -53,6 +53,7 @@ pub(super) struct FileRef {
 
 /// The submission entry that reads or writes `op` through the buffer at `p` (`buf`: its index
 /// among the registered buffers, `None` if they are not registered).
+#[inline]
 pub(super) fn rw_entry(file: FileRef, op: &Op, p: *mut u8, buf: Option<u16>) -> squeue::Entry {
     let len = op.len as u32;
     macro_rules! entry {

@@ -59,6 +59,7 @@ impl Permutation {
         Permutation { n, half_bits, keys }
     }
 
+    #[inline]
     fn apply_once(&self, x: u64) -> u64 {
         let mask = (1u64 << self.half_bits) - 1;
         let (mut l, mut r) = (x >> self.half_bits, x & mask);
@@ -69,6 +70,7 @@ impl Permutation {
         (l << self.half_bits) | r
     }
 
+    #[inline]
     fn get(&self, i: u64) -> u64 {
         let mut x = self.apply_once(i);
         while x >= self.n {
@@ -151,9 +153,77 @@ impl OpStream {
         self.last_issue_ns
     }
 
-    /// Completed passes so far.
-    pub fn passes(&self) -> u64 {
-        self.pass
+    /// True for a timed trace replay: each op carries its own issue time
+    /// ([`OpStream::issue_not_before_ns`]), so ops are taken one at a time, never
+    /// [filled](OpStream::fill) ahead.
+    pub fn is_timed(&self) -> bool {
+        self.trace.is_some() && self.time_scale.is_some()
+    }
+
+    /// Appends to `out` the next `n` operations (fewer only where the loop limit ends the
+    /// stream): exactly those `n` calls of [`OpStream::next_op`] would return, made in one loop
+    /// per pass with the pattern's choices taken once (the io_uring engine refills its slots
+    /// from such a block). Allocates nothing when `out` has room for them.
+    pub fn fill(&mut self, out: &mut Vec<Op>, n: usize) {
+        if self.trace.is_some() {
+            // ops of a trace are a copy each; its issue times are kept per op
+            out.extend(std::iter::from_fn(|| self.next_op()).take(n));
+            return;
+        }
+        let mut left = n as u64;
+        while left > 0 && self.nblocks > 0 {
+            if self.pos == self.nblocks {
+                self.pass += 1;
+                self.pos = 0;
+                self.new_pass();
+            }
+            if self.loops.is_some_and(|l| self.pass >= l) {
+                return;
+            }
+            let m = left.min(self.nblocks - self.pos);
+            self.fill_pass(out, m);
+            self.pos += m;
+            left -= m;
+        }
+    }
+
+    /// Appends the `m` ops at `pos..pos + m` of the current pass (all inside it), drawing from
+    /// the generator in [`OpStream::next_op`]'s order (block, then a `randrw` op's kind).
+    #[inline]
+    fn fill_pass(&mut self, out: &mut Vec<Op>, m: u64) {
+        let (start, bs, nb, mix) = (self.start, self.bs, self.nblocks, self.rwmix_read);
+        let kind = match self.rw {
+            Rw::Read | Rw::RandRead => Some(OpKind::Read),
+            Rw::Write | Rw::RandWrite => Some(OpKind::Write),
+            Rw::Trim | Rw::RandTrim => Some(OpKind::Trim),
+            Rw::RandRw => None,
+        };
+        let rng = &mut self.rng;
+        let kind_of = |rng: &mut Xoshiro256PlusPlus| {
+            kind.unwrap_or_else(|| {
+                if rng.random_range(0..100u32) < mix {
+                    OpKind::Read
+                } else {
+                    OpKind::Write
+                }
+            })
+        };
+        let op = |kind, block: u64| Op {
+            kind,
+            offset: start + block * bs,
+            len: bs,
+        };
+        let range = self.pos..self.pos + m;
+        if !self.rw.is_random() {
+            out.extend(range.map(|i| op(kind_of(rng), i)));
+        } else if let (Some(p), RandomDist::Permutation) = (&self.perm, self.random) {
+            out.extend(range.map(|i| op(kind_of(rng), p.get(i))));
+        } else {
+            out.extend(range.map(|_| {
+                let block = rng.random_range(0..nb);
+                op(kind_of(rng), block)
+            }));
+        }
     }
 
     /// The next operation, or `None` once the loop limit is reached.
@@ -289,6 +359,53 @@ mod tests {
             std::iter::from_fn(|| s.next_op()).collect()
         };
         assert_eq!(a, b);
+    }
+
+    /// The io_uring engine takes its ops in blocks ([`OpStream::fill`]): the same ops, in the
+    /// same order, as one [`OpStream::next_op`] at a time, for every pattern and distribution,
+    /// blocks straddling pass boundaries and the loop limit, and a stream that ends mid-block.
+    #[test]
+    fn blocks_of_ops_are_the_ops_one_at_a_time() {
+        for rw in [
+            "read",
+            "write",
+            "randread",
+            "randwrite",
+            "randrw",
+            "trim",
+            "randtrim",
+        ] {
+            for random in ["permutation", "uniform"] {
+                let wl = w(&[
+                    ("rw", rw),
+                    ("random", random),
+                    ("rwmix_read", "30"),
+                    ("loops", "3"),
+                    ("seed", "11"),
+                ]);
+                let one: Vec<Op> = {
+                    let mut s = OpStream::new(&wl, 8192, 4096 * 37, 1);
+                    std::iter::from_fn(|| s.next_op()).collect()
+                };
+                assert_eq!(one.len(), 3 * 37);
+                for block in [1, 5, 32, 37, 64, 200] {
+                    let mut s = OpStream::new(&wl, 8192, 4096 * 37, 1);
+                    let mut got = vec![];
+                    loop {
+                        let before = got.len();
+                        s.fill(&mut got, block);
+                        if got.len() - before < block {
+                            break;
+                        }
+                    }
+                    assert_eq!(got, one, "rw={rw} random={random} block={block}");
+                    // ended: nothing more either way
+                    s.fill(&mut got, block);
+                    assert_eq!(got.len(), one.len());
+                    assert!(s.next_op().is_none());
+                }
+            }
+        }
     }
 
     #[test]

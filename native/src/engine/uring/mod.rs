@@ -9,9 +9,11 @@
 //! armed per wait: one multishot timeout ticks for the whole run ([`WAIT`](ring::WAIT)).
 //! The run's metadata carries the enters made and the time-weighted mean of the I/Os in
 //! flight ([`Stats`]). Submission and completion
-//! are timed once per batch: an I/O's latency runs from when it is queued to the ring (at most
-//! [`SUBMIT_BATCH`](ring::SUBMIT_BATCH) entries before the clock is read) to just after the enter that returns with
-//! its completion, as fio's `lat` (which starts when fio queues the I/O to its engine).
+//! are timed once per batch: an I/O's latency runs from when it is queued to the ring (the clock
+//! is read before each [`SUBMIT_BATCH`](ring::SUBMIT_BATCH) entries are pushed) to just after
+//! the enter that returns with its completion, as fio's `lat` (which starts when fio queues the
+//! I/O to its engine). Ops are taken from the stream in blocks ([`AHEAD`]), and completions are
+//! sorted for reporting as they are reaped ([`harvest`]).
 //!
 //! There is no `clat`: fio's starts when the submit-only `io_uring_enter` that hands the I/O
 //! over returns. Here, past QD1, the last entries of a round usually go over in the enter that
@@ -98,26 +100,38 @@ pub struct Stats {
     pub setup_ns: u64,
 }
 
+/// Ops taken from the job's stream at a time ([`OpStream::fill`](crate::workload::OpStream::fill)).
+const AHEAD: usize = 64;
+
 /// The run's I/O state: slots, which are free, which are queued but not yet handed over.
 struct State {
     setup: Setup,
     file: FileRef,
     slots: Vec<Slot>,
     free: Vec<u32>,
-    /// Slots pushed to the submission queue and not yet stamped.
-    queued: Vec<u32>,
+    /// Ops taken from the stream and not yet issued, from `ahead_at` on (not for a timed trace,
+    /// whose ops are taken as they come due).
+    ahead: Vec<Op>,
+    ahead_at: usize,
+    timed: bool,
     /// Entries pushed to the submission queue and not yet handed to the kernel.
     unsubmitted: usize,
-    /// The time-weighted count of the slots stamped and not yet reaped: its integral so far.
+    /// The time-weighted count of the slots in flight (stamped and not yet reaped): its
+    /// integral so far.
     stamped_ns: u128,
     last_ns: u64,
     first_submit_ns: Option<u64>,
-    /// Completions reaped at `done_t` and not yet reported.
-    done: Vec<Done>,
-    /// Latencies of a run of completions being reported ([`flush`]).
+    /// Successful reads and writes reaped at `done_t`, all of kind and size `lats_of`, before
+    /// any other completion of that harvest: their latencies, to be reported at once.
     lats: Vec<u64>,
+    lats_of: (OpKind, u64),
+    /// The rest of the completions reaped at `done_t` (errors, short transfers, trims, another
+    /// kind or size, and everything after the first of those), in order, not yet reported.
+    done: Vec<Done>,
     done_t: u64,
     static_data: bool,
+    /// A job that writes nothing reads into slot `i`'s own buffer `i` (no buffer lists).
+    slot_bufs: bool,
     /// Trims go through the ring until the kernel refuses one without any having succeeded. At
     /// depth 1 there is nothing to overlap, so they stay synchronous, as fio's are.
     queue_trims: bool,
@@ -145,15 +159,19 @@ impl State {
             },
             slots: vec![blank; depth],
             free: (0..depth as u32).rev().collect(),
-            queued: Vec::with_capacity(depth),
+            ahead: Vec::with_capacity(AHEAD),
+            ahead_at: 0,
+            timed: job.stream.is_timed(),
             unsubmitted: 0,
             stamped_ns: 0,
             last_ns: 0,
             first_submit_ns: None,
-            done: Vec::with_capacity(depth),
             lats: Vec::with_capacity(depth),
+            lats_of: (OpKind::Read, 0),
+            done: Vec::with_capacity(depth),
             done_t: 0,
             static_data: job.gen.is_static(),
+            slot_bufs: !job.writes,
             queue_trims: depth > 1,
             trims_queued_ok: false,
             exhausted: false,
@@ -169,12 +187,45 @@ impl State {
     }
 
     /// Advances the in-flight integral to `ns` (a clock reading, never earlier than the last):
-    /// it counts the slots stamped and not yet reaped.
+    /// it counts the slots pushed and not yet reaped.
     #[inline]
     fn tick(&mut self, ns: u64) {
-        let stamped = self.inflight() - self.queued.len();
-        self.stamped_ns += stamped as u128 * u128::from(ns.saturating_sub(self.last_ns));
+        let inflight = self.inflight() as u128;
+        self.stamped_ns += inflight * u128::from(ns.saturating_sub(self.last_ns));
         self.last_ns = self.last_ns.max(ns);
+    }
+
+    /// The next op to issue, as [`Job::next_due`] gives it, taken from a block of the stream's
+    /// ops ([`AHEAD`] at a time) unless the stream is a timed trace: the `written=` budget is
+    /// claimed and the stop flag read as each op is issued, as there.
+    #[inline(always)]
+    fn next_op(&mut self, job: &mut Job<'_>) -> Next {
+        if self.timed {
+            return job.next_due();
+        }
+        if job.held.is_some() {
+            if let Some((op, _)) = job.held.take() {
+                return Next::Op(op);
+            }
+        }
+        if job.ctl.halted() {
+            return Next::Done;
+        }
+        if self.ahead_at == self.ahead.len() {
+            self.ahead.clear();
+            self.ahead_at = 0;
+            job.stream.fill(&mut self.ahead, AHEAD);
+            if self.ahead.is_empty() {
+                return Next::Done;
+            }
+        }
+        let op = self.ahead[self.ahead_at];
+        self.ahead_at += 1;
+        if job.ctl.claim(&op) {
+            Next::Op(op)
+        } else {
+            Next::Done
+        }
     }
 
     /// A buffer for `kind`: a write takes one holding its data (filled now only if no spare
@@ -204,11 +255,23 @@ impl State {
         }
     }
 
-    /// Puts `op` in free slot `slot` and pushes its submission entry; false if the queue is full.
-    #[inline]
-    fn push(&mut self, job: &mut Job<'_>, sq: &mut SubmissionQueue<'_>, slot: u32, op: Op) -> bool {
+    /// Puts `op` in free slot `slot` and pushes its submission entry, its latency starting at
+    /// `now_ns`; false if the queue is full.
+    #[inline(always)]
+    fn push(
+        &mut self,
+        job: &mut Job<'_>,
+        sq: &mut SubmissionQueue<'_>,
+        slot: u32,
+        op: Op,
+        now_ns: u64,
+    ) -> bool {
         let i = slot as usize;
-        let buf = self.take_buf(job, op.kind);
+        let buf = match (self.slot_bufs, op.kind) {
+            (_, OpKind::Trim) => NO_BUF,
+            (true, _) => slot as u16,
+            (false, kind) => self.take_buf(job, kind),
+        };
         let sqe = if op.kind == OpKind::Trim {
             trim_entry(job.kind, self.file.fixed, self.file.fd, op.offset, op.len)
         } else {
@@ -217,13 +280,17 @@ impl State {
         };
         // SAFETY: the buffer stays valid until the completion is reaped (see `prepare`).
         if unsafe { sq.push(&sqe.user_data(u64::from(slot))) }.is_err() {
-            self.give_back(op.kind, buf);
+            if !self.slot_bufs {
+                self.give_back(op.kind, buf);
+            }
             return false;
         }
-        self.slots[i].op = op;
-        self.slots[i].buf = buf;
+        self.slots[i] = Slot {
+            op,
+            submit_ns: now_ns,
+            buf,
+        };
         self.free.pop();
-        self.queued.push(slot);
         self.unsubmitted += 1;
         true
     }
@@ -238,26 +305,16 @@ impl State {
             _ => self.setup.spent.push(buf),
         }
     }
-
-    /// Marks the queued slots as submitted at `ns`, a clock reading (their latency starts).
-    #[inline]
-    fn stamp(&mut self, ns: u64) {
-        self.tick(ns);
-        self.first_submit_ns.get_or_insert(ns);
-        for &q in &self.queued {
-            self.slots[q as usize].submit_ns = ns;
-        }
-        self.queued.clear();
-    }
 }
 
 /// Fills every free slot with a due operation and pushes its entry to the submission queue,
-/// stamping them [`SUBMIT_BATCH`](ring::SUBMIT_BATCH) at a time as they are pushed (the caller stamps the rest): a
-/// slot reaped is refilled at once, before the completions that freed it are reported (see
-/// [`flush`]), with a buffer that already holds its data. Like fio's `lat`, an I/O's latency
-/// starts when it is queued to the ring; the last (at most [`SUBMIT_BATCH`](ring::SUBMIT_BATCH)) go to the kernel
-/// with the waiting enter, after the reporting (all of them before it where nothing else is in
-/// the kernel: [`Ring::submit_ahead`]). Refilling before reporting keeps the depth in flight:
+/// reading the clock once per [`SUBMIT_BATCH`](ring::SUBMIT_BATCH) pushes, before the first of
+/// them: a slot reaped is refilled at once, before the completions that freed it are reported
+/// (see [`flush`]), with a buffer that already holds its data. Like fio's `lat` (whose clock is
+/// read before each I/O is queued), an I/O's latency starts when it is queued to the ring; the
+/// last (at most [`SUBMIT_BATCH`](ring::SUBMIT_BATCH)) go to the kernel with the waiting enter,
+/// after the reporting (all of them before it where nothing else is in the kernel:
+/// [`Ring::submit_ahead`]). Refilling before reporting keeps the depth in flight:
 /// `tests/test_engine_accounting.py` checks the time-weighted I/Os in flight at QD32, and
 /// `make bench`'s engine rows print it beside each run.
 /// Returns when the next op of a timed trace is due (if that stopped it).
@@ -272,8 +329,10 @@ fn prep<R: Reporter>(
     if s.exhausted || job.ctl.halted() || job.ctl.time_up(*t) {
         return None;
     }
+    // pushes left before the clock is read again, and its last reading
+    let (mut left, mut now) = (0, 0);
     while let Some(&slot) = s.free.last() {
-        let op = match job.next_due() {
+        let op = match s.next_op(job) {
             Next::Op(op) => op,
             Next::NotYet(due) => return Some(due),
             Next::Done => {
@@ -291,16 +350,21 @@ fn prep<R: Reporter>(
             if job.ctl.time_up(*t) {
                 return None;
             }
+            left = 0;
             continue;
         }
-        if !s.push(job, &mut ring.sq, slot, op) {
+        if left == 0 {
+            now = job.now();
+            s.tick(now);
+            s.first_submit_ns.get_or_insert(now);
+            left = ring.submit_batch;
+        }
+        if !s.push(job, &mut ring.sq, slot, op, now) {
             // queue full (cannot happen with depth ≤ sq_entries): issue it next round
             job.held = Some((op, 0));
             return None;
         }
-        if s.queued.len() == ring.submit_batch {
-            s.stamp(job.now());
-        }
+        left -= 1;
     }
     None
 }
@@ -308,29 +372,41 @@ fn prep<R: Reporter>(
 /// Takes every completion from the ring at `t` (when the waiting enter returned), frees their
 /// slots and buffers for [`prep`], and publishes the consumed head at once, so the next enter
 /// waits for a new completion instead of returning at the sight of an old one (at QD1 that
-/// made two `io_uring_enter` calls per I/O). Nothing is reported here: see [`flush`].
+/// made two `io_uring_enter` calls per I/O). Nothing is reported here (see [`flush`]), but the
+/// common completions are sorted for it as they are taken: while every one so far is a read or
+/// write of the first one's kind and size that moved all its bytes, only its latency is kept
+/// (`lats`); from the first other one on, each is kept whole, in order (`done`).
 fn harvest(s: &mut State, ring: &mut Ring<'_>, t: u64) {
     s.tick(t);
     s.done_t = t;
     ring.cq.sync();
     for cqe in ring.cq.by_ref() {
-        if cqe.user_data() >= TICK - 1 {
+        let slot = cqe.user_data();
+        if slot >= TICK - 1 {
             // the multishot timeout fired; without `more` it has ended (or was refused): each
             // wait carries its own timeout from now on
-            if cqe.user_data() == TICK && !io_uring::cqueue::more(cqe.flags()) {
+            if slot == TICK && !io_uring::cqueue::more(cqe.flags()) {
                 ring.tick = false;
             }
             continue;
         }
-        let i = cqe.user_data() as usize;
-        let st = s.slots[i];
-        s.free.push(i as u32);
-        s.give_back(st.op.kind, st.buf);
-        s.done.push(Done {
-            op: st.op,
-            lat_ns: t.saturating_sub(st.submit_ns),
-            res: cqe.result(),
-        });
+        let st = &s.slots[slot as usize];
+        let (op, lat_ns, res, buf) = (st.op, t.saturating_sub(st.submit_ns), cqe.result(), st.buf);
+        s.free.push(slot as u32);
+        if !s.slot_bufs {
+            s.give_back(op.kind, buf);
+        }
+        let key = (op.kind, op.len);
+        if s.done.is_empty()
+            && op.kind != OpKind::Trim
+            && i64::from(res) == op.len as i64
+            && (s.lats.is_empty() || s.lats_of == key)
+        {
+            s.lats_of = key;
+            s.lats.push(lat_ns);
+        } else {
+            s.done.push(Done { op, lat_ns, res });
+        }
     }
     ring.cq.sync();
 }
@@ -340,11 +416,11 @@ fn harvest(s: &mut State, ring: &mut Ring<'_>, t: u64) {
 ///
 /// Completions are reported in runs of the same kind and size ([`Reporter::complete_all`]):
 /// they all completed at `done_t`, so the interval is checked once per run, and each keeps its
-/// own latency.
+/// own latency. The run [`harvest`] gathered (`lats`) comes first, then the rest in order.
 fn flush<R: Reporter>(job: &mut Job<'_>, rep: &mut R, s: &mut State) {
     let mut tc = job.ctl.clamp(s.done_t);
     // kind and size of the latencies in `s.lats`
-    let mut run = (OpKind::Read, 0);
+    let mut run = s.lats_of;
     for d in s.done.drain(..) {
         let op = d.op;
         let trim = op.kind == OpKind::Trim;
@@ -443,11 +519,6 @@ pub(super) fn run_batched<R: Reporter>(
     s.last_ns = t;
     loop {
         let not_before = prep(job, rep, &mut s, &mut r, &mut t);
-        if !s.queued.is_empty() {
-            // the last refills' latency starts now, as they are queued, not after the reporting
-            // they wait through before the waiting enter takes them
-            s.stamp(job.now());
-        }
         if s.inflight() == 0 {
             flush(job, rep, &mut s);
             let Some(due) = not_before else { break };
@@ -497,3 +568,6 @@ pub(super) fn run_batched<R: Reporter>(
     }
     stats
 }
+
+#[cfg(test)]
+mod tests;
