@@ -8,6 +8,7 @@ from typing import Any
 import polars as pl
 
 from flashback.replay.sensitivity import rerun_of, sensitivity_rows
+from flashback.replay.status import BORDERLINE, COMPARED, SENSITIVITY, SETTING, UNMODELLED
 
 COLUMNS = {
     "metric": pl.String,
@@ -46,15 +47,6 @@ TABLE_COLUMNS = (
 )
 #: The few of them an 80-column terminal shows (``flashback replay``).
 BRIEF_COLUMNS = ("test", "metric", "condition", "published", "replayed", "unit", "status")
-
-#: A row whose replayed spread over seeds straddles the tolerance (never counted as within).
-BORDERLINE = "borderline"
-#: ``status`` values of rows that compare a published number with a replayed one.
-COMPARED = ("within tolerance", "outside tolerance", "no tolerance", BORDERLINE)
-UNMODELLED = "documented, not modelled"
-SETTING = "setting"
-#: A row replayed with another value of a parameter the review does not state.
-SENSITIVITY = "sensitivity"
 
 
 def published_numbers() -> pl.DataFrame | None:

@@ -8,7 +8,7 @@ from typing import Any
 
 import polars as pl
 
-from flashback.replay.compare import COMPARED, SETTING, UNMODELLED
+from flashback.replay.status import COMPARED, SETTING, UNMODELLED
 
 #: Prefix of every status that says why a headline number is not compared.
 NOT_COMPARED = "not compared: "
