@@ -102,6 +102,27 @@ pub struct OpStream {
     last_issue_ns: Option<u64>,
 }
 
+/// The kind every op of `rw` has; `None` for `randrw`, whose kinds are drawn ([`mixed_kind`]).
+#[inline]
+fn fixed_kind(rw: Rw) -> Option<OpKind> {
+    match rw {
+        Rw::Read | Rw::RandRead => Some(OpKind::Read),
+        Rw::Write | Rw::RandWrite => Some(OpKind::Write),
+        Rw::Trim | Rw::RandTrim => Some(OpKind::Trim),
+        Rw::RandRw => None,
+    }
+}
+
+/// A `randrw` op's kind: a read with probability `rwmix_read` %, one draw of `rng`.
+#[inline]
+fn mixed_kind(rng: &mut Xoshiro256PlusPlus, rwmix_read: u32) -> OpKind {
+    if rng.random_range(0..100u32) < rwmix_read {
+        OpKind::Read
+    } else {
+        OpKind::Write
+    }
+}
+
 impl OpStream {
     /// The stream for job `job` of `w` over the slice `[slice_offset, slice_offset + slice_len)`.
     pub fn new(w: &Workload, slice_offset: u64, slice_len: u64, job: u32) -> Self {
@@ -160,6 +181,18 @@ impl OpStream {
         self.trace.is_some() && self.time_scale.is_some()
     }
 
+    /// Starts the next pass when this one is done; false once the loop limit is reached
+    /// (one rule for [`OpStream::next_op`] and [`OpStream::fill`]).
+    #[inline]
+    fn in_pass(&mut self) -> bool {
+        if self.pos == self.nblocks {
+            self.pass += 1;
+            self.pos = 0;
+            self.new_pass();
+        }
+        !self.loops.is_some_and(|l| self.pass >= l)
+    }
+
     /// Appends to `out` the next `n` operations (fewer only where the loop limit ends the
     /// stream): exactly those `n` calls of [`OpStream::next_op`] would return, made in one loop
     /// per pass with the pattern's choices taken once (the io_uring engine refills its slots
@@ -172,12 +205,7 @@ impl OpStream {
         }
         let mut left = n as u64;
         while left > 0 && self.nblocks > 0 {
-            if self.pos == self.nblocks {
-                self.pass += 1;
-                self.pos = 0;
-                self.new_pass();
-            }
-            if self.loops.is_some_and(|l| self.pass >= l) {
+            if !self.in_pass() {
                 return;
             }
             let m = left.min(self.nblocks - self.pos);
@@ -192,22 +220,9 @@ impl OpStream {
     #[inline]
     fn fill_pass(&mut self, out: &mut Vec<Op>, m: u64) {
         let (start, bs, nb, mix) = (self.start, self.bs, self.nblocks, self.rwmix_read);
-        let kind = match self.rw {
-            Rw::Read | Rw::RandRead => Some(OpKind::Read),
-            Rw::Write | Rw::RandWrite => Some(OpKind::Write),
-            Rw::Trim | Rw::RandTrim => Some(OpKind::Trim),
-            Rw::RandRw => None,
-        };
+        let kind = fixed_kind(self.rw);
         let rng = &mut self.rng;
-        let kind_of = |rng: &mut Xoshiro256PlusPlus| {
-            kind.unwrap_or_else(|| {
-                if rng.random_range(0..100u32) < mix {
-                    OpKind::Read
-                } else {
-                    OpKind::Write
-                }
-            })
-        };
+        let kind_of = |rng: &mut Xoshiro256PlusPlus| kind.unwrap_or_else(|| mixed_kind(rng, mix));
         let op = |kind, block: u64| Op {
             kind,
             offset: start + block * bs,
@@ -228,18 +243,8 @@ impl OpStream {
 
     /// The next operation, or `None` once the loop limit is reached.
     pub fn next_op(&mut self) -> Option<Op> {
-        if self.nblocks == 0 {
+        if self.nblocks == 0 || !self.in_pass() {
             return None;
-        }
-        if self.pos == self.nblocks {
-            self.pass += 1;
-            self.pos = 0;
-            self.new_pass();
-        }
-        if let Some(l) = self.loops {
-            if self.pass >= l {
-                return None;
-            }
         }
         let i = self.pos;
         self.pos += 1;
@@ -263,18 +268,8 @@ impl OpStream {
                 _ => self.rng.random_range(0..self.nblocks),
             }
         };
-        let kind = match self.rw {
-            Rw::Read | Rw::RandRead => OpKind::Read,
-            Rw::Write | Rw::RandWrite => OpKind::Write,
-            Rw::Trim | Rw::RandTrim => OpKind::Trim,
-            Rw::RandRw => {
-                if self.rng.random_range(0..100u32) < self.rwmix_read {
-                    OpKind::Read
-                } else {
-                    OpKind::Write
-                }
-            }
-        };
+        let kind =
+            fixed_kind(self.rw).unwrap_or_else(|| mixed_kind(&mut self.rng, self.rwmix_read));
         Some(Op {
             kind,
             offset: self.start + block * self.bs,
