@@ -190,7 +190,7 @@ impl OpStream {
             self.pos = 0;
             self.new_pass();
         }
-        !self.loops.is_some_and(|l| self.pass >= l)
+        self.loops.is_none_or(|l| self.pass < l)
     }
 
     /// Appends to `out` the next `n` operations (fewer only where the loop limit ends the
