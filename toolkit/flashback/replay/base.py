@@ -237,11 +237,33 @@ def check_row(
     }
 
 
-#: How an effect's published value follows from the two published levels ``a`` and ``b``.
+def _ratio(a: float, b: float) -> float:
+    """``b / a``, exactly 1 when the two levels agree to within 1e-12 (two runs of the same
+    I/Os whose rates differ only in a float's last bits are equal: their drop is 0 %, not
+    1.4e-14 %)."""
+    r = b / a
+    return 1.0 if abs(r - 1.0) < 1e-12 else r
+
+
+#: How an effect follows from two levels, the reference ``a`` and the other state's ``b``
+#: (both published, or both replayed: one rule for both sides of a compare row).
 EFFECTS: dict[str, Callable[[float, float], float]] = {
-    "drop_pct": lambda a, b: 100.0 * (1.0 - b / a),
-    "ratio_pct": lambda a, b: 100.0 * b / a,
+    "drop_pct": lambda a, b: 100.0 * (1.0 - _ratio(a, b)),
+    "ratio_pct": lambda a, b: 100.0 * _ratio(a, b),
 }
+
+
+def effect_pct(kind: str, reference: float | None, other: float | None) -> float | None:
+    """An effect in % (``kind`` one of :data:`EFFECTS`) of ``other`` against ``reference``;
+    ``None`` when either level is missing or the reference is 0 (nothing to compare).
+
+    Raises:
+        KeyError: ``kind`` is not one of :data:`EFFECTS`.
+    """
+    fn = EFFECTS[kind]
+    if reference is None or other is None or not reference:
+        return None
+    return fn(reference, other)
 
 
 def require(condition: bool, message: str) -> None:

@@ -6,7 +6,7 @@ from typing import Any
 
 from flashback.replay import params as P
 from flashback.replay.api import Replay
-from flashback.replay.base import Protocol, check_row, register
+from flashback.replay.base import Protocol, check_row, effect_pct, register
 from flashback.replay.procedures.common import mbps, num, rand_write, seq_fill
 from flashback.replay.scaling import idema_bytes
 from flashback.workload import Workload
@@ -83,7 +83,7 @@ def checks(rep: Replay) -> list[dict[str, Any]]:
             "seq2m_read",
             "used",
             "drop_pct",
-            None if not fresh or used is None else 100.0 * (1.0 - used / fresh),
+            effect_pct("drop_pct", fresh, used),
             "%",
             drive=drive,
             tolerance=0.5,

@@ -6,7 +6,7 @@ from typing import Any
 
 from flashback.replay import params as P
 from flashback.replay.api import Replay
-from flashback.replay.base import Protocol, check_row, register, require
+from flashback.replay.base import Protocol, check_row, effect_pct, register, require
 from flashback.replay.procedures.common import duration_row, mbps, rand_write, seq_fill, step_wa
 from flashback.replay.scaling import idema_bytes
 from flashback.workload import Workload
@@ -119,9 +119,7 @@ def checks(rep: Replay) -> list[dict[str, Any]]:
         ),
     ):
         v = mbps(rep.step("after_torture" if cond == "torture" else cond))
-        value = None
-        if clean and v is not None:
-            value = 100.0 * (1.0 - v / clean) if kind == "drop_pct" else 100.0 * v / clean
+        value = effect_pct(kind, clean, v)
         rows.append(
             check_row(
                 "as_ssd_seq_write",

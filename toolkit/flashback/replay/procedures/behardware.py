@@ -8,7 +8,7 @@ import polars as pl
 
 from flashback.replay import params as P
 from flashback.replay.api import Replay
-from flashback.replay.base import Protocol, check_row, register, require
+from flashback.replay.base import Protocol, check_row, effect_pct, register, require
 from flashback.replay.procedures.common import (
     GB,
     RESOLVED_NOISE,
@@ -260,7 +260,7 @@ def checks(rep: Replay) -> list[dict[str, Any]]:
             "iometer_seq_write",
             "after_trim",
             "relative_to_fresh_pct",
-            None if trimmed is None or not fresh else 100.0 * trimmed / fresh,
+            effect_pct("ratio_pct", fresh, trimmed),
             "%",
             drive=drive,
             tolerance=0.06,

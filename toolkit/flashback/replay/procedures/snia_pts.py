@@ -8,7 +8,7 @@ import polars as pl
 
 from flashback.replay import params as P
 from flashback.replay.api import Replay
-from flashback.replay.base import Protocol, check_row, register, require
+from flashback.replay.base import Protocol, check_row, effect_pct, register, require
 from flashback.replay.procedures.common import iops, num, rand_write, rounds_steady
 from flashback.units import parse_size
 from flashback.workload import Rw, Workload
@@ -183,7 +183,7 @@ def checks(rep: Replay) -> list[dict[str, Any]]:
                     "pts_hir",
                     f"idle_{wait:g}s",
                     "relative_to_baseline_pct",
-                    None if v is None or not base else 100 * v / base,
+                    effect_pct("ratio_pct", base, v),
                     "%",
                     drive=drive,
                     note="bursts after idle vs the baseline bursts",

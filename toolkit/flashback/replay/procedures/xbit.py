@@ -6,7 +6,7 @@ from typing import Any
 
 from flashback.replay import params as P
 from flashback.replay.api import Replay
-from flashback.replay.base import Protocol, check_row, register
+from flashback.replay.base import Protocol, check_row, effect_pct, register
 from flashback.replay.procedures.common import iops, rand_write, seq_fill
 from flashback.replay.scaling import idema_bytes
 
@@ -91,7 +91,7 @@ def checks(rep: Replay) -> list[dict[str, Any]]:
     )
     for state in ("used", "after_idle", "after_trim"):
         v = iops(rep.step(state))
-        rel = None if (v is None or not fresh) else 100.0 * v / fresh
+        rel = effect_pct("ratio_pct", fresh, v)
         rows.append(
             check_row(
                 test,
@@ -109,7 +109,7 @@ def checks(rep: Replay) -> list[dict[str, Any]]:
                 test,
                 state,
                 "loss_vs_fresh_pct",
-                None if rel is None else 100.0 - rel,
+                effect_pct("drop_pct", fresh, v),
                 "%",
                 drive=drive,
                 tolerance=0.5,
