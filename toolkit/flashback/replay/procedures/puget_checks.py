@@ -178,8 +178,12 @@ FIT_NOTE = (
 CAUSES = {
     1: "in a model the first drop comes once every erased block has been used "
     "(≈ the raw NAND written once)",
-    2: "the review's curve levels off a second time (a bend); a model gives a second knee "
-    "only if its GC state keeps drifting and then stops",
+    2: "the review's curve levels off a second time (a bend); in the replay the 4 KiB QD32 "
+    "and 512 KiB writes sink slowly while the rotating test file (placement='rotate', "
+    "assumed: the review does not say) makes its first pass over the drive and level off "
+    "when it wraps to slot 0 (loop 114, ≈ 890 GB): with placement='fixed' they stay flat "
+    "(no second knee), with a 2000 MiB file the knee comes at 623 GB (1/16). A gentle bend: "
+    "one replay places it to ± 5 % at any scale",
 }
 
 
