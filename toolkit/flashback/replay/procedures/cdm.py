@@ -68,7 +68,10 @@ def _seq_pass(
     15.625 MiB) and a workload issues whole blocks only: without the tail the pass at 1/64
     left 4 % of the file unwritten."""
     whole = test_bytes // MIB * MIB
-    parts = [(offset, whole, "1m"), (offset + whole, test_bytes - whole, test_bytes - whole)]
+    parts: list[tuple[int, int, int | str]] = [
+        (offset, whole, "1m"),
+        (offset + whole, test_bytes - whole, test_bytes - whole),
+    ]
     return [
         Workload(rw=rw, bs=bs, iodepth=1, offset=at, size=size, data=data, interval=interval_s)
         for at, size, bs in parts
