@@ -156,7 +156,7 @@ def test_the_level_after_the_knee_does_not_hang_on_a_second_fitted_change(puget_
     """The 512 KiB and 4 KiB QD32 levels are the mean of every loop after the first fitted
     change: a second change the fit may or may not find (it did at 1/32, not at 1/64) must not
     shorten the span averaged."""
-    from flashback.replay.procedures.common import level_changes
+    from flashback.analysis.knees import knees
     from flashback.replay.procedures.puget_checks import loops_frame
 
     rep = puget_replays[0]
@@ -164,6 +164,6 @@ def test_the_level_after_the_knee_does_not_hang_on_a_second_fitted_change(puget_
     cmp = rep.compare()
     for short, test in (("rand512k", "cdm_rnd512k_write"), ("rand4k_qd32", "cdm_rnd4k_qd32_write")):
         s = loops.filter(pl.col("test") == short).sort("gb_written_full")
-        fit = level_changes(s["gb_written_full"].to_numpy(), s["mbps"].to_numpy())
+        fit = knees(s["gb_written_full"].to_numpy(), s["mbps"].to_numpy())
         want = s.filter(pl.col("gb_written_full") >= fit[0])["mbps"].mean()
         assert _row(cmp, test, "level_after_breakpoint_1_mbps")["replayed"] == pytest.approx(want)

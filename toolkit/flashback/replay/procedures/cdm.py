@@ -51,9 +51,9 @@ TESTS: tuple[tuple[str, Rw, Rw, str, int], ...] = (
 )
 
 
-def prepare_workload(
+def prepare_workloads(
     *, offset: int, test_bytes: int, data: str, interval_s: float | None
-) -> Workload:
+) -> list[Workload]:
     """CDM's test-file preparation: one sequential pass of 1 MiB writes, QD1 (unscored)."""
     return _seq_pass(
         "write", offset=offset, test_bytes=test_bytes, data=data, interval_s=interval_s
@@ -62,17 +62,21 @@ def prepare_workload(
 
 def _seq_pass(
     rw: Rw, *, offset: int, test_bytes: int, data: str, interval_s: float | None
-) -> Workload:
-    """One sequential pass of 1 MiB ``rw`` I/O at QD1 over the test file."""
-    return Workload(
-        rw=rw,
-        bs="1m",
-        iodepth=1,
-        offset=offset,
-        size=test_bytes,
-        data=data,
-        interval=interval_s,
-    )
+) -> list[Workload]:
+    """One sequential pass of 1 MiB ``rw`` I/O at QD1 over the test file: its whole MiB,
+    then the rest as one shorter I/O. A scaled file is rarely whole MiB (1000 MiB / 64 =
+    15.625 MiB) and a workload issues whole blocks only: without the tail the pass at 1/64
+    left 4 % of the file unwritten."""
+    whole = test_bytes // MIB * MIB
+    parts: list[tuple[int, int, int | str]] = [
+        (offset, whole, "1m"),
+        (offset + whole, test_bytes - whole, test_bytes - whole),
+    ]
+    return [
+        Workload(rw=rw, bs=bs, iodepth=1, offset=at, size=size, data=data, interval=interval_s)
+        for at, size, bs in parts
+        if size
+    ]
 
 
 def random_workload(
@@ -119,21 +123,24 @@ def run_tests(
     then each test's read and write runs (run 0 unscored, runs 1..``runs`` scored), every run
     timed at ``time_s`` (simulated seconds on a sim drive). Steps are labelled
     ``{head}/prepare`` and ``{head}/{test}_{read|write}/pass_{k}`` (``/part_{p}`` for a
-    sequential run's further passes over the file), with labels ``test``, ``direction``,
+    sequential run's further passes over the file, ``/tail`` for a pass's last, shorter I/O
+    when the file is not whole MiB), with labels ``test``, ``direction``,
     ``cdm_pass`` (0 = unscored) and ``scored``. The n-th random run of the call (n from 1)
     draws its offsets with workload seed ``seed`` · 10⁶ + n.
     """
     iv = r.interval_s
-    r.run(
-        f"{head}/prepare",
-        prepare_workload(offset=offset, test_bytes=test_bytes, data=data, interval_s=iv),
-        test="prepare",
-        direction="write",
-        cdm_pass=-1,
-        scored=False,
-        offset_bytes=offset,
-        **labels,
-    )
+    prep = prepare_workloads(offset=offset, test_bytes=test_bytes, data=data, interval_s=iv)
+    for i, w in enumerate(prep):
+        r.run(
+            f"{head}/prepare" + ("/tail" if i else ""),
+            w,
+            test="prepare",
+            direction="write",
+            cdm_pass=-1,
+            scored=False,
+            offset_bytes=offset,
+            **labels,
+        )
     random_runs = 0
     for name, read_rw, write_rw, bs, qd in TESTS:
         for direction, rw in (("read", read_rw), ("write", write_rw)):
@@ -148,10 +155,10 @@ def run_tests(
                     **labels,
                 )
                 if name == "seq":
-                    w = _seq_pass(
+                    one_pass = _seq_pass(
                         rw, offset=offset, test_bytes=test_bytes, data=data, interval_s=iv
                     )
-                    _seq_run(r, step, w, time_s, tags)
+                    _seq_run(r, step, one_pass, time_s, tags)
                 else:
                     # CDM 3 draws every offset from one xor128 stream that is never reseeded,
                     # so no two runs repeat each other's offsets: each random run gets its own
@@ -172,13 +179,16 @@ def run_tests(
                     r.run(step, w, **tags)
 
 
-def _seq_run(r: Any, step: str, w: Workload, time_s: float, tags: dict[str, Any]) -> None:
-    """Whole passes ``w`` over the test file until ``time_s`` has passed (CDM looks at its
-    timer only between passes)."""
+def _seq_run(r: Any, step: str, w: list[Workload], time_s: float, tags: dict[str, Any]) -> None:
+    """Whole passes ``w`` (the whole MiB, then the tail: ``/tail``) over the test file until
+    ``time_s`` has passed (CDM looks at its timer only between passes)."""
     elapsed, part = 0.0, 1
     while True:
-        df = r.run(step if part == 1 else f"{step}/part_{part}", w, part=part, **tags)
-        took = float(df["interval_s"].sum()) if df.height else 0.0
+        name = step if part == 1 else f"{step}/part_{part}"
+        took = 0.0
+        for i, piece in enumerate(w):
+            df = r.run(name + ("/tail" if i else ""), piece, part=part, **tags)
+            took += float(df["interval_s"].sum()) if df.height else 0.0
         elapsed += took
         if elapsed >= time_s or took <= 0:
             break

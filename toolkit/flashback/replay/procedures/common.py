@@ -204,52 +204,6 @@ def dip(
     return t, written
 
 
-def level_changes(
-    x: np.ndarray,
-    y: np.ndarray,
-    *,
-    max_changes: int = 2,
-    min_size: int = 3,
-    noise_floor: float = 0.01,
-) -> list[float]:
-    """Where a piecewise-constant least-squares fit of ``y(x)`` changes level (≤ 2 changes).
-
-    The number of changes minimises SSE + changes × 3·σ²·ln n, σ a robust noise estimate
-    from first differences, floored at ``noise_floor`` × the median level (deterministic
-    simulated series have no noise). Exhaustive search; n is a few hundred loops at most.
-    Returns the ``x`` where each new level starts (empty: one level).
-    """
-    y = np.asarray(y, dtype=float)
-    x = np.asarray(x, dtype=float)
-    n = len(y)
-    if n < 2 * min_size:
-        return []
-    c1 = np.concatenate([[0.0], np.cumsum(y)])
-    c2 = np.concatenate([[0.0], np.cumsum(y * y)])
-
-    def sse(a: int, b: int) -> float:
-        s, s2, m = c1[b] - c1[a], c2[b] - c2[a], b - a
-        return max(s2 - s * s / m, 0.0)
-
-    d = np.diff(y)
-    sigma = 1.4826 * float(np.median(np.abs(d - np.median(d)))) / np.sqrt(2)
-    sigma = max(sigma, noise_floor * float(np.median(np.abs(y))), 1e-12)
-    penalty = 3 * sigma**2 * np.log(n)
-    best: tuple[float, list[int]] = (sse(0, n), [])
-    for i in range(min_size, n - min_size + 1):
-        cost = sse(0, i) + sse(i, n) + penalty
-        if cost < best[0]:
-            best = (cost, [i])
-    if max_changes >= 2:
-        for i in range(min_size, n - 2 * min_size + 1):
-            left = sse(0, i)
-            for j in range(i + min_size, n - min_size + 1):
-                cost = left + sse(i, j) + sse(j, n) + 2 * penalty
-                if cost < best[0]:
-                    best = (cost, [i, j])
-    return [float(x[k]) for k in best[1]]
-
-
 def three_levels(x: np.ndarray, y: np.ndarray, *, min_size: int = 3) -> tuple[float, float] | None:
     """Two breakpoints of the least-squares fit of exactly three constant levels to ``y(x)``.
 

@@ -29,7 +29,11 @@ assumed (the review does not say): test_size 1000 MiB (CDM's default) and 1 scor
 
 
 def _params(size_bytes: int, scale: float, p: dict[str, Any]) -> tuple[int, int]:
-    test = max(int(p["test_size_bytes"] * scale) // MIB * MIB, MIB)
+    """The test file (bytes, review × scale to a 4 KiB sector, ≥ 1 MiB) and the bytes to
+    write. Not rounded to whole MiB: the file is also the stride its slots rotate by, and
+    15 MiB for 1/64's 15.625 gave the drive 119 slots where the review's has 114 (the loop
+    wrapped to slot 0 at 912 GB instead of 888) and wrote 4 % less of each pass."""
+    test = max(int(p["test_size_bytes"] * scale) // 4096 * 4096, MIB)
     total = int(p["total_written_bytes"] * scale)
     return test, total
 

@@ -8,10 +8,11 @@ from typing import Any
 
 import polars as pl
 
+from flashback.analysis.knees import knees
 from flashback.replay.api import Replay
 from flashback.replay.base import check_row
 from flashback.replay.procedures import cdm
-from flashback.replay.procedures.common import GB, level_changes, num
+from flashback.replay.procedures.common import GB, num
 
 ADVERTISED_WRITE_MBPS = 500.0
 
@@ -170,14 +171,19 @@ def _advertised_rows(run: _Run) -> list[dict[str, Any]]:
 
 
 FIT_NOTE = (
-    "piecewise-constant fit of the per-loop results against host GB written (number of "
-    "changes chosen by a 3·σ²·ln n penalty), at the review drive's scale"
+    "piecewise-linear fit of the per-loop results against host GB written (a knee is a step "
+    "or a bend; number of knees chosen by a 4·σ²·ln n penalty; flashback.analysis.knees), "
+    "at the review drive's scale"
 )
 CAUSES = {
     1: "in a model the first drop comes once every erased block has been used "
     "(≈ the raw NAND written once)",
-    2: "the review's curve levels off a second time; a model gives a second change "
-    "only if its GC state keeps drifting",
+    2: "the review's curve levels off a second time (a bend); in the replay the 4 KiB QD32 "
+    "and 512 KiB writes sink slowly while the rotating test file (placement='rotate', "
+    "assumed: the review does not say) makes its first pass over the drive and level off "
+    "when it wraps to slot 0 (loop 114, ≈ 890 GB): with placement='fixed' they stay flat "
+    "(no second knee), with a 2000 MiB file the knee comes at 623 GB (1/16). A gentle bend: "
+    "one replay places it to ± 5 % at any scale",
 }
 
 
@@ -242,13 +248,11 @@ def _level_after_row(run: _Run, pub_test: str, s: pl.DataFrame, fit: list[float]
 
 
 def _level_change_rows(run: _Run) -> list[dict[str, Any]]:
-    """Per write test but 4K QD1: its level changes, then its range (Seq) or later level."""
+    """Per write test but 4K QD1: its knees, then its range (Seq) or later level."""
     rows = []
     for test in ("seq", "rand512k", "rand4k_qd32"):
         s = run.series(test, "write")
-        fit = (
-            level_changes(s["gb_written_full"].to_numpy(), s["mbps"].to_numpy()) if s.height else []
-        )
+        fit = knees(s["gb_written_full"].to_numpy(), s["mbps"].to_numpy()) if s.height else []
         pub_test = f"{PUB_TEST[test]}_write"
         rows += _breakpoint_rows(run, pub_test, fit)
         if test == "seq":
@@ -259,12 +263,12 @@ def _level_change_rows(run: _Run) -> list[dict[str, Any]]:
 
 
 def _flat_4k_rows(run: _Run) -> list[dict[str, Any]]:
-    """The 4 KiB QD1 random write's level changes (the review: none)."""
+    """The 4 KiB QD1 random write's knees (the review: none)."""
     r4 = run.series("rand4k", "write")
     count = None
     if r4.height:
-        count = float(len(level_changes(r4["gb_written_full"].to_numpy(), r4["mbps"].to_numpy())))
-    note = "level changes of the 4 KiB QD1 random write results (the review: none)"
+        count = float(len(knees(r4["gb_written_full"].to_numpy(), r4["mbps"].to_numpy())))
+    note = "knees of the 4 KiB QD1 random write results (the review: none)"
     return [
         run.row("cdm_rnd4k_write", "breakpoint_count", count, "count", tolerance=0.0, note=note)
     ]

@@ -9,8 +9,8 @@ import altair as alt
 import polars as pl
 
 from flashback import figures
+from flashback.analysis.knees import knees
 from flashback.replay.api import Replay
-from flashback.replay.procedures.common import level_changes
 from flashback.replay.procedures.puget_checks import loops_frame
 from flashback.report.html import Section
 from flashback.report.html import _fmt as fmt_cell
@@ -37,10 +37,11 @@ def _loops(rep: Replay, data: str) -> pl.DataFrame:
 
 def _segments(part: pl.DataFrame, test: str) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Segments and breakpoints of one test's incompressible curve, found by the fit the
-    replay's checks use (:func:`level_changes`): one breakpoint value everywhere."""
+    replay's checks use (:func:`flashback.analysis.knees.knees`): one breakpoint value
+    everywhere."""
     part = part.sort("gb_written_full")
     x, y = part["gb_written_full"].to_numpy(), part["write_mbps"].to_numpy()
-    bps = level_changes(x, y)
+    bps = knees(x, y)
     edges = [float(x[0]), *bps, float(x[-1]) + 1e-9]
     rows = []
     for lo, hi in itertools.pairwise(edges):

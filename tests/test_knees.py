@@ -1,0 +1,75 @@
+"""The knee rule (flashback.analysis.knees): steps and bends of a per-loop curve, each planted
+at a known loop; the rule's answer may not depend on how far the curve runs on past a bend.
+
+The old rule (a piecewise-constant fit, replay/procedures/common.py ``level_changes``) fails
+the bend and transition tests: it cut a ramp where the halves' means balance (Puget's 4K
+QD32 "second breakpoint" read 397.9 GB on a 600 GB replay, 567.5 on the 1.8 TB one), and made
+a loop that straddled a step a level of its own (512 KiB at 1/16: 140.5 and 162.6 GB).
+"""
+
+from __future__ import annotations
+
+import pathlib
+
+import numpy as np
+
+from flashback.analysis.knees import knees
+
+GB_PER_LOOP = 7.5
+
+
+def _curve(n_loops: int, *, ramp: tuple[int, int] | None, mixed: float | None = None):
+    """193 MB/s for 12 loops, then 132 (a step); from ``ramp[0]`` a linear decline to 127 at
+    ``ramp[1]``, flat after (a bend); ``mixed``: loop 12 reads that (a run that straddled
+    the step). x is GB written at each loop's end."""
+    loop = np.arange(n_loops)
+    y = np.where(loop < 12, 193.0, 132.0)
+    if ramp is not None:
+        a, b = ramp
+        frac = np.clip((loop - a) / (b - a), 0.0, 1.0)
+        y = np.where(loop >= 12, 132.0 - 5.0 * frac, y)
+    if mixed is not None:
+        y[12] = mixed
+    return (loop + 1) * GB_PER_LOOP, y
+
+
+def test_a_step_is_placed_at_the_first_loop_of_the_new_level():
+    x, y = _curve(80, ramp=None)
+    assert knees(x, y) == [x[12]]
+
+
+def test_a_loop_that_straddled_the_step_is_not_a_level_of_its_own():
+    x, y = _curve(80, ramp=None, mixed=162.2)
+    assert knees(x, y) == [x[12]]
+
+
+def test_a_bend_is_found_where_the_ramp_ends_however_far_the_curve_runs_on():
+    # two knees allowed: the step, then the bend that ends the ramp (where Puget's curve
+    # "levels off"); the ramp's start, the weaker bend, shares the middle segment, which
+    # pulls the bend found up to 4 loops early (107-108 for 110 here)
+    found = []
+    for n_loops in (160, 240, 300):
+        x, y = _curve(n_loops, ramp=(30, 110))
+        got = knees(x, y)
+        assert len(got) == 2 and got[0] == x[12]
+        assert abs(got[1] - x[110]) <= 4 * GB_PER_LOOP
+        found.append(got[1])
+    assert max(found) - min(found) <= GB_PER_LOOP
+
+
+def test_a_straight_decline_has_no_knee():
+    x = np.arange(200) * GB_PER_LOOP
+    y = 132.0 - 5.0 * np.arange(200) / 199
+    assert knees(x, y) == []
+
+
+def test_only_puget_reads_knees():
+    """Every other protocol's rows are untouched by the knee rule: no other procedure or
+    review part imports it."""
+    root = pathlib.Path(__file__).parents[1] / "toolkit" / "flashback"
+    users = sorted(
+        str(p.relative_to(root))
+        for p in root.rglob("*.py")
+        if "analysis.knees" in p.read_text() and p.name != "knees.py"
+    )
+    assert users == ["replay/procedures/puget_checks.py", "report/reviews/puget.py"]
