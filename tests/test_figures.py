@@ -3,6 +3,7 @@ inputs without MaxRowsError, and real PNG/SVG files from save_chart. No pixel co
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -698,3 +699,25 @@ def test_one_colour_per_label_from_one_table():
     assert s["domain"] == steps and len(set(s["range"])) == len(steps)
     assert color_of("seq_write_new") == color_of("seq_write_new")
     assert not set(s["range"]) & set(COLORS.values())
+
+
+def test_performance_vs_written_draws_a_segment_line_from_level_to_level_end():
+    # a segment fitted as a line (flashback.analysis.knees.lines) is drawn sloped; without
+    # level_end it stays a level
+    seg = pl.DataFrame(
+        {
+            "x_start": [0.0, 9e11],
+            "x_end": [9e11, 1.8e12],
+            "level": [131.8, 126.6],
+            "level_end": [126.6, 126.6],
+            "level_lo": [120.0, 120.0],
+            "level_hi": [140.0, 140.0],
+            "test": ["cdm_rnd4k_qd32_write"] * 2,
+        }
+    )
+    d = ff.performance_vs_written(loops(), segments=seg).to_dict()
+    rows = sorted((r for r in datasets(d)[0] if r["layer"] == "segment"), key=lambda r: r["x_gb"])
+    assert [(r["y"], r["y_end"]) for r in rows] == [(131.8, 126.6), (126.6, 126.6)]
+    assert '"y2": {"field": "y_end"' in json.dumps(d)
+    flat = ff.performance_vs_written(loops(), segments=seg.drop("level_end")).to_dict()
+    assert all(r["y"] == r["y_end"] for r in datasets(flat)[0] if r["layer"] == "segment")

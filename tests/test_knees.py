@@ -13,7 +13,7 @@ import pathlib
 
 import numpy as np
 
-from flashback.analysis.knees import knees
+from flashback.analysis.knees import knees, lines
 
 GB_PER_LOOP = 7.5
 
@@ -61,6 +61,27 @@ def test_a_straight_decline_has_no_knee():
     x = np.arange(200) * GB_PER_LOOP
     y = 132.0 - 5.0 * np.arange(200) / 199
     assert knees(x, y) == []
+
+
+def test_lines_are_the_planted_levels_and_leave_the_straddling_loop_out():
+    # the figure draws these: the step's two levels, and a straddling loop pulls neither
+    x, y = _curve(80, ramp=None, mixed=162.2)
+    segs = lines(x, y)
+    assert [s["x_start"] for s in segs[1:]] == knees(x, y) == [x[12]]
+    assert segs[0]["x_start"] == x[0] and segs[-1]["x_end"] == x[-1]
+    assert abs(segs[0]["y_start"] - 193.0) < 1e-9 and abs(segs[0]["y_end"] - 193.0) < 1e-9
+    assert abs(segs[1]["y_start"] - 132.0) < 1e-9 and abs(segs[1]["y_end"] - 132.0) < 1e-9
+    assert [s["loops"] for s in segs] == [12, 80 - 13]
+
+
+def test_lines_draw_a_decline_declining():
+    # a bend: the middle segment's line falls the way the planted ramp does
+    x, y = _curve(240, ramp=(30, 110))
+    segs = lines(x, y)
+    assert len(segs) == 3
+    mid = segs[1]
+    assert mid["y_start"] > mid["y_end"] + 3.0  # the ramp loses 5 MB/s over its loops
+    assert abs(segs[2]["y_start"] - 127.0) < 0.2 and abs(segs[2]["y_end"] - 127.0) < 0.2
 
 
 def test_only_puget_reads_knees():

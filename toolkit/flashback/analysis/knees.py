@@ -26,6 +26,8 @@ result lies between the two lines there; the change is then placed at that loop.
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from flashback.analysis.segmentation import LINEAR_PENALTY_FACTOR
@@ -71,11 +73,11 @@ def noise_sigma(y: np.ndarray, *, noise_floor: float = 0.01) -> float:
     return max(sigma, noise_floor * float(np.median(np.abs(y))), 1e-12)
 
 
-def knees(
-    x: np.ndarray, y: np.ndarray, *, max_knees: int = MAX_KNEES, noise_floor: float = 0.01
-) -> list[float]:
-    """Where a piecewise-linear least-squares fit of ``y(x)`` changes (≤ ``max_knees``), in
-    ``x``'s unit (GB written): the ``x`` of the first loop of each new segment.
+def _fit(
+    x: np.ndarray, y: np.ndarray, *, max_knees: int, noise_floor: float
+) -> list[tuple[int, int]]:
+    """The knees of :func:`knees` as (index of the first loop after the knee, 1 when that
+    loop is left out as straddling the change, else 0).
 
     The number of knees minimises SSE + knees × LINEAR_PENALTY_FACTOR · σ² · ln n (a knee
     frees a location, a level and a slope; σ from :func:`noise_sigma`); every segment has
@@ -106,18 +108,18 @@ def knees(
         _, ib, sb = lines.fit(k + 1, c)
         return (yc[k] - ia - sa * xs[k]) * (yc[k] - ib - sb * xs[k]) <= 0
 
-    best: tuple[float, list[int]] = (float(sse(0, n)), [])
+    best: tuple[float, list[tuple[int, int]]] = (float(sse(0, n)), [])
 
-    def keep(cost: np.ndarray, at: list[int], ks: np.ndarray) -> None:
+    def keep(cost: np.ndarray, at: list[tuple[int, int]], ks: np.ndarray, gap: int) -> None:
         nonlocal best
         if ks.size and float(cost.min()) < best[0]:
-            best = (float(cost.min()), [*at, int(ks[np.argmin(cost)])])
+            best = (float(cost.min()), [*at, (int(ks[np.argmin(cost)]), gap)])
 
     # one knee at k: [0, k) | [k, n), or [0, k) | k | [k + 1, n) with loop k mixed
     for gap in (0, 1):
         k = np.arange(m, n - m + 1 - gap)
         cost = sse(0, k) + sse(k + gap, n) + penalty + gap * gap_cost
-        keep(np.where(mixed(0, k, n), cost, np.inf) if gap else cost, [], k)
+        keep(np.where(mixed(0, k, n), cost, np.inf) if gap else cost, [], k, gap)
     for i in range(m, n - 2 * m + 1) if max_knees >= 2 else ():
         left = float(sse(0, i))
         for gi in (0, 1):
@@ -130,5 +132,52 @@ def knees(
                     cost = np.where(mixed(0, i, j), cost, np.inf)
                 if gj:
                     cost = np.where(mixed(i + gi, j, n), cost, np.inf)
-                keep(cost, [i], j)
-    return [float(x[i]) for i in best[1]]
+                keep(cost, [(i, gi)], j, gj)
+    return best[1]
+
+
+def knees(
+    x: np.ndarray, y: np.ndarray, *, max_knees: int = MAX_KNEES, noise_floor: float = 0.01
+) -> list[float]:
+    """Where a piecewise-linear least-squares fit of ``y(x)`` changes (≤ ``max_knees``), in
+    ``x``'s unit (GB written): the ``x`` of the first loop of each new segment.
+
+    The number of knees minimises SSE + knees × LINEAR_PENALTY_FACTOR · σ² · ln n (a knee
+    frees a location, a level and a slope; σ from :func:`noise_sigma`); every segment has
+    at least :data:`MIN_LOOPS` loops. A knee may leave out the one loop where it falls when
+    that loop's result lies between the two lines (a run that straddled the change; see the
+    module docstring), at one parameter's cost (σ² · ln n). Exhaustive search; n is a few
+    hundred loops at most. Empty: one line.
+    """
+    x = np.asarray(x, dtype=float)
+    return [float(x[i]) for i, _ in _fit(x, y, max_knees=max_knees, noise_floor=noise_floor)]
+
+
+def lines(
+    x: np.ndarray, y: np.ndarray, *, max_knees: int = MAX_KNEES, noise_floor: float = 0.01
+) -> list[dict[str, float]]:
+    """The fit :func:`knees` chose, segment by segment: ``x_start`` (the knee, or the first
+    loop), ``x_end`` (the next knee, or the last loop), ``y_start``/``y_end`` (the segment's
+    own least-squares line there, y's unit), ``loops`` (the loops it was fitted on: a loop
+    left out as straddling a change belongs to neither line). Drawing these draws what the
+    knees were found with: a decline as a decline, a step as a jump between two lines.
+    """
+    x = np.asarray(x, dtype=float)
+    y = np.asarray(y, dtype=float)
+    fit = _fit(x, y, max_knees=max_knees, noise_floor=noise_floor)
+    bounds = [(0, 0), *fit, (len(y), 0)]
+    out = []
+    for (a, gap), (b, _) in itertools.pairwise(bounds):
+        xs, ys = x[a + gap : b], y[a + gap : b]
+        slope, icept = np.polyfit(xs, ys, 1) if len(xs) >= 2 else (0.0, float(ys.mean()))
+        x0, x1 = float(x[a]), float(x[b] if b < len(x) else x[-1])
+        out.append(
+            {
+                "x_start": x0,
+                "x_end": x1,
+                "y_start": float(icept + slope * x0),
+                "y_end": float(icept + slope * x1),
+                "loops": float(len(xs)),
+            }
+        )
+    return out

@@ -54,7 +54,9 @@ def performance_vs_written(
         segments: ``Segments.to_frame()``-style frame: ``x_start``, ``x_end``, ``level``,
             ``level_lo``, ``level_hi`` in the units of ``x``; optional ``test``/``data``
             columns (or the ``group`` column of ``changepoints(by=...)``) place them in
-            panels. Drawn as level rules with CI bands.
+            panels. Drawn as level rules with CI bands; with a ``level_end`` column (the
+            segment's fitted line at ``x_end``, for knees found by lines rather than
+            levels), each rule runs from ``level`` to ``level_end``.
         breakpoints: frame with ``x``, ``x_lo``, ``x_hi`` (units of ``x``, as
             ``Segments.breakpoint_frame()``), optional ``test``/``group``: vertical rules at
             the change point with a shaded CI; without a test column, in every panel. With
@@ -89,6 +91,8 @@ def performance_vs_written(
         segments = _name_group(segments, curves, keys)
         seg_keys = [c for c in keys if c in segments.columns]
         seg = segments.select(["x_start", "x_end", "level", "level_lo", "level_hi", *seg_keys])
+        ends = segments["level_end"] if "level_end" in segments.columns else segments["level"]
+        seg = seg.with_columns(ends.alias("y_end"))
         seg = x_in_gb(seg, "x_start", in_bytes=in_bytes)
         seg = x_in_gb(seg, "x_end", out="x2_gb", in_bytes=in_bytes).drop("x_start", "x_end")
         seg = seg.rename({"level": "y"})
@@ -164,9 +168,11 @@ def performance_vs_written(
                 x="x_gb:Q",
                 x2="x2_gb:Q",
                 y="y:Q",
+                y2="y_end:Q",
                 color=color,
                 tooltip=[
                     alt.Tooltip("y:Q", title="level", format=".1f"),
+                    alt.Tooltip("y_end:Q", title="level at the end", format=".1f"),
                     alt.Tooltip("level_lo:Q", format=".1f"),
                     alt.Tooltip("level_hi:Q", format=".1f"),
                 ],

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import itertools
 from typing import cast
 
 import altair as alt
 import polars as pl
 
 from flashback import figures
-from flashback.analysis.knees import knees
+from flashback.analysis.knees import lines
 from flashback.replay.api import Replay
 from flashback.replay.procedures.puget_checks import loops_frame
 from flashback.report.html import Section
@@ -38,23 +37,29 @@ def _loops(rep: Replay, data: str) -> pl.DataFrame:
 def _segments(part: pl.DataFrame, test: str) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Segments and breakpoints of one test's incompressible curve, found by the fit the
     replay's checks use (:func:`flashback.analysis.knees.knees`): one breakpoint value
-    everywhere."""
+    everywhere. Each segment is drawn as the fit models it, its own least-squares line
+    (``level`` at its start, ``level_end`` at its end), so a decline is drawn declining."""
     part = part.sort("gb_written_full")
     x, y = part["gb_written_full"].to_numpy(), part["write_mbps"].to_numpy()
-    bps = knees(x, y)
-    edges = [float(x[0]), *bps, float(x[-1]) + 1e-9]
     rows = []
-    for lo, hi in itertools.pairwise(edges):
-        piece = part.filter((pl.col("gb_written_full") >= lo) & (pl.col("gb_written_full") < hi))
+    segs = lines(x, y)
+    bps = [seg["x_start"] for seg in segs[1:]]
+    for seg in segs:
+        gb = pl.col("gb_written_full")
+        last = seg["x_end"] == float(x[-1])
+        piece = part.filter(
+            (gb >= seg["x_start"]) & ((gb <= seg["x_end"]) if last else (gb < seg["x_end"]))
+        )
         rows.append(
             {
                 "test": test,
-                "x_start": lo,
-                "x_end": min(hi, float(x[-1])),
-                "level": float(cast(float, piece["write_mbps"].mean())),
+                "x_start": seg["x_start"],
+                "x_end": seg["x_end"],
+                "level": seg["y_start"],
+                "level_end": seg["y_end"],
                 "level_lo": float(cast(float, piece["write_mbps"].min())),
                 "level_hi": float(cast(float, piece["write_mbps"].max())),
-                "loops": piece.height,
+                "loops": int(seg["loops"]),
             }
         )
     bp = pl.DataFrame(
