@@ -77,6 +77,7 @@ import os
 import statistics
 import subprocess
 import sys
+import time
 import zlib
 from pathlib import Path
 
@@ -93,6 +94,38 @@ DEFAULT_MIRROR = Path("/work/.mirror/axboe+fio/repo")
 
 def load() -> str:
     return engine.load()
+
+
+def cpu_ticks_by_pid() -> dict[int, tuple[int, int]]:
+    """``pid: (parent pid, CPU clock ticks)`` of every user process now (kernel threads left
+    out: the loop device's workers and softirq threads are mostly this bench's own I/O)."""
+    out = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{d}/stat").read_text()
+        except OSError:  # gone meanwhile
+            continue
+        f = stat[stat.rindex(")") + 2 :].split()
+        if int(f[1]) != 2 and d != "2":  # a child of kthreadd is a kernel thread
+            out[int(d)] = (int(f[1]), int(f[11]) + int(f[12]))
+    return out
+
+
+def others_cpu_share(before: dict[int, tuple[int, int]], wall_s: float) -> float:
+    """At least the share of the machine's CPUs (0–1) that user processes outside this one's
+    tree (other work on the machine) used since the snapshot ``before`` (``cpu_ticks_by_pid``),
+    ``wall_s`` ago; processes that started and ended in between are missed. The load average
+    cannot tell: it lags a minute and counts this bench's own busy loops."""
+    now = cpu_ticks_by_pid()
+    mine, grew = {os.getpid()}, True
+    while grew:
+        kids = {p for p, (pp, _) in now.items() if pp in mine} - mine
+        mine |= kids
+        grew = bool(kids)
+    ticks = sum(t - before.get(p, (0, 0))[1] for p, (_, t) in now.items() if p not in mine)
+    return max(ticks, 0) / os.sysconf("SC_CLK_TCK") / wall_s / (os.cpu_count() or 1)
 
 
 def spawn(cmd: list[str], *, own_session: bool = False) -> tuple[str, float]:
@@ -264,13 +297,15 @@ def qd1(dev: str, time_s: float, pairs: int) -> list[dict]:
                 tools["fb_own"] = lambda: fb_py(dev, fields, time_s, own_session=True)
             if BASELINE:
                 tools["before"] = lambda: fb_run(BASELINE, dev, fields, time_s)
+            t0, ticks0 = time.monotonic(), cpu_ticks_by_pid()
             runs = rotate(tools, pairs)
-            la = load()
+            others = others_cpu_share(ticks0, time.monotonic() - t0)
+            la = f"{load()}, other work ≥ {others:.0%} of the CPUs"
         finally:
             for p in loops:
                 p.kill()
                 p.wait()
-        row = {"regime": regime, "pairs": pairs, "load": la,
+        row = {"regime": regime, "pairs": pairs, "load": la, "other_work_cpu_share": others,
                **summarize(runs, "fio", {"iops": iops, "p50_us": p50})}  # fmt: skip
         line = (
             f"QD1 4k randread, {regime}: fio {row['fio_iops']:7.0f} IOPS p50 "
