@@ -46,9 +46,14 @@ Rows:
   Session 14 (load 3.5–5 from other work, 8 pairs of 2 s): ``fb.run`` against fio, IOPS and p50
   ratio, quiet 1.12 and 0.91, loaded 1.04 and 0.94, loops in the tools' session 1.26 and 0.85
   (fio against itself: 1.01/0.99, 0.80/0.99, 1.49/0.99); split runs fio 1, 0, 0 and ``fb.run``
-  0, 1, 2 of 8, ``fb.run`` in its own session 2 of 8. The regime where ``fb.run`` split in every
-  run and fio in a quarter (the machine idle but for the loops, which were then in the tools'
-  session) did not occur while this was measured: its autogroup cause is not shown.
+  0, 1, 2 of 8, ``fb.run`` in its own session 2 of 8; a second run (other work 28–52 % of the
+  CPUs): p50 ratio 0.93, 0.96, 0.93, split runs 0–2 of 8 for every tool, IOPS ratios 0.41–1.35
+  with fio against itself at 0.76–1.81. The regime where ``fb.run`` split in every run and fio in
+  a quarter (the machine idle but for the loops, which were then in the tools' session) did not
+  occur while this was measured, and in 30 interleaved rounds under the loops in the tools'
+  session (other work ~64 % of the CPUs) a session of its own changed neither tool's split rate
+  (fast runs: ``fio --thread`` 19 and 21 of 30 without and with ``setsid``, ``fb.run`` 22 and
+  16, fio 21): the autogroup is fio's one remaining structural difference, not a shown cause.
 * **t/io_uring** 4 KiB randread QD32, CPU per I/O at submit/complete batches 4/1, 8/8 and 32/32
   (``fb_run --batch S/C`` against ``t/io_uring -sS -cC``, registered files, buffers and ring on
   both sides, no polling, ``t/io_uring`` without latency tracking while flashback records every
