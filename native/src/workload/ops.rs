@@ -7,15 +7,7 @@ use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 /// Direction of one I/O.
-///
-/// Stored in 8 bytes so that an [`Op`] (and the engine's slots and records holding one) has no
-/// padding: with a 1-byte kind, every move of an `Op` through the io_uring loop (the block of
-/// ops, the engine's `Next`, the slot) copied the 7 padding bytes as two
-/// overlapping 4-byte moves, and reading them back stalled on store forwarding, 35–46 % of the
-/// loop's own user-space samples (`perf record -e cpu-clock:u`, issue 29). Values and
-/// behaviour are unchanged.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[repr(u64)]
 pub enum OpKind {
     Read = 0,
     Write = 1,
