@@ -46,7 +46,17 @@ Rows:
   own count of reads completed during its run (``t/io_uring`` prints only whole seconds' IOPS;
   its first second times the run time was 0.54–1.60× the device's count in 24 runs of 2 s here),
   and a second line per row splits each tool's CPU into user and system µs per I/O with its
-  voluntary and forced context switches per 1,000 I/Os (``wait4``, all threads). ``t/io_uring`` is built from fio's source at run time into a cache directory, never
+  voluntary and forced context switches per 1,000 I/Os (``wait4``, all threads). Measured
+  (issue 29, 2026-11-26, 8 pairs of 2 s, load 1.3–1.8, main's build as flashback and as
+  "before"): CPU/IO ratio 1.12 / 1.11 / 1.12 at 4/1, 8/8, 32/32 (ranges within 1.03–1.34),
+  the same build as "before" 1.17 / 1.11 / 1.09; at load 4.6–5.8 the ranges were 0.3–3.4
+  and the same build differed from itself by up to 0.3. Enters, context switches and
+  completions per I/O are equal at 8/8 and 32/32 (4/1: flashback enters 0.32–0.35 per I/O
+  against 0.28–0.31, as it refills every freed slot where ``t/io_uring`` refills at most 4 per
+  wait); the difference of 1 s and 4 s runs gives 1.03 (4/1) and 1.05 (32/32) per I/O, and
+  a per-run intercept of 6–48 ms of CPU for ``fb_run`` (medians 26 and 34 ms) against 0–20 ms
+  for ``t/io_uring`` (medians 10 and 13 ms): on 2 s runs that intercept is about half of the
+  excess. ``t/io_uring`` is built from fio's source at run time into a cache directory, never
   vendored: the source is ``$FIO_SRC`` (a fio checkout, or a git directory such as the one the
   ``fetch`` tool leaves in ``/work/.mirror/axboe+fio/repo``); without one the row is skipped
   with the reason printed.
