@@ -56,10 +56,11 @@ Rows:
   wait); the difference of 1 s and 4 s runs gives 1.03 (4/1) and 1.05 (32/32) per I/O, and
   a per-run intercept of 6–48 ms of CPU for ``fb_run`` (medians 26 and 34 ms) against 0–20 ms
   for ``t/io_uring`` (medians 10 and 13 ms): on 2 s runs that intercept is about half of the
-  excess. ``t/io_uring`` is built from fio's source at run time into a cache directory, never
-  vendored: the source is ``$FIO_SRC`` (a fio checkout, or a git directory such as the one the
-  ``fetch`` tool leaves in ``/work/.mirror/axboe+fio/repo``); without one the row is skipped
-  with the reason printed.
+  excess. A whole ``fb_run`` of ``time=1ms`` costs 3.6–7.7 ms of CPU, so set-up and the report
+  are not most of it; where the rest goes is not known. ``t/io_uring`` is built from fio's
+  source at run time into a cache directory, never vendored: the source is ``$FIO_SRC`` (a fio
+  checkout, or a git directory such as the one the ``fetch`` tool leaves in
+  ``/work/.mirror/axboe+fio/repo``); without one the row is skipped with the reason printed.
 * **128 KiB sequential writes** QD8, CPU per I/O against fio's default (one buffer filled once,
   scrambled per write) and ``--refill_buffers``; then the data flashback wrote is read back from
   the device: zlib and zstd ratios per 128 KiB block and a count of repeated 512-byte sectors.
