@@ -46,11 +46,6 @@ import engine_ring  # fb_run, the t/io_uring build and BATCHES
 MiB = 1 << 20
 
 
-def loop_reads(dev: str) -> int:
-    """Reads the loop device has completed (the first field of its sysfs ``stat``)."""
-    return int(Path(f"/sys/block/{Path(dev).name}/stat").read_text().split()[0])
-
-
 def t_cmd(exe: str, dev: str, batch: tuple[int, int], seconds: int) -> list[str]:
     s, c = batch
     return [exe, "-d32", f"-s{s}", f"-c{c}", "-b4096", "-p0", "-B1", "-F1", "-X1", "-t0",
@@ -66,11 +61,11 @@ def fb_cmd(dev: str, batch: tuple[int, int], loops: int, exe: str | None = None)
 
 def run_counted(dev: str, cmd: list[str]) -> int:
     """Runs ``cmd`` (output discarded); the loop device's reads completed meanwhile."""
-    before = loop_reads(dev)
+    before = engine_ring.loop_reads(dev)
     p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if p.returncode != 0:
         raise RuntimeError(f"{Path(cmd[0]).name} failed: {p.stderr.strip()[-300:]}")
-    return loop_reads(dev) - before
+    return engine_ring.loop_reads(dev) - before
 
 
 def instructions(dev: str, cmd: list[str]) -> tuple[int, int]:

@@ -59,10 +59,25 @@ Rows:
   both sides, no polling, ``t/io_uring`` without latency tracking while flashback records every
   I/O's). A second anchor in the same rotation is ``t/io_uring -t1``, its latency-tracking mode
   (one TSC reading per submitted batch, a histogram update per batch of completions): the
-  target stays against ``-t0``; the row prints both. ``t/io_uring`` is built from fio's source at run time into a cache directory, never
-  vendored: the source is ``$FIO_SRC`` (a fio checkout, or a git directory such as the one the
-  ``fetch`` tool leaves in ``/work/.mirror/axboe+fio/repo``); without one the row is skipped
-  with the reason printed.
+  target stays against ``-t0``; the row prints both. Every tool's I/Os are the loop device's
+  own count of reads completed during its run (``t/io_uring`` prints only whole seconds' IOPS;
+  its first second times the run time was 0.54–1.60× the device's count in 24 runs of 2 s here),
+  and a second line per row splits each tool's CPU into user and system µs per I/O with its
+  voluntary and forced context switches per 1,000 I/Os (``wait4``, all threads). Measured
+  (issue 29, 2026-11-26, 8 pairs of 2 s, load 1.3–1.8, main's build as flashback and as
+  "before"): CPU/IO ratio 1.12 / 1.11 / 1.12 at 4/1, 8/8, 32/32 (ranges within 1.03–1.34),
+  the same build as "before" 1.17 / 1.11 / 1.09; at load 4.6–5.8 the ranges were 0.3–3.4
+  and the same build differed from itself by up to 0.3. Enters, context switches and
+  completions per I/O are equal at 8/8 and 32/32 (4/1: flashback enters 0.32–0.35 per I/O
+  against 0.28–0.31, as it refills every freed slot where ``t/io_uring`` refills at most 4 per
+  wait); the difference of 1 s and 4 s runs gives 1.03 (4/1) and 1.05 (32/32) per I/O, and
+  a per-run intercept of 6–48 ms of CPU for ``fb_run`` (medians 26 and 34 ms) against 0–20 ms
+  for ``t/io_uring`` (medians 10 and 13 ms): on 2 s runs that intercept is about half of the
+  excess. A whole ``fb_run`` of ``time=1ms`` costs 3.6–7.7 ms of CPU, so set-up and the report
+  are not most of it; where the rest goes is not known. ``t/io_uring`` is built from fio's
+  source at run time into a cache directory, never vendored: the source is ``$FIO_SRC`` (a fio
+  checkout, or a git directory such as the one the ``fetch`` tool leaves in
+  ``/work/.mirror/axboe+fio/repo``); without one the row is skipped with the reason printed.
 * **128 KiB sequential writes** QD8, CPU per I/O against fio's default (one buffer filled once,
   scrambled per write) and ``--refill_buffers``; then the data flashback wrote is read back from
   the device: zlib and zstd ratios per 128 KiB block and a count of repeated 512-byte sectors.
@@ -70,7 +85,8 @@ Rows:
 ``$FB_RUN_BASELINE`` may name an ``fb_run`` built from an earlier commit (or anything taking
 its arguments and printing a run's meta; a ``cpu_s_run`` key there replaces ``wait4``'s CPU,
 for a baseline hosted by an interpreter): it then runs in the same rotation ("before"), at the
-default batch, so before/after come from the same minutes.
+default batch in the QD1 and write rows and with ``--batch S/C`` in each ``t/io_uring`` row, so
+before/after come from the same minutes.
 """
 
 from __future__ import annotations
@@ -79,6 +95,7 @@ import argparse
 import hashlib
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -133,9 +150,13 @@ def others_cpu_share(before: dict[int, tuple[int, int]], wall_s: float) -> float
     return max(ticks, 0) / os.sysconf("SC_CLK_TCK") / wall_s / (os.cpu_count() or 1)
 
 
-def spawn(cmd: list[str], *, own_session: bool = False) -> tuple[str, float]:
-    """Runs ``cmd`` to its end; its stdout and CPU seconds from ``wait4``. ``own_session``:
-    in a session of its own (``setsid``), hence its own scheduler autogroup, as fio's job is."""
+def spawn_rusage(
+    cmd: list[str], *, own_session: bool = False
+) -> tuple[str, resource.struct_rusage]:
+    """Runs ``cmd`` to its end; its stdout and its resource usage from ``wait4`` (user and
+    system CPU seconds, voluntary and involuntary context switches, of all its threads).
+    ``own_session``: in a session of its own (``setsid``), hence its own scheduler autogroup,
+    as fio's job is."""
     p = subprocess.Popen(
         cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=own_session
     )
@@ -145,7 +166,35 @@ def spawn(cmd: list[str], *, own_session: bool = False) -> tuple[str, float]:
     p.returncode = os.waitstatus_to_exitcode(status)
     if p.returncode != 0:
         raise RuntimeError(f"{Path(cmd[0]).name} failed: {err.decode().strip()[-300:]}")
-    return out.decode(), ru.ru_utime + ru.ru_stime
+    return out.decode(), ru
+
+
+def spawn(cmd: list[str], *, own_session: bool = False) -> tuple[str, float]:
+    """Runs ``cmd`` to its end; its stdout and CPU seconds from ``wait4`` (``own_session``:
+    as :func:`spawn_rusage`)."""
+    out, ru = spawn_rusage(cmd, own_session=own_session)
+    return out, ru.ru_utime + ru.ru_stime
+
+
+def split_of(ru) -> dict:
+    """User and system CPU seconds and voluntary / involuntary context switches of a run."""
+    return {"ut_s": ru.ru_utime, "st_s": ru.ru_stime, "vcsw": ru.ru_nvcsw, "ivcsw": ru.ru_nivcsw}
+
+
+def loop_reads(dev: str) -> int:
+    """Reads the loop device ``dev`` has completed (the first field of its sysfs ``stat``)."""
+    return int(Path(f"/sys/block/{Path(dev).name}/stat").read_text().split()[0])
+
+
+def on_device(dev: str, run) -> dict:
+    """``run()``'s result with ``ios`` replaced by the reads ``dev`` completed meanwhile: the
+    same counter for every tool of a row (``t/io_uring`` prints only whole seconds' IOPS, and
+    its first second, times the run time, was 0.54–1.60× what the device saw in 24 runs of
+    2 s here, issue 29)."""
+    before = loop_reads(dev)
+    r = run()
+    r["ios"] = loop_reads(dev) - before
+    return r
 
 
 def fb_run(exe: str, dev: str, fields: dict, time_s: float, batch=None) -> dict:
@@ -154,7 +203,7 @@ def fb_run(exe: str, dev: str, fields: dict, time_s: float, batch=None) -> dict:
     if batch:
         cmd += ["--batch", f"{batch[0]}/{batch[1]}"]
     cmd += [f"{k}={v}" for k, v in fields.items()] + [f"time={time_s}s", "engine=io_uring"]
-    out, cpu_s = spawn(cmd)
+    out, ru = spawn_rusage(cmd)
     meta = json.loads(out.strip().splitlines()[-1])
     tot = meta["totals"]
     d = "read" if tot["read_ios"] else "write"
@@ -162,8 +211,9 @@ def fb_run(exe: str, dev: str, fields: dict, time_s: float, batch=None) -> dict:
         "ios": tot["read_ios"] + tot["write_ios"],
         "duration_s": meta["duration_s"],
         # a baseline hosted by an interpreter reports the CPU of the run itself
-        "cpu_s": meta.get("cpu_s_run", cpu_s),
+        "cpu_s": meta.get("cpu_s_run", ru.ru_utime + ru.ru_stime),
         "p50_us": meta["latency"][d]["p50_us"],
+        **split_of(ru),
     }
 
 
@@ -220,8 +270,9 @@ def t_io_uring(
     s, c = batch
     cmd = [exe, "-d32", f"-s{s}", f"-c{c}", "-b4096", "-p0", "-B1", "-F1", "-X1",
            f"-t{int(lat)}", f"-r{runtime}", dev]  # fmt: skip
-    out, cpu_s = spawn(cmd)
-    return {"ios": engine.t_io_uring_ios(out, runtime), "duration_s": runtime, "cpu_s": cpu_s}
+    out, ru = spawn_rusage(cmd)
+    return {"ios": engine.t_io_uring_ios(out, runtime), "duration_s": runtime,
+            "cpu_s": ru.ru_utime + ru.ru_stime, **split_of(ru)}  # fmt: skip
 
 
 def iops(r: dict) -> float:
@@ -440,9 +491,10 @@ def ring_cost(dev: str, time_s: float, pairs: int) -> list[dict]:
             "tlat": lambda b=batch: t_io_uring(exe, dev, b, time_s, lat=True),
             "fb": lambda b=batch: fb_run(str(FB_RUN), dev, fields, time_s, batch=b),
         }
-        if BASELINE and batch == (4, 1):
-            tools["before"] = lambda: fb_run(BASELINE, dev, fields, time_s)
-        runs = rotate(tools, pairs)
+        if BASELINE:
+            tools["before"] = lambda b=batch: fb_run(BASELINE, dev, fields, time_s, batch=b)
+        # every tool's I/Os as the device counted them
+        runs = rotate({n: lambda f=f: on_device(dev, f) for n, f in tools.items()}, pairs)
         la = load()
         row = {"batch": list(batch), "pairs": pairs, "load": la,
                **summarize(runs, "t", {"cpu_us": cpu_us, "iops": iops})}  # fmt: skip
@@ -458,8 +510,30 @@ def ring_cost(dev: str, time_s: float, pairs: int) -> list[dict]:
             row["before_cpu_ratio"] = ratio(runs["before"], runs["t"], cpu_us)
             line += f" | before: CPU/IO ratio {fmt(row['before_cpu_ratio'])}"
         print(f"{line}; {la}", flush=True)
+        row["split"] = {n: split_row(rs) for n, rs in runs.items()}
+        print("  " + " | ".join(f"{n}: {split_line(v)}" for n, v in row["split"].items()),
+              flush=True)  # fmt: skip
         rows.append(row)
     return rows
+
+
+def split_row(runs: list[dict]) -> dict:
+    """Medians over a tool's runs of user and system CPU µs per I/O and of voluntary and
+    involuntary context switches per 1,000 I/Os."""
+    med = statistics.median
+    return {
+        "ut_us": med(r["ut_s"] / r["ios"] * 1e6 for r in runs),
+        "st_us": med(r["st_s"] / r["ios"] * 1e6 for r in runs),
+        "vcsw_k": med(r["vcsw"] / r["ios"] * 1e3 for r in runs),
+        "ivcsw_k": med(r["ivcsw"] / r["ios"] * 1e3 for r in runs),
+    }
+
+
+def split_line(v: dict) -> str:
+    return (
+        f"user {v['ut_us']:.3f} sys {v['st_us']:.3f} µs/IO, switches {v['vcsw_k']:.1f} + "
+        f"{v['ivcsw_k']:.1f} forced per 1k IO"
+    )
 
 
 def check_written(dev: str, span: int, bs: int = 128 << 10) -> dict:
