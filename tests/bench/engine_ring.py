@@ -182,8 +182,11 @@ def split_of(ru) -> dict:
 
 
 def loop_reads(dev: str) -> int:
-    """Reads the loop device ``dev`` has completed (the first field of its sysfs ``stat``)."""
-    return int(Path(f"/sys/block/{Path(dev).name}/stat").read_text().split()[0])
+    """Reads the loop device ``dev`` has completed (:func:`engine.device_reads`)."""
+    n = engine.device_reads(dev)
+    if n is None:
+        raise RuntimeError(f"{dev} has no block-device read counter in /sys/block")
+    return n
 
 
 def on_device(dev: str, run) -> dict:
