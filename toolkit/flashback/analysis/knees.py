@@ -30,6 +30,7 @@ import itertools
 
 import numpy as np
 
+from flashback.analysis.noise import sigma_mad_diff
 from flashback.analysis.segmentation import LINEAR_PENALTY_FACTOR
 
 #: the review's knees: at most two (Puget names two points)
@@ -68,23 +69,14 @@ def noise_sigma(y: np.ndarray, *, noise_floor: float = 0.01) -> float:
     """Loop-to-loop noise (y's unit): a robust estimate from first differences (a slope
     leaves them alone), floored at ``noise_floor`` × the median level (a deterministic
     simulated series has none: changes under ~1 % of the level are not knees)."""
-    d = np.diff(y)
-    sigma = 1.4826 * float(np.median(np.abs(d - np.median(d)))) / np.sqrt(2)
-    return max(sigma, noise_floor * float(np.median(np.abs(y))), 1e-12)
+    return max(sigma_mad_diff(y), noise_floor * float(np.median(np.abs(y))), 1e-12)
 
 
 def _fit(
     x: np.ndarray, y: np.ndarray, *, max_knees: int, noise_floor: float
 ) -> list[tuple[int, int]]:
-    """The knees of :func:`knees` as (index of the first loop after the knee, 1 when that
-    loop is left out as straddling the change, else 0).
-
-    The number of knees minimises SSE + knees × LINEAR_PENALTY_FACTOR · σ² · ln n (a knee
-    frees a location, a level and a slope; σ from :func:`noise_sigma`); every segment has
-    at least :data:`MIN_LOOPS` loops. A knee may leave out the one loop where it falls when
-    that loop's result lies between the two lines (a run that straddled the change; see the
-    module docstring), at one parameter's cost (σ² · ln n). Exhaustive search; n is a few hundred loops at most. Empty: one line.
-    """
+    """The knees of :func:`knees` (the search it describes) as (index of the first loop
+    after the knee, 1 when that loop is left out as straddling the change, else 0)."""
     x = np.asarray(x, dtype=float)
     y = np.asarray(y, dtype=float)
     n, m = len(y), MIN_LOOPS

@@ -87,15 +87,16 @@ def _lookup(pub: pl.DataFrame | None, source: str, row: dict[str, Any]) -> tuple
     """The published value for ``row`` (matched on source, drive, test, condition, metric;
     for an effect, derived from its two published levels when the review gives both, else
     the effect's own published row) and a note on where it came from."""
-    from flashback.replay.base import EFFECTS
+    from flashback.replay.base import effect_pct
 
     effect = row.get("effect")
     if effect is not None:
         kind, a_key, b_key = effect
         a = _published_row(pub, source, row["drive"], a_key)
         b = _published_row(pub, source, row["drive"], b_key)
-        if a not in (None, 0) and b is not None:
-            return EFFECTS[kind](a, b), (
+        value = effect_pct(kind, a, b)
+        if value is not None:
+            return value, (
                 f"published effect derived from the review's {a_key[1]} {a:g} and "
                 f"{b_key[1]} {b:g} {a_key[2]}"
             )

@@ -8,7 +8,7 @@ from flashback.replay import params as P
 from flashback.replay.base import Protocol, register, require
 from flashback.replay.procedures import cdm
 from flashback.replay.procedures.puget_checks import checks, loops_frame, pair_checks  # noqa: F401
-from flashback.replay.scaling import idema_bytes
+from flashback.replay.scaling import idema_bytes, scaled_bytes
 
 MIB = 1 << 20
 
@@ -33,7 +33,7 @@ def _params(size_bytes: int, scale: float, p: dict[str, Any]) -> tuple[int, int]
     write. Not rounded to whole MiB: the file is also the stride its slots rotate by, and
     15 MiB for 1/64's 15.625 gave the drive 119 slots where the review's has 114 (the loop
     wrapped to slot 0 at 912 GB instead of 888) and wrote 4 % less of each pass."""
-    test = max(int(p["test_size_bytes"] * scale) // 4096 * 4096, MIB)
+    test = scaled_bytes(p["test_size_bytes"], scale, align=4096, minimum=MIB)
     total = int(p["total_written_bytes"] * scale)
     return test, total
 

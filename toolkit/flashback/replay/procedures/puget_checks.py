@@ -9,6 +9,7 @@ from typing import Any
 import polars as pl
 
 from flashback.analysis.knees import knees
+from flashback.analysis.segmentation import LINEAR_PENALTY_FACTOR
 from flashback.replay.api import Replay
 from flashback.replay.base import check_row
 from flashback.replay.procedures import cdm
@@ -172,7 +173,8 @@ def _advertised_rows(run: _Run) -> list[dict[str, Any]]:
 
 FIT_NOTE = (
     "piecewise-linear fit of the per-loop results against host GB written (a knee is a step "
-    "or a bend; number of knees chosen by a 4·σ²·ln n penalty; flashback.analysis.knees), "
+    f"or a bend; number of knees chosen by a {LINEAR_PENALTY_FACTOR:g}·σ²·ln n penalty; "
+    "flashback.analysis.knees), "
     "at the review drive's scale"
 )
 CAUSES = {

@@ -35,9 +35,9 @@ def _loops(rep: Replay, data: str) -> pl.DataFrame:
 
 
 def _segments(part: pl.DataFrame, test: str) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Segments and breakpoints of one test's incompressible curve, found by the fit the
-    replay's checks use (:func:`flashback.analysis.knees.knees`): one breakpoint value
-    everywhere. Each segment is drawn as the fit models it, its own least-squares line
+    """Segments and breakpoints of one test's incompressible curve, from the fit the
+    replay's checks use (:func:`flashback.analysis.knees.lines`, the fit behind
+    :func:`~flashback.analysis.knees.knees`): one breakpoint value everywhere. Each segment is drawn as the fit models it, its own least-squares line
     (``level`` at its start, ``level_end`` at its end), so a decline is drawn declining."""
     part = part.sort("gb_written_full")
     x, y = part["gb_written_full"].to_numpy(), part["write_mbps"].to_numpy()
