@@ -94,3 +94,31 @@ def test_only_puget_reads_knees():
         if "analysis.knees" in p.read_text() and p.name != "knees.py"
     )
     assert users == ["replay/procedures/puget_checks.py", "report/reviews/puget.py"]
+
+
+def test_the_search_finds_the_fit_an_independent_exact_search_finds():
+    # ruptures' Dynp with its piecewise-linear cost ("linear": least squares of y on x and a
+    # constant per segment) is an exact search written independently of this one: given the
+    # number of knees the rule chose, it must place them at the same loops (on curves whose
+    # fit leaves no straddling loop out, a choice ruptures does not have)
+    import ruptures as rpt
+
+    from flashback.analysis.knees import _fit
+
+    rng = np.random.default_rng(7)
+    compared, two = 0, 0
+    # bends (ramps), a second step (a one-loop ramp) and a step alone, with noise; the 1 %
+    # noise floor lowered so that gentle bends are knees here
+    for n_loops, ramp, sd in ((80, (30, 60), 0.05), (120, (40, 90), 0.1), (160, (30, 110), 0.05),
+                              (120, None, 0.4), (90, (20, 70), 0.1), (100, (50, 51), 0.5)):  # fmt: skip
+        x, y = _curve(n_loops, ramp=ramp)
+        y = y + rng.normal(0.0, sd, size=y.size)
+        fit = _fit(x, y, max_knees=2, noise_floor=0.001)
+        if not fit or any(gap for _, gap in fit):
+            continue
+        signal = np.column_stack([y, x, np.ones_like(x)])
+        algo = rpt.Dynp(model="linear", min_size=3, jump=1).fit(signal)
+        assert algo.predict(n_bkps=len(fit))[:-1] == [i for i, _ in fit], (n_loops, ramp)
+        compared += 1
+        two += len(fit) == 2
+    assert compared >= 4 and two >= 3
