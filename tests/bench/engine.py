@@ -42,6 +42,7 @@ import argparse
 import contextlib
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -145,13 +146,28 @@ def t_io_uring_ios(out: str, runtime_s: int) -> float:
     return statistics.mean(per_s) * runtime_s
 
 
+def spawn_rusage(
+    cmd: list[str], *, own_session: bool = False
+) -> tuple[str, resource.struct_rusage]:
+    """Runs ``cmd`` to its end; its stdout and its resource usage from ``wait4`` (user and
+    system CPU seconds, voluntary and involuntary context switches, of all its threads).
+    ``own_session``: in a session of its own (``setsid``), hence its own scheduler autogroup,
+    as fio's job is."""
+    p = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=own_session
+    )
+    out = p.stdout.read()
+    err = p.stderr.read()
+    _, status, ru = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    if p.returncode != 0:
+        raise RuntimeError(f"{Path(cmd[0]).name} failed: {err.decode().strip()[-300:]}")
+    return out.decode(), ru
+
+
 def run_child(cmd: list[str]) -> tuple[str, float]:
     """Runs ``cmd``; returns its stdout and the CPU seconds of the process (from ``wait4``)."""
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    out = p.stdout.read()
-    _, status, ru = os.wait4(p.pid, 0)
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise RuntimeError(f"benchmark child failed: {cmd}")
+    out, ru = spawn_rusage(cmd)
     return out, ru.ru_utime + ru.ru_stime
 
 

@@ -95,7 +95,6 @@ import argparse
 import hashlib
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -150,23 +149,7 @@ def others_cpu_share(before: dict[int, tuple[int, int]], wall_s: float) -> float
     return max(ticks, 0) / os.sysconf("SC_CLK_TCK") / wall_s / (os.cpu_count() or 1)
 
 
-def spawn_rusage(
-    cmd: list[str], *, own_session: bool = False
-) -> tuple[str, resource.struct_rusage]:
-    """Runs ``cmd`` to its end; its stdout and its resource usage from ``wait4`` (user and
-    system CPU seconds, voluntary and involuntary context switches, of all its threads).
-    ``own_session``: in a session of its own (``setsid``), hence its own scheduler autogroup,
-    as fio's job is."""
-    p = subprocess.Popen(
-        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=own_session
-    )
-    out = p.stdout.read()
-    err = p.stderr.read()
-    _, status, ru = os.wait4(p.pid, 0)
-    p.returncode = os.waitstatus_to_exitcode(status)
-    if p.returncode != 0:
-        raise RuntimeError(f"{Path(cmd[0]).name} failed: {err.decode().strip()[-300:]}")
-    return out.decode(), ru
+spawn_rusage = engine.spawn_rusage
 
 
 def spawn(cmd: list[str], *, own_session: bool = False) -> tuple[str, float]:
@@ -340,6 +323,16 @@ def busy_loops(*, own_session: bool) -> list[subprocess.Popen]:
 REGIMES = {"quiet": None, "loaded": "own", "loaded, loops in the tools' session": "tools"}
 
 
+def against_fio(row: dict, runs: dict[str, list[dict]], tool: str, prefix: str) -> str:
+    """``tool``'s runs against fio's in the same rotation: stores ``{prefix}_iops_ratio`` and
+    ``{prefix}_p50_ratio`` in ``row`` and returns them as a line's text."""
+    row[f"{prefix}_iops_ratio"] = ratio(runs[tool], runs["fio"], iops)
+    row[f"{prefix}_p50_ratio"] = ratio(runs[tool], runs["fio"], p50)
+    return (
+        f"IOPS ratio {fmt(row[f'{prefix}_iops_ratio'])} p50 ratio {fmt(row[f'{prefix}_p50_ratio'])}"
+    )
+
+
 def qd1(dev: str, time_s: float, pairs: int) -> list[dict]:
     fields = {"rw": "randread", "bs": "4k", "iodepth": 1}
     rows = []
@@ -373,28 +366,15 @@ def qd1(dev: str, time_s: float, pairs: int) -> list[dict]:
             f"{fmt(row['p50_ratio'])} (targets ≥ 0.95, ≤ 1.05)"
         )
         if BASELINE:
-            row["before_iops_ratio"] = ratio(runs["before"], runs["fio"], iops)
-            row["before_p50_ratio"] = ratio(runs["before"], runs["fio"], p50)
-            line += (
-                f" | before: IOPS {fmt(row['before_iops_ratio'])} p50 "
-                f"{fmt(row['before_p50_ratio'])}"
-            )
+            line += f" | before: {against_fio(row, runs, 'before', 'before')}"
         print(f"{line}; {la}", flush=True)
-        row["control_iops_ratio"] = ratio(runs["fio_again"], runs["fio"], iops)
-        row["control_p50_ratio"] = ratio(runs["fio_again"], runs["fio"], p50)
         print(
-            f"  control, fio against itself: IOPS ratio {fmt(row['control_iops_ratio'])} p50 "
-            f"ratio {fmt(row['control_p50_ratio'])}",
+            f"  control, fio against itself: {against_fio(row, runs, 'fio_again', 'control')}",
             flush=True,
         )
         if "fb_own" in runs:
-            row["own_iops_ratio"] = ratio(runs["fb_own"], runs["fio"], iops)
-            row["own_p50_ratio"] = ratio(runs["fb_own"], runs["fio"], p50)
-            print(
-                f"  fb.run in a session of its own (as fio's job): IOPS ratio "
-                f"{fmt(row['own_iops_ratio'])} p50 ratio {fmt(row['own_p50_ratio'])}",
-                flush=True,
-            )
+            own = against_fio(row, runs, "fb_own", "own")
+            print(f"  fb.run in a session of its own (as fio's job): {own}", flush=True)
         row.update(modes(runs))
         print(f"  {modes_line(row)}", flush=True)
         rows.append(row)
