@@ -137,11 +137,12 @@ NOT_SCALE_INVARIANT: dict[tuple[str, str, str, str], str] = {
     "full size; unchanged with 4x smaller erase blocks at 1/64). On PARAMS' 600 GB the decline "
     "has not ended and no scale finds a second knee",
     ("puget-cdm-loop", "cdm_rnd512k_write", "incompressible", "breakpoint_2_gb"): "a 1 % "
-    "wiggle at the fit's 1 % noise floor: after the knee the 512 KiB level sinks ~1.5 MB/s "
-    "to the test file's wrap (~890 GB) and rises ~1 MB/s after it; on the 1.8 TB procedure "
-    "the fit finds it with five of six seeds at 1/64 (862.0 / 883.9 / 891.3 / 862.1 / - / "
+    "step at the fit's 1 % noise floor, present at every scale: after the knee the 512 KiB "
+    "level sinks ~1.5 MB/s to the test file's wrap (~875 GB) and steps up after it (six-seed "
+    "means, 850 -> 900 GB: +0.85 / +1.5 / +1.05 / +1.1 MB/s at 1/64 / 1/32 / 1/16 / 1/8, +1.1 "
+    "at full size, three seeds); on the 1.8 TB procedure the fit finds it with five of six seeds at 1/64 (862.0 / 883.9 / 891.3 / 862.1 / - / "
     "891.3 GB), six of six at 1/32, three of six at 1/16, one of six at 1/8 and none of three at "
-    "full size. On 600 GB none at any "
+    "full size, so whether a replay reports it is the threshold's call, not the scale's. On 600 GB none at any "
     "scale (the spurious 162.6 GB at 1/16 and 1/32 was a loop that straddled the first knee)",
 }
 
