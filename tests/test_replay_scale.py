@@ -374,3 +374,64 @@ def test_behardware_early_minimum_holds_from_1_16_to_1_8():
         )
         got[scale] = row["replayed"][0]
     assert not moved_too_far(got["1/16"], got["1/8"], "MB/s", step_gb=0), got
+
+
+#: Rows one replay cannot hold to 3 % at every scale because a seed moves them more than that
+#: (sampling, not a bias), held instead in the mean over fixed seeds: the scaled replays' mean
+#: against full size's. The seeds are the first ones (1..N), not picked; the full-size mean
+#: has fewer for time. Resolution-bound rows (SNIA PTS HIR at 1 pp, whose seed sd is 1.6 -
+#: 3.0 pp at full size) and the biases KNOWN_DRIFTS explains are not here: their means differ.
+SEED_MEANS: dict[tuple[str, str, str, str], dict] = {
+    # one replay +-5 % (NOT_SCALE_INVARIANT)
+    ("puget-cdm-loop", "cdm_rnd4k_qd32_write", "incompressible", "breakpoint_2_gb"): {
+        "scales": ("1/64", "1/16", "1/8"),
+        "seeds": 6,
+        "full_seeds": 3,
+    },
+    # one replay +-6.6 % at 1/64 (KNOWN_DRIFTS)
+    ("anandtech-trim-validation", "as_ssd_seq_write", "torture", "avg_mbps"): {
+        "scales": ("1/64", "1/16", "1/8"),
+        "seeds": 6,
+        "full_seeds": 3,
+    },
+}
+
+
+def _seed_values(name: str, key: tuple[str, str, str], scale: str, seeds: int) -> list[float]:
+    params = SLOW_PARAMS.get(name, PARAMS.get(name, {}))
+    return [
+        all_rows(fb.replay(name, scale=scale, seed=s, **params))[key][0]
+        for s in range(1, seeds + 1)
+    ]
+
+
+def _mean_se(values: list[float]) -> tuple[float, float]:
+    """Mean and its standard error (sample sd / sqrt n)."""
+    n = len(values)
+    mean = sum(values) / n
+    return mean, (sum((v - mean) ** 2 for v in values) / (n - 1) / n) ** 0.5
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("row", sorted(SEED_MEANS), ids=lambda r: f"{r[0]}-{r[3]}")
+def test_seed_noisy_rows_hold_in_the_mean_from_one_64th_to_full_size(row):
+    """A row listed in SEED_MEANS: its mean over the first N seeds at each scale against full
+    size's mean, held to 3 % or, where the seeds cannot resolve 3 %, to two standard errors of
+    the difference (no bias the seeds can see): the scaled replays are unbiased within the
+    spread ``compare(seeds=N)`` reports. Measured on e3f52c7 (746 s), seeds 1-6 against full
+    size's 1-3: Puget's bend 895.0 / 859.1 / 883.1 GB at 1/64 / 1/16 / 1/8 against 862.5 (+3.8
+    / -0.4 / +2.4 %; 1/64 holds by the two standard errors only: 41 GB allowed, SE 18.6 and
+    8.7); AnandTech's after-torture pass 60.95 / 62.28 / 62.12 MB/s against 62.46 (-2.4 / -0.3
+    / -0.5 %)."""
+    name, key, spec = row[0], row[1:], SEED_MEANS[row]
+    ref, ref_se = _mean_se(_seed_values(name, key, "1", spec["full_seeds"]))
+    bad = []
+    for scale in spec["scales"]:
+        got, se = _mean_se(_seed_values(name, key, scale, spec["seeds"]))
+        allowed = max(0.03 * abs(ref), 2 * (se**2 + ref_se**2) ** 0.5)
+        print(f"{name} {key} {scale}: {got:.4g} (se {se:.3g}) vs full {ref:.4g} (se {ref_se:.3g})")
+        if abs(got - ref) > allowed:
+            bad.append(
+                f"{scale} {got:.4g} vs {ref:.4g} ({(got - ref) / ref:+.1%}, allowed {allowed:.3g})"
+            )
+    assert not bad, "\n".join(bad)
