@@ -175,7 +175,7 @@ def test_when_the_parent_dies_the_child_ends_the_run_and_the_capture_is_whole(lo
     script = textwrap.dedent(f"""
         import flashback as fb
         w = fb.Workload(rw="randread", bs="4k", time="30s", interval="0.05s")
-        fb.run({dev!r}, w, capture_path={str(out)!r}, session="own")
+        fb.run({dev!r}, w, capture_path={str(out)!r})  # the default: own
     """)
     p = subprocess.Popen([sys.executable, "-c", script], stderr=subprocess.PIPE, text=True)
     end = time.monotonic() + 20
@@ -210,3 +210,35 @@ def test_when_the_parent_dies_the_child_ends_the_run_and_the_capture_is_whole(lo
     cap = fb.load(out)  # the child got SIGTERM and finished the file
     assert cap.status == "interrupted"
     assert cap.meta["duration_s"] < 10
+
+
+def test_a_job_in_its_own_session_does_not_wait_for_a_slow_callback_or_the_gil(tmp_path):
+    """In this process the job's thread waits for each progress call and for the GIL
+    (``test_live``'s ``observer_s`` tests); in its own session it only writes the rows to a
+    pipe: a callback that sleeps 20 ms per row, and a thread holding the GIL for most of a
+    second, leave its ``observer_s`` far below either."""
+    import threading
+
+    held: list[float] = []
+    calls: list[dict] = []
+
+    def hog() -> None:
+        t0 = time.perf_counter()
+        sum(range(3 * 10**7))  # one C call: the GIL is not released until it returns
+        held.append(time.perf_counter() - t0)
+
+    hogs: list[threading.Thread] = []
+
+    def slow(row: dict) -> None:
+        calls.append(row)
+        if not hogs:
+            hogs.append(threading.Thread(target=hog))
+            hogs[0].start()
+        time.sleep(0.02)
+
+    w = fb.Workload(rw="randwrite", bs="4k", iodepth=4, size="8m", time="1s", interval="0.05s")
+    cap = fb.run(str(tmp_path / "s.bin"), w, progress=slow, session="own")
+    hogs[0].join()
+    assert len(calls) >= 10
+    assert cap.meta["observer_s"] < min(held[0], len(calls) * 0.02) / 4, (
+        cap.meta["observer_s"], held, len(calls))  # fmt: skip

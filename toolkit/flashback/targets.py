@@ -82,7 +82,7 @@ class Target:
         progress: bool | Callable[[dict], None] | None = None,
         stream_only: bool = False,
         overwrite: bool = False,
-        session: str = "shared",
+        session: str = "own",
     ) -> Capture:
         """Runs ``workload`` and returns its capture (also streamed to ``capture_path``).
 
@@ -267,7 +267,7 @@ def run(
     destroy: str | None = None,
     overwrite: bool = False,
     stream_only: bool = False,
-    session: str = "shared",
+    session: str = "own",
 ) -> Capture:
     """Runs ``workload`` on ``target`` and returns the capture (see :meth:`Target.run` for
     ``capture_path``, ``progress``, ``stream_only`` and ``session``).
