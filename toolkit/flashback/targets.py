@@ -105,9 +105,11 @@ class Target:
         its own, so CPU-busy work started from the caller's session (a build in the same
         terminal, the other kernels of a Jupyter server) does not share the job's CPU time;
         at QD1 that decides whether the job and the device's completion work take turns on
-        one CPU (fio's latency) or not. It costs a ``fork`` of the calling process per run
-        (its page tables are copied: about 1 ms per GB the process holds; see
-        ``tests/bench/engine_ring.py``). The rows and metadata are those of a run in this
+        one CPU (fio's latency) or not. It costs a ``fork`` of the calling process per run:
+        its page tables are copied and the child's exit tears them down, measured 5.5 ms a
+        run from a 56 MiB interpreter and 75 ms from one holding 1 GiB
+        (``tests/bench/run_session.py``); a replay of thousands of short steps from a large
+        process may prefer ``"shared"``. The rows and metadata are those of a run in this
         process; the progress callback runs here, as the child sends each interval. A child
         killed mid-run raises :class:`DeviceError` naming the signal; a streamed
         ``capture_path`` keeps what was written (:func:`flashback.recover`). ``"shared"``
