@@ -87,6 +87,7 @@ pub fn run(
     if got.is_err() {
         stop.request(); // the parent cannot follow the run: end it rather than wait it out
     }
+    drop(rfd); // a child still writing gets EPIPE, not a full pipe nobody reads
     let status = child.reap();
     let (rows, end) = got?;
     match end {
@@ -113,22 +114,22 @@ pub fn run(
 /// The error for a child that ended before sending its result, from its wait status (`None`:
 /// not available, e.g. SIGCHLD ignored).
 fn ended_without_result(pid: libc::pid_t, status: Option<i32>) -> Error {
-    let what =
-        format!("the run's process (pid {pid}, in a session of its own) ended without a result");
-    let hint = "a streamed capture file keeps the intervals written so far (flashback recover)";
+    let what = format!(
+        "the run's process (pid {pid}, in a session of its own; a streamed capture file keeps \
+         the intervals written so far, for flashback recover) ended without a result"
+    );
     match status {
         Some(s) if libc::WIFSIGNALED(s) => {
             let sig = libc::WTERMSIG(s);
             Error::io(
-                format!("{what}; {hint}"),
+                what,
                 io::Error::other(format!("killed by signal {sig} ({})", signal_name(sig))),
             )
         }
-        Some(s) if libc::WIFEXITED(s) => Error::Internal(format!(
-            "{what}: exit status {}; {hint}",
-            libc::WEXITSTATUS(s)
-        )),
-        _ => Error::Internal(format!("{what}; its exit status is not available; {hint}")),
+        Some(s) if libc::WIFEXITED(s) => {
+            Error::Internal(format!("{what}: exit status {}", libc::WEXITSTATUS(s)))
+        }
+        _ => Error::Internal(format!("{what}; its exit status is not available")),
     }
 }
 
@@ -253,9 +254,15 @@ fn child_main(
         let mut sa: libc::sigaction = std::mem::zeroed();
         sa.sa_sigaction = on_signal as *const () as usize;
         libc::sigemptyset(&mut sa.sa_mask);
+        let mut unblock: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut unblock);
         for sig in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
             libc::sigaction(sig, &sa, std::ptr::null_mut());
+            libc::sigaddset(&mut unblock, sig);
         }
+        // the forking thread's mask is inherited: a thread that blocked these would make
+        // the child deaf to its parent's death
+        libc::pthread_sigmask(libc::SIG_UNBLOCK, &unblock, std::ptr::null_mut());
         // a parent gone mid-run: writes fail with EPIPE and the run still ends cleanly
         libc::signal(libc::SIGPIPE, libc::SIG_IGN);
     }
@@ -390,8 +397,8 @@ impl Drop for StopPage {
     }
 }
 
-/// The child until reaped; dropped unreaped (the parent unwinding) it is asked to stop and
-/// waited for, so no zombie is left.
+/// The child until reaped; dropped unreaped (the parent unwinding from a panic) it is killed
+/// and waited for, so no zombie is left and nothing waits on a pipe nobody reads.
 struct Child {
     pid: libc::pid_t,
     reaped: bool,
@@ -420,7 +427,7 @@ impl Drop for Child {
     fn drop(&mut self) {
         if !self.reaped {
             // SAFETY: signals our own child, not yet reaped.
-            unsafe { libc::kill(self.pid, libc::SIGTERM) };
+            unsafe { libc::kill(self.pid, libc::SIGKILL) };
             self.reap();
         }
     }
