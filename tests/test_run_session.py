@@ -242,3 +242,32 @@ def test_a_job_in_its_own_session_does_not_wait_for_a_slow_callback_or_the_gil(t
     assert len(calls) >= 10
     assert cap.meta["observer_s"] < min(held[0], len(calls) * 0.02) / 4, (
         cap.meta["observer_s"], held, len(calls))  # fmt: skip
+
+
+def test_the_child_holds_none_of_the_parents_other_descriptors(loopdev):
+    """A pipe this process holds open (another thread may wait for its write end to close)
+    is not held by the run's child as well: it keeps stdio, the target and its pipe."""
+    dev = loopdev(8 * MiB)
+    r, w_fd = os.pipe()
+    mine = os.readlink(f"/proc/self/fd/{w_fd}")
+    held: list[list[str]] = []
+
+    def progress(row: dict) -> None:
+        for pid in children():
+            fds = []
+            for fd in os.listdir(f"/proc/{pid}/fd"):
+                try:
+                    fds.append(os.readlink(f"/proc/{pid}/fd/{fd}"))
+                except OSError:
+                    pass
+            held.append(fds)
+
+    try:
+        w = fb.Workload(rw="randread", bs="4k", time="0.3s", interval="0.05s")
+        fb.run(dev, w, progress=progress, session="own")
+    finally:
+        os.close(r)
+        os.close(w_fd)
+    assert held
+    assert all(mine not in fds for fds in held), held[0]
+    assert all(dev in fds for fds in held), held[0]

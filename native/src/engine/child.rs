@@ -266,6 +266,7 @@ fn child_main(
         // a parent gone mid-run: writes fail with EPIPE and the run still ends cleanly
         libc::signal(libc::SIGPIPE, libc::SIG_IGN);
     }
+    close_inherited(&[t.t.file.as_raw_fd(), wfd.as_raw_fd()]);
     let mut pipe = PipeObserver {
         fd: wfd,
         stop,
@@ -291,6 +292,45 @@ fn child_main(
     pipe.send(&frame);
     // SAFETY: ends the child without running the parent's atexit handlers or destructors.
     unsafe { libc::_exit(0) }
+}
+
+/// Closes every descriptor the child inherited but stdio and `keep` (the target, the pipe):
+/// the parent's other files, sockets and pipes, which the child would otherwise hold open for
+/// the whole run (a lock on another run's capture file, the write end of a pipe another
+/// thread waits to see closed). `close_range(2)` where the kernel has it (5.9), else each
+/// descriptor listed in `/proc/self/fd`.
+fn close_inherited(keep: &[std::os::fd::RawFd]) {
+    let mut keep: Vec<u32> = keep.iter().map(|&f| f as u32).chain([0, 1, 2]).collect();
+    keep.sort_unstable();
+    keep.dedup();
+    let mut from = 0u32;
+    let mut ranges = vec![];
+    for &k in &keep {
+        if k > from {
+            ranges.push((from, k - 1));
+        }
+        from = k + 1;
+    }
+    ranges.push((from, u32::MAX));
+    // SAFETY: closes descriptors of this (single-threaded) child only; none is in use.
+    let closed = ranges
+        .iter()
+        .all(|&(a, b)| unsafe { libc::syscall(libc::SYS_close_range, a, b, 0) } == 0);
+    if closed {
+        return;
+    }
+    let listed: Vec<i32> = match std::fs::read_dir("/proc/self/fd") {
+        Ok(d) => d
+            .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+            .collect(),
+        Err(_) => return,
+    };
+    for fd in listed {
+        if !keep.contains(&(fd as u32)) {
+            // SAFETY: as above; the directory's own descriptor is already closed (EBADF).
+            unsafe { libc::close(fd) };
+        }
+    }
 }
 
 /// The shared page's stop word in the child, for its signal handler.
