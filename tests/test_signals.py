@@ -125,13 +125,15 @@ def test_kill_9_loses_at_most_the_last_second_and_recover_salvages_a_torn_copy(t
     os.remove(torn)
 
 
-def test_kill_9_of_flashback_run_ends_its_job_and_the_capture_is_whole(tmp_path):
-    """The job runs in a child of a session of its own (as fio's): when ``flashback run`` is
-    killed, the child is sent SIGTERM, ends the run ``interrupted`` and finishes the file."""
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+def test_killing_flashback_run_ends_its_job_and_the_capture_is_whole(tmp_path, sig):
+    """The job runs in a child of a session of its own (as fio's), which no signal sent to
+    ``flashback run``'s process group reaches: when ``flashback run`` dies of a signal, the
+    child is sent SIGTERM, ends the run ``interrupted`` and finishes the file."""
     p, out = start_run(tmp_path)
     wait_rows(p, out, 4)
     job = job_of(p)
-    p.send_signal(signal.SIGKILL)
+    p.send_signal(sig)
     p.communicate(timeout=10)
 
     def running() -> bool:
