@@ -56,15 +56,15 @@ Rows:
   (fast runs: ``fio --thread`` 19 and 21 of 30 without and with ``setsid``, ``fb.run`` 22 and
   16, fio 21): the autogroup is fio's one remaining structural difference, not a shown cause.
   Session 15 made it the default (``fb.run(session="own")``, the job in a forked child that calls
-  ``setsid()``). With other work at 39–68 % of the CPUs all session (8 pairs of 2 s): IOPS and
-  p50 ratio quiet 0.61 and 0.96, loaded 1.09 and 0.94, loops in the tools' session 0.65 and
-  0.97, with fio against itself at 0.84/1.02, 1.18/0.95, 0.95/1.02 (IOPS ranges 0.07–20): no
-  5 % verdict either way. Split runs with the loops in the tools' session, this row and two
-  interleaved 16-round rotations together: ``fb.run`` 14 of 40 in its own session, 4 of 40
-  shared (Fisher p 0.01), fio 5 of 40 — the reverse of session 14's result at 19–37 % other
-  work (``fb_run`` 14/18 fast with ``setsid``, 3/18 without); ``fb_run`` with and without
-  ``setsid`` 12 and 11 of 16 fast at 65 % other work. Where both were fast, ``fb.run``'s p50 was 0.91–0.95 of fio's and
-  its IOPS 0.70–0.73 in either session.
+  ``setsid()``). With other work at 1–3 % of the CPUs (18:35–18:39, load 2.0–4.9, 8 pairs of
+  2 s), ``fb.run`` / fio, IOPS and p50: quiet 1.01 (0.64–1.10) and 0.94 (0.90–1.21), loaded 0.72
+  and 0.99, loops in the tools' session 0.82 and 0.98, with fio against itself at 0.90/1.01,
+  0.66/1.00, 0.71/1.02; there ``fb.run(session="shared")`` had p50 2.76 and split 6 of 8
+  against 4 of 8 in its own session and fio's 2 of 8. With other work at 39–68 %: IOPS and
+  p50 0.61/0.96, 1.09/0.94, 0.65/0.97 (fio against itself 0.84/1.02, 1.18/0.95, 0.95/1.02, IOPS
+  ranges 0.07–20), and in 48 interleaved rounds with the loops in the tools' session (53–68 %
+  other work) fast runs were 34 in its own session, 36 shared, 40 for fio (Fisher p 0.82 own
+  against shared): no effect of the session there, as session 14 found at ~64 %.
 * **t/io_uring** 4 KiB randread QD32, CPU per I/O at submit/complete batches 4/1, 8/8 and 32/32
   (``fb_run --batch S/C`` against ``t/io_uring -sS -cC``, registered files, buffers and ring on
   both sides, no polling, ``t/io_uring`` without latency tracking while flashback records every
