@@ -185,7 +185,8 @@ def test_live_points_are_polars_points(sizes):
 def test_observer_s_is_the_time_the_run_spent_in_the_observer(tmp_path):
     """A real run's metadata says how long its thread spent in the progress callback (and
     the Ctrl-C polls); a simulated run's does not (its metadata is a function of its
-    inputs)."""
+    inputs). In this process (``session="shared"``): a job in its own session does not wait
+    for the callback (``test_run_session``)."""
     import time
 
     calls = []
@@ -195,10 +196,10 @@ def test_observer_s_is_the_time_the_run_spent_in_the_observer(tmp_path):
         time.sleep(0.02)
 
     w = fb.Workload(rw="randwrite", bs="4k", iodepth=4, size="8m", time="0.5s", interval="0.05s")
-    cap = fb.run(str(tmp_path / "s.bin"), w, progress=slow)
+    cap = fb.run(str(tmp_path / "s.bin"), w, progress=slow, session="shared")
     assert len(calls) >= 5
     assert cap.meta["observer_s"] >= len(calls) * 0.02
-    quiet = fb.run(str(tmp_path / "s.bin"), w)
+    quiet = fb.run(str(tmp_path / "s.bin"), w, session="shared")
     assert 0 <= quiet.meta["observer_s"] < len(calls) * 0.02
     sim = fb.run("sim:generic?scale=1/512", w.replace(time=None, written="16m"), progress=slow)
     assert "observer_s" not in sim.meta
@@ -207,7 +208,8 @@ def test_observer_s_is_the_time_the_run_spent_in_the_observer(tmp_path):
 def test_observer_s_counts_the_wait_for_the_gil(tmp_path):
     """The engine's thread takes the GIL to hand over rows and poll for Ctrl-C: while another
     thread holds it (here a C loop that never lets it go, as a redraw's long library call
-    can), that thread waits, and the wait is in ``observer_s``."""
+    can), that thread waits, and the wait is in ``observer_s``. In this process
+    (``session="shared"``); a job in its own session does not wait (``test_run_session``)."""
     import threading
     import time
 
@@ -226,7 +228,7 @@ def test_observer_s_counts_the_wait_for_the_gil(tmp_path):
             hogs[0].start()
 
     w = fb.Workload(rw="randwrite", bs="4k", iodepth=4, size="8m", time="1s", interval="0.05s")
-    cap = fb.run(str(tmp_path / "s.bin"), w, progress=start_hog)
+    cap = fb.run(str(tmp_path / "s.bin"), w, progress=start_hog, session="shared")
     hogs[0].join()
     # the engine's next poll (within 50 ms) or row waits out the rest of the hog
     assert cap.meta["observer_s"] >= held[0] - 0.1 > 0, (cap.meta["observer_s"], held)

@@ -77,12 +77,27 @@ def test_ctrl_c_stops_within_a_second_and_marks_interrupted(tmp_path):
     assert df["read_ios"].sum() == cap.meta["totals"]["read_ios"]
 
 
+def job_of(p: subprocess.Popen) -> int:
+    """The pid of ``flashback run``'s job: its child in a session of its own."""
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                stat = Path(f"/proc/{d}/stat").read_text()
+            except OSError:
+                continue
+            if int(stat[stat.rindex(")") + 2 :].split()[1]) == p.pid:
+                return int(d)
+    pytest.fail("flashback run has no child process")
+
+
 def test_kill_9_loses_at_most_the_last_second_and_recover_salvages_a_torn_copy(tmp_path):
     p, out = start_run(tmp_path)
     wait_rows(p, out, 4)
+    job = job_of(p)  # the job writes the file: killing it is what tears it
     killed = time.time()
-    p.send_signal(signal.SIGKILL)
-    p.communicate(timeout=10)
+    os.kill(job, signal.SIGKILL)
+    _, err = p.communicate(timeout=10)
+    assert p.returncode != 0 and "killed by signal 9 (SIGKILL)" in err, err
     with pytest.raises(fb.CaptureFileError, match="recover"):
         fb.load(out)  # unfinished: never loaded as if whole
     cap = fb.recover(out)
@@ -108,3 +123,30 @@ def test_kill_9_loses_at_most_the_last_second_and_recover_salvages_a_torn_copy(t
     again = fb.load(tmp_path / "salvaged.arrow")
     assert again.intervals.equals(rec.intervals)
     os.remove(torn)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+def test_killing_flashback_run_ends_its_job_and_the_capture_is_whole(tmp_path, sig):
+    """The job runs in a child of a session of its own (as fio's), which no signal sent to
+    ``flashback run``'s process group reaches: when ``flashback run`` dies of a signal, the
+    child is sent SIGTERM, ends the run ``interrupted`` and finishes the file."""
+    p, out = start_run(tmp_path)
+    wait_rows(p, out, 4)
+    job = job_of(p)
+    p.send_signal(sig)
+    p.communicate(timeout=10)
+
+    def running() -> bool:
+        try:
+            stat = Path(f"/proc/{job}/stat").read_text()
+        except OSError:
+            return False
+        return stat[stat.rindex(")") + 2] != "Z"
+
+    end = time.monotonic() + 10
+    while running() and time.monotonic() < end:
+        time.sleep(0.02)
+    assert not running(), "the job outlived flashback run"
+    cap = fb.load(out)
+    assert cap.status == "interrupted"
+    assert cap.intervals["read_ios"].sum() == cap.meta["totals"]["read_ios"]

@@ -18,9 +18,10 @@ Rows:
   per CPU in a session of their own ("loaded": no idle CPU, so no wake-up from an idle state;
   other work on a machine runs in sessions, so scheduler autogroups, of its own), and with the
   same loops in the tools' session. fio forks its job and the job calls ``setsid()``
-  (``backend.c`` ``thread_main``), so fio's job is never in the loops' autogroup while ``fb.run``
-  (and ``fio --thread``) is in the third regime; there ``fb.run`` runs in a session of its own
-  too, as a fourth tool. At QD1 each I/O is two
+  (``backend.c`` ``thread_main``), so fio's job is never in the loops' autogroup; ``fb.run``
+  does the same by default (``session="own"``, issue 29), and in the third regime
+  ``fb.run(session="shared")``, the job on a thread of the interpreter and so in the loops'
+  autogroup, runs as a fourth tool. At QD1 each I/O is two
   wake-ups: the loop device's worker (a kworker) by the tool's submission, the tool by the
   completion. Where the scheduler puts that worker decides a run: on the tool's CPU the two
   alternate there; on the other CPU every wake-up crosses CPUs, which on this VM costs an
@@ -54,6 +55,16 @@ Rows:
   session (other work ~64 % of the CPUs) a session of its own changed neither tool's split rate
   (fast runs: ``fio --thread`` 19 and 21 of 30 without and with ``setsid``, ``fb.run`` 22 and
   16, fio 21): the autogroup is fio's one remaining structural difference, not a shown cause.
+  Session 15 made it the default (``fb.run(session="own")``, the job in a forked child that calls
+  ``setsid()``). With other work at 1–3 % of the CPUs (18:35–18:39, load 2.0–4.9, 8 pairs of
+  2 s), ``fb.run`` / fio, IOPS and p50: quiet 1.01 (0.64–1.10) and 0.94 (0.90–1.21), loaded 0.72
+  and 0.99, loops in the tools' session 0.82 and 0.98, with fio against itself at 0.90/1.01,
+  0.66/1.00, 0.71/1.02; there ``fb.run(session="shared")`` had p50 2.76 and split 6 of 8
+  against 4 of 8 in its own session and fio's 2 of 8. With other work at 39–68 %: IOPS and
+  p50 0.61/0.96, 1.09/0.94, 0.65/0.97 (fio against itself 0.84/1.02, 1.18/0.95, 0.95/1.02, IOPS
+  ranges 0.07–20), and in 48 interleaved rounds with the loops in the tools' session (53–68 %
+  other work) fast runs were 34 in its own session, 36 shared, 40 for fio (Fisher p 0.82 own
+  against shared): no effect of the session there, as session 14 found at ~64 %.
 * **t/io_uring** 4 KiB randread QD32, CPU per I/O at submit/complete batches 4/1, 8/8 and 32/32
   (``fb_run --batch S/C`` against ``t/io_uring -sS -cC``, registered files, buffers and ring on
   both sides, no polling, ``t/io_uring`` without latency tracking while flashback records every
@@ -208,22 +219,23 @@ def fb_run(exe: str, dev: str, fields: dict, time_s: float, batch=None) -> dict:
 FB_PY = """
 import json, sys
 import flashback as fb
-dev, rw, bs, depth, time_s = sys.argv[1:]
+dev, rw, bs, depth, time_s, session = sys.argv[1:]
 cap = fb.run(dev, fb.Workload(rw=rw, bs=bs, iodepth=int(depth), time=time_s + "s",
-                              engine="io_uring"))
+                              engine="io_uring"), session=session)
 tot, d = cap.meta["totals"], "read" if cap.meta["totals"]["read_ios"] else "write"
 print(json.dumps({"ios": tot["read_ios"] + tot["write_ios"], "duration_s": cap.meta["duration_s"],
                   "p50_us": cap.meta["latency"][d]["p50_us"]}))
 """
 
 
-def fb_py(dev: str, fields: dict, time_s: float, *, own_session: bool = False) -> dict:
+def fb_py(dev: str, fields: dict, time_s: float, *, session: str = "own") -> dict:
     """One ``fb.run`` (the Python API, the engine as users run it) in a child interpreter: I/Os,
-    duration, p50 µs. ``own_session``: the child in a session of its own (see ``spawn``). No
+    duration, p50 µs. ``session``: ``fb.run``'s (``"own"``, the default: the job in a forked
+    child of a session of its own, as fio's; ``"shared"``: on a thread of the interpreter). No
     CPU: the child's includes the interpreter's start."""
     cmd = [sys.executable, "-c", FB_PY, dev, fields["rw"], fields["bs"], str(fields["iodepth"]),
-           str(time_s)]  # fmt: skip
-    out, _ = spawn(cmd, own_session=own_session)
+           str(time_s), session]  # fmt: skip
+    out, _ = spawn(cmd)
     return json.loads(out.strip().splitlines()[-1])
 
 
@@ -317,9 +329,10 @@ def busy_loops(*, own_session: bool) -> list[subprocess.Popen]:
 
 
 #: The QD1 rows' regimes: the busy loops' session (None: no busy loops). In the tools' session
-#: the loops share the scheduler autogroup of every tool but fio's job, which leaves it
-#: (``setsid()`` in fio's ``thread_main`` for a forked job); there ``fb_own`` runs ``fb.run``
-#: in a session of its own as well.
+#: the loops share the scheduler autogroup of every tool but the jobs of fio and ``fb.run``,
+#: which leave it (``setsid()`` in fio's ``thread_main`` for a forked job; ``fb.run``'s default
+#: ``session="own"``); there ``fb_shared`` runs ``fb.run(session="shared")`` as well, the job
+#: on a thread of the interpreter, in the loops' autogroup.
 REGIMES = {"quiet": None, "loaded": "own", "loaded, loops in the tools' session": "tools"}
 
 
@@ -346,7 +359,7 @@ def qd1(dev: str, time_s: float, pairs: int) -> list[dict]:
                 "fio_again": lambda: fio(dev, fields, time_s),
             }
             if loops_session == "tools":
-                tools["fb_own"] = lambda: fb_py(dev, fields, time_s, own_session=True)
+                tools["fb_shared"] = lambda: fb_py(dev, fields, time_s, session="shared")
             if BASELINE:
                 tools["before"] = lambda: fb_run(BASELINE, dev, fields, time_s)
             t0, ticks0 = time.monotonic(), cpu_ticks_by_pid()
@@ -372,9 +385,10 @@ def qd1(dev: str, time_s: float, pairs: int) -> list[dict]:
             f"  control, fio against itself: {against_fio(row, runs, 'fio_again', 'control')}",
             flush=True,
         )
-        if "fb_own" in runs:
-            own = against_fio(row, runs, "fb_own", "own")
-            print(f"  fb.run in a session of its own (as fio's job): {own}", flush=True)
+        if "fb_shared" in runs:
+            shared = against_fio(row, runs, "fb_shared", "shared")
+            print(f"  fb.run(session='shared'), the job in the loops' autogroup: {shared}",
+                  flush=True)  # fmt: skip
         row.update(modes(runs))
         print(f"  {modes_line(row)}", flush=True)
         rows.append(row)
@@ -406,8 +420,8 @@ def modes(runs: dict[str, list[dict]]) -> dict:
 
 def modes_line(row: dict) -> str:
     n = row["pairs"]
-    label = {"fio": "fio", "fio_again": "fio again", "fb": "fb.run", "fb_own": "fb.run in its "
-             "own session", "before": "before"}  # fmt: skip
+    label = {"fio": "fio", "fio_again": "fio again", "fb": "fb.run", "fb_shared": "fb.run "
+             "session='shared'", "before": "before"}  # fmt: skip
     counts = ", ".join(f"{label[k[6:]]} {v}/{n}" for k, v in row.items()
                        if k.startswith("split_"))  # fmt: skip
     head = f"runs split across CPUs: {counts}"

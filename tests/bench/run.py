@@ -16,6 +16,7 @@ import live
 import memory
 import pelt
 import replaydir
+import run_session
 import sim
 import startup
 import stream
@@ -38,6 +39,7 @@ def main() -> None:
     results["live"] = live.main()
     results["telemetry"] = telemetry.main()
     results["replaydir"] = replaydir.main([])
+    results["run_session"] = run_session.main([])
     out = Path("out")
     out.mkdir(exist_ok=True)
     (out / "bench.json").write_text(json.dumps(results, indent=2))

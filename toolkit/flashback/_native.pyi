@@ -54,6 +54,7 @@ class NativeTarget:
         no_recording: bool = False,
         stream_only: bool = False,
         overwrite_capture: bool = False,
+        own_session: bool = False,
     ) -> tuple[ArrowTable, dict[str, Any]]: ...
     def run_trace(
         self,
@@ -68,6 +69,7 @@ class NativeTarget:
         capture_path: str | PathLike[str] | None = None,
         progress: Callable[..., Any] | None = None,
         overwrite_capture: bool = False,
+        own_session: bool = False,
     ) -> tuple[ArrowTable, dict[str, Any]]: ...
     def discard(self, offset: int = 0, size: int | None = None) -> None: ...
     def idle(self, seconds: float) -> bool: ...

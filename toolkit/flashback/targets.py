@@ -82,6 +82,7 @@ class Target:
         progress: bool | Callable[[dict], None] | None = None,
         stream_only: bool = False,
         overwrite: bool = False,
+        session: str = "own",
     ) -> Capture:
         """Runs ``workload`` and returns its capture (also streamed to ``capture_path``).
 
@@ -98,16 +99,39 @@ class Target:
         a callable to receive each interval as a dict, ``None``/``False`` for nothing.
         The callable may read this target's properties (not run it again).
 
+        ``session``: ``"own"`` (the default) runs a file's or device's job as fio does, in a
+        forked child process that calls ``setsid()``. With the kernel's scheduler autogroups
+        (``/proc/sys/kernel/sched_autogroup_enabled``), a new session is a scheduling group of
+        its own, so CPU-busy work started from the caller's session (a build in the same
+        terminal, the other kernels of a Jupyter server) does not share the job's CPU time;
+        at QD1 that decides whether the job and the device's completion work take turns on
+        one CPU (fio's latency) or not. It costs a ``fork`` of the calling process per run:
+        its page tables are copied and the child's exit tears them down, measured 5.5 ms a
+        run from a 56 MiB interpreter and 75 ms from one holding 1 GiB
+        (``tests/bench/run_session.py``); a replay of thousands of short steps from a large
+        process may prefer ``"shared"``. The rows and metadata are those of a run in this
+        process; the progress callback runs here, as the child sends each interval. A child
+        killed mid-run raises :class:`DeviceError` naming the signal; a streamed
+        ``capture_path`` keeps what was written (:func:`flashback.recover`). ``"shared"``
+        runs the job on a thread of this process. A ``sim:`` drive always runs here.
+
         Raises:
             RunInterrupted: Ctrl-C stopped the run within a second; the capture (status
                 ``interrupted``, already saved to ``capture_path`` when given) is its
                 ``.capture``. It is a ``KeyboardInterrupt``.
-            ParameterError, DeviceError: see :class:`Target`.
+            ParameterError: ``session`` is neither ``"own"`` nor ``"shared"``; see
+                :class:`Target` for the rest.
+            DeviceError: see :class:`Target`; or the run's child process was killed.
         """
+        if session not in ("own", "shared"):
+            raise ParameterError(
+                f"session={session!r} is not a session; use 'own' (a child process in a "
+                "session of its own, as fio runs a job) or 'shared' (this process)"
+            )
         if workload.ramp_s:  # fio's ramp_time: the same I/O first, not recorded
             from flashback.fio.jobfile import ramp_workload
 
-            self.run(ramp_workload(workload), step="ramp", progress=progress)
+            self.run(ramp_workload(workload), step="ramp", progress=progress, session=session)
         cap = run_with_progress(
             lambda bar: self._t.run(
                 workload.fields(),
@@ -116,6 +140,7 @@ class Target:
                 progress=bar,
                 stream_only=stream_only and capture_path is not None,
                 overwrite_capture=overwrite,
+                own_session=session == "own",
             ),
             target=self,
             progress=progress,
@@ -244,9 +269,10 @@ def run(
     destroy: str | None = None,
     overwrite: bool = False,
     stream_only: bool = False,
+    session: str = "own",
 ) -> Capture:
     """Runs ``workload`` on ``target`` and returns the capture (see :meth:`Target.run` for
-    ``capture_path``, ``progress`` and ``stream_only``).
+    ``capture_path``, ``progress``, ``stream_only`` and ``session``).
 
     A missing regular file is created (and preallocated) to ``offset + size`` of the workload.
     A ``sim:`` string makes a freshly erased simulated drive; pass a :class:`Target` to keep a
@@ -268,4 +294,5 @@ def run(
         progress=progress,
         stream_only=stream_only,
         overwrite=overwrite,
+        session=session,
     )

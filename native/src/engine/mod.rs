@@ -3,9 +3,11 @@
 //! - [`open`]: opening a file (created, preallocated and marked when missing) or block device,
 //!   with [`safety`] deciding once whether it may be written;
 //! - [`runner`]: a run's jobs, limits and recording; [`uring`] and [`psync`] are the engines;
+//! - [`child`]: a run in a forked child of a session of its own, as fio runs a job;
 //! - [`discard`]: BLKDISCARD / hole punching; [`sysfs`]: what the kernel says about a device.
 
 mod buf;
+mod child;
 mod discard;
 mod job;
 mod layout;
@@ -119,6 +121,18 @@ impl RealTarget {
         let out = runner::run(&self.t, w, o, meta, self.host_written, obs)?;
         self.host_written = out.host_written_end;
         Ok(out.output)
+    }
+
+    /// [`RealTarget::run`] in a forked child process in a session (so a scheduler autogroup)
+    /// of its own, as fio runs a job; the same result (see [`child`]). Errors: the run's, and
+    /// [`Error::Io`] when the child cannot start or is killed by a signal.
+    pub fn run_in_own_session(
+        &mut self,
+        w: &Workload,
+        o: &RunOptions,
+        obs: &mut dyn Observer,
+    ) -> Result<RunOutput> {
+        child::run(self, w, o, obs)
     }
 
     /// Discards `[offset, offset + len)` (`None`: to the end), aligned inwards to the logical

@@ -92,8 +92,9 @@ impl NativeTarget {
 
     /// Runs a workload (fields as strings). Returns `(table, meta)`; Ctrl-C ends the run
     /// early with status `interrupted`. `stream_only` (with `capture_path`) returns no rows:
-    /// they are in the file only.
-    #[pyo3(signature = (fields, *, step="".to_string(), capture_path=None, progress=None, no_recording=false, stream_only=false, overwrite_capture=false))]
+    /// they are in the file only. `own_session`: a real target's job runs in a forked child
+    /// in a session of its own, as fio's does (`Target::run_in_own_session`).
+    #[pyo3(signature = (fields, *, step="".to_string(), capture_path=None, progress=None, no_recording=false, stream_only=false, overwrite_capture=false, own_session=false))]
     #[allow(clippy::too_many_arguments, reason = "mirrors the Python keywords")]
     fn run<'py>(
         &self,
@@ -105,6 +106,7 @@ impl NativeTarget {
         no_recording: bool,
         stream_only: bool,
         overwrite_capture: bool,
+        own_session: bool,
     ) -> PyResult<(ArrowTable, Bound<'py, PyAny>)> {
         let w =
             Workload::from_pairs(fields.iter().map(|(k, v)| (k.as_str(), v.as_str()))).py_err()?;
@@ -116,12 +118,12 @@ impl NativeTarget {
             overwrite_capture,
             sys_root: None,
         };
-        self.run_workload(py, &w, &opts, progress)
+        self.run_workload(py, &w, &opts, progress, own_session)
     }
 
     /// Replays a block trace (fio iolog v2/v3 or blkparse text) with the queue-depth, data and
     /// interval fields of `fields` (see [`crate::trace::trace_workload`]).
-    #[pyo3(signature = (path, fields, *, time_scale=None, offset_scale=1.0, offset_shift=0, align=4096, step="trace".to_string(), capture_path=None, progress=None, overwrite_capture=false))]
+    #[pyo3(signature = (path, fields, *, time_scale=None, offset_scale=1.0, offset_shift=0, align=4096, step="trace".to_string(), capture_path=None, progress=None, overwrite_capture=false, own_session=false))]
     #[allow(clippy::too_many_arguments, reason = "mirrors the Python keywords")]
     fn run_trace<'py>(
         &self,
@@ -136,6 +138,7 @@ impl NativeTarget {
         capture_path: Option<PathBuf>,
         progress: Option<Py<PyAny>>,
         overwrite_capture: bool,
+        own_session: bool,
     ) -> PyResult<(ArrowTable, Bound<'py, PyAny>)> {
         let remap = crate::trace::Remap {
             offset_scale,
@@ -155,7 +158,7 @@ impl NativeTarget {
             overwrite_capture,
             sys_root: None,
         };
-        self.run_workload(py, &w, &opts, progress)
+        self.run_workload(py, &w, &opts, progress, own_session)
     }
 
     /// Discards `[offset, offset + size)` bytes (`size=None`: to the end).
@@ -180,20 +183,25 @@ impl NativeTarget {
 }
 
 impl NativeTarget {
-    /// Runs `w` with a progress observer; returns the table and the metadata as a dict.
+    /// Runs `w` with a progress observer (`own_session`: see [`Target::run_in_own_session`]);
+    /// returns the table and the metadata as a dict.
     fn run_workload<'py>(
         &self,
         py: Python<'py>,
         w: &Workload,
         opts: &RunOptions,
         progress: Option<Py<PyAny>>,
+        own_session: bool,
     ) -> PyResult<(ArrowTable, Bound<'py, PyAny>)> {
         if let (Some(p), false) = (&opts.capture_path, self.kind == "sim") {
             crate::output::check_not_target(p, std::path::Path::new(&self.spec)).py_err()?;
         }
         let mut obs = PyObserver::new(progress).live(self.state.clone());
         let out = self.with_target(py, |t| {
-            run_detached(py, &mut obs, |obs| t.run(w, opts, obs))
+            run_detached(py, &mut obs, |obs| match own_session {
+                true => t.run_in_own_session(w, opts, obs),
+                false => t.run(w, opts, obs),
+            })
         })?;
         let table =
             ArrowTable::from_rows(&out.rows, out.with_sim, &out.meta.to_string()).py_err()?;

@@ -81,6 +81,23 @@ impl Target {
         }
     }
 
+    /// [`Target::run`] with a real target's job in a child process in a session of its own
+    /// (fio's forked job calls `setsid()`: with scheduler autogroups, busy work started from
+    /// the caller's session no longer shares the job's CPU time; see `engine::child`). A
+    /// `sim:` drive runs in this process. Same result as [`Target::run`]; more errors: the
+    /// child cannot be started or was killed ([`crate::Error::Io`]).
+    pub fn run_in_own_session(
+        &mut self,
+        w: &Workload,
+        opts: &RunOptions,
+        obs: &mut dyn Observer,
+    ) -> Result<RunOutput> {
+        match self {
+            Target::Real(r) => r.run_in_own_session(w, opts, obs),
+            Target::Sim(s) => s.run(w, opts, obs),
+        }
+    }
+
     /// Discards (TRIM/unmap) `[offset, offset + len)`; `len = None` means to the end.
     pub fn discard(&mut self, offset: u64, len: Option<u64>) -> Result<()> {
         match self {

@@ -317,15 +317,21 @@ pub fn measure_compress_ratio(pattern: &DataPattern, bs: u64, seed: u64, samples
     packed as f64 / raw as f64
 }
 
+/// The memo of [`compress_ratio_cached`]; `engine::child` holds its lock across `fork`.
+pub(crate) fn compress_ratio_cache(
+) -> &'static std::sync::Mutex<std::collections::HashMap<(String, u64), f64>> {
+    static CACHE: std::sync::OnceLock<
+        std::sync::Mutex<std::collections::HashMap<(String, u64), f64>>,
+    > = std::sync::OnceLock::new();
+    CACHE.get_or_init(Default::default)
+}
+
 /// [`measure_compress_ratio`] memoised per (pattern, block size): replays run thousands of
 /// short steps with the same data, and each measurement compresses 16 blocks.
 #[allow(clippy::unwrap_used, reason = "poisoned only by a panic")]
 pub fn compress_ratio_cached(pattern: &DataPattern, bs: u64) -> f64 {
-    use std::collections::HashMap;
-    use std::sync::{Mutex, OnceLock};
-    static CACHE: OnceLock<Mutex<HashMap<(String, u64), f64>>> = OnceLock::new();
     let key = (pattern.spec(), bs);
-    let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
+    let cache = compress_ratio_cache();
     if let Some(r) = cache.lock().unwrap().get(&key) {
         return *r;
     }

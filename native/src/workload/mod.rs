@@ -6,6 +6,7 @@ mod data;
 mod ops;
 
 pub use budget::Budget;
+pub(crate) use data::compress_ratio_cache;
 pub use data::{compress_ratio_cached, measure_compress_ratio, DataGen};
 pub use ops::{job_slices, Op, OpKind, OpStream};
 
