@@ -86,9 +86,16 @@ Rows:
   of ``fb_run``'s start-up, the write guard's scan of every mount namespace
   (``engine::safety``) ~8 ms, loading and relocating the 3.6 MB binary 1.5–4 ms, the drive and
   platform records ~1.3 ms, ring and buffers ~1 ms. A ``time=1ms`` run in the rotation
-  (``fb_start``) prints that cost beside each row. ``t/io_uring`` is built from fio's
-  source at run time into a cache directory, never vendored: the source is ``$FIO_SRC`` (a fio
-  checkout, or a git directory such as the one the ``fetch`` tool leaves in
+  (``fb_start``) prints that cost beside each row. Between a run's first and last
+  ``io_uring_enter`` (perf, 16 interleaved pairs of 1 s at 32/32, load ~4) ``fb_run`` spent
+  146 ns of user time per I/O against 38 and 1.06× ``t/io_uring``'s kernel time; the largest
+  kernel difference, importing one of 32 registered buffers per I/O (23.5 against ~11 ns/IO),
+  went when the buffers were registered as one, as ``t/io_uring`` does. With that, 8 pairs of
+  2 s (load 1.8–4.7): CPU/IO ratio 1.29 / 1.18 / 1.13 at 4/1, 8/8, 32/32 against 1.17 / 1.18 /
+  1.13 for the build before it in the same rotation (ranges 0.35–1.78: not resolved), start-up
+  15–22 ms, 4.4–6.2 % of a 2 s run's CPU. ``t/io_uring`` is built from fio's source at run
+  time into a cache directory, never vendored: the source is ``$FIO_SRC`` (a fio checkout, or
+  a git directory such as the one the ``fetch`` tool leaves in
   ``/work/.mirror/axboe+fio/repo``); without one the row is skipped with the reason printed.
 * **128 KiB sequential writes** QD8, CPU per I/O against fio's default (one buffer filled once,
   scrambled per write) and ``--refill_buffers``; then the data flashback wrote is read back from
