@@ -94,14 +94,16 @@ pub fn prepare(job: &mut Job<'_>, ring: &mut IoUring) -> Setup {
         .submitter()
         .register_files(&[job.file.as_raw_fd()])
         .is_ok();
-    // SAFETY (both registrations): the buffers outlive the ring's use of them: every I/O is
-    // drained before `run` returns, and on a broken ring the buffers are leaked rather than
-    // freed.
     let region = bufs.region();
-    let one_region = region.iov_len <= MAX_REGISTERED
-        && unsafe { ring.submitter().register_buffers(&[region]) }.is_ok();
-    let fixed_bufs =
-        one_region || unsafe { ring.submitter().register_buffers(&bufs.iovecs()) }.is_ok();
+    let one_region = region.iov_len <= MAX_REGISTERED && {
+        // SAFETY: the buffers outlive the ring's use of them: every I/O is drained before
+        // `run` returns, and on a broken ring the buffers are leaked rather than freed.
+        unsafe { ring.submitter().register_buffers(&[region]) }.is_ok()
+    };
+    let fixed_bufs = one_region || {
+        // SAFETY: as for the one region above: the same buffers, one registration per slot.
+        unsafe { ring.submitter().register_buffers(&bufs.iovecs()) }.is_ok()
+    };
     Setup {
         bufs,
         depth,
