@@ -84,10 +84,29 @@ Rows:
   wait); the difference of 1 s and 4 s runs gives 1.03 (4/1) and 1.05 (32/32) per I/O, and
   a per-run intercept of 6–48 ms of CPU for ``fb_run`` (medians 26 and 34 ms) against 0–20 ms
   for ``t/io_uring`` (medians 10 and 13 ms): on 2 s runs that intercept is about half of the
-  excess. A whole ``fb_run`` of ``time=1ms`` costs 3.6–7.7 ms of CPU, so set-up and the report
-  are not most of it; where the rest goes is not known. ``t/io_uring`` is built from fio's
-  source at run time into a cache directory, never vendored: the source is ``$FIO_SRC`` (a fio
-  checkout, or a git directory such as the one the ``fetch`` tool leaves in
+  excess. That intercept is start-up paid cold: a whole ``fb_run`` of ``time=1ms`` costs
+  4–8 ms of CPU right after another run but 22–63 ms (median 50) after a 2 s pause, as every
+  run in the rotation follows seconds of the other tools' runs; run right before it, the same
+  binary exiting at its argument check or a Python scan of ``/proc/*/ns/mnt`` each bring it to
+  ~22 ms, a whole run to ~9 ms (issue 29, session 15, load 2.5–4.5). On this VM the first
+  touch of memory after a pause costs far more than the next: the same ``/proc`` scan in one
+  process takes 0.8 ms again at once, 3.5 ms after 0.1 s and 15–20 ms after 1–2 s, and probing
+  the namespaces through pidfds instead of ``/proc/PID/ns/mnt`` was no cheaper (7–10 ms cold).
+  By phase (perf, 20 kHz, runs of 1 s at 32/32): before the first ``io_uring_enter`` 12–13 ms
+  for ``fb_run`` against 3–4.5 ms for ``t/io_uring``, after the last 1.4–2.9 against 0.6–1.7;
+  of ``fb_run``'s start-up, the write guard's scan of every mount namespace
+  (``engine::safety``) ~8 ms, loading and relocating the 3.6 MB binary 1.5–4 ms, the drive and
+  platform records ~1.3 ms, ring and buffers ~1 ms. A ``time=1ms`` run in the rotation
+  (``fb_start``) prints that cost beside each row. Between a run's first and last
+  ``io_uring_enter`` (perf, 16 interleaved pairs of 1 s at 32/32, load ~4) ``fb_run`` spent
+  146 ns of user time per I/O against 38 and 1.06× ``t/io_uring``'s kernel time; the largest
+  kernel difference, importing one of 32 registered buffers per I/O (23.5 against ~11 ns/IO),
+  went when the buffers were registered as one, as ``t/io_uring`` does. With that, 8 pairs of
+  2 s (load 1.8–4.7): CPU/IO ratio 1.29 / 1.18 / 1.13 at 4/1, 8/8, 32/32 against 1.17 / 1.18 /
+  1.13 for the build before it in the same rotation (ranges 0.35–1.78: not resolved), start-up
+  15–22 ms, 4.4–6.2 % of a 2 s run's CPU. ``t/io_uring`` is built from fio's source at run
+  time into a cache directory, never vendored: the source is ``$FIO_SRC`` (a fio checkout, or
+  a git directory such as the one the ``fetch`` tool leaves in
   ``/work/.mirror/axboe+fio/repo``); without one the row is skipped with the reason printed.
 * **128 KiB sequential writes** QD8, CPU per I/O against fio's default (one buffer filled once,
   scrambled per write) and ``--refill_buffers``; then the data flashback wrote is read back from
@@ -490,8 +509,11 @@ def ring_cost(dev: str, time_s: float, pairs: int) -> list[dict]:
         }
         if BASELINE:
             tools["before"] = lambda b=batch: fb_run(BASELINE, dev, fields, time_s, batch=b)
+        # a run of 1 ms: start-up and report, paid in the rotation's conditions
+        tools["fb_start"] = lambda b=batch: fb_run(str(FB_RUN), dev, fields, 0.001, batch=b)
         # every tool's I/Os as the device counted them
         runs = rotate({n: lambda f=f: on_device(dev, f) for n, f in tools.items()}, pairs)
+        start = runs.pop("fb_start")
         la = load()
         row = {"batch": list(batch), "pairs": pairs, "load": la,
                **summarize(runs, "t", {"cpu_us": cpu_us, "iops": iops})}  # fmt: skip
@@ -510,8 +532,27 @@ def ring_cost(dev: str, time_s: float, pairs: int) -> list[dict]:
         row["split"] = {n: split_row(rs) for n, rs in runs.items()}
         print("  " + " | ".join(f"{n}: {split_line(v)}" for n, v in row["split"].items()),
               flush=True)  # fmt: skip
+        row.update(start_cost(start, runs["fb"]))
+        print(f"  {start_line(row, time_s)}", flush=True)
         rows.append(row)
     return rows
+
+
+def start_cost(start: list[dict], full: list[dict]) -> dict:
+    """What a ``time=1ms`` run of ``fb_run`` costs in the rotation (start-up, set-up and the
+    report, each run following the other tools' runs): its median CPU in ms with the range, and
+    the median per pair of its share of a full run's CPU."""
+    ms = [r["cpu_s"] * 1e3 for r in start]
+    share = [s["cpu_s"] / f["cpu_s"] for s, f in zip(start, full, strict=True)]
+    return {"fb_start_ms": (statistics.median(ms), min(ms), max(ms)),
+            "fb_start_share": statistics.median(share)}  # fmt: skip
+
+
+def start_line(row: dict, time_s: float) -> str:
+    return (
+        f"fb_run start-up and report (a time=1ms run in the rotation): "
+        f"{fmt(row['fb_start_ms'])} ms CPU, {row['fb_start_share']:.1%} of a {time_s:g} s run's"
+    )
 
 
 def split_row(runs: list[dict]) -> dict:

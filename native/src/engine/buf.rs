@@ -57,6 +57,15 @@ impl SlotBufs {
         unsafe { std::slice::from_raw_parts_mut(self.ptr(i), self.slot_len) }
     }
 
+    /// One `iovec` over every slot, padding between them included (for registering them with
+    /// io_uring as one buffer, as fio's `t/io_uring` registers its buffers).
+    pub fn region(&self) -> libc::iovec {
+        libc::iovec {
+            iov_base: self.ptr.as_ptr().cast(),
+            iov_len: self.layout.size(),
+        }
+    }
+
     /// `iovec`s of every slot (for registering them with io_uring).
     pub fn iovecs(&self) -> Vec<libc::iovec> {
         (0..self.slots)
@@ -90,5 +99,12 @@ mod tests {
             assert!(b.slot_mut(i).iter().all(|&x| x == i as u8 + 1));
         }
         assert_eq!(b.iovecs().len(), 3);
+        // the region holds every slot, from the first's start to the last's end
+        let r = b.region();
+        let (start, end) = (r.iov_base as usize, r.iov_base as usize + r.iov_len);
+        for v in b.iovecs() {
+            assert!(v.iov_base as usize >= start && v.iov_base as usize + v.iov_len <= end);
+        }
+        assert_eq!(start, b.ptr(0) as usize);
     }
 }

@@ -275,7 +275,8 @@ impl State {
         let sqe = if op.kind == OpKind::Trim {
             trim_entry(job.kind, self.file.fixed, self.file.fd, op.offset, op.len)
         } else {
-            let fixed = self.setup.fixed_bufs.then_some(buf);
+            let index = if self.setup.one_region { 0 } else { buf };
+            let fixed = self.setup.fixed_bufs.then_some(index);
             rw_entry(self.file, &op, self.setup.bufs.ptr(buf as usize), fixed)
         };
         // SAFETY: the buffer stays valid until the completion is reaped (see `prepare`).

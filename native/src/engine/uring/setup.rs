@@ -11,6 +11,10 @@ use std::os::unix::io::AsRawFd;
 /// Most memory spent on spare write buffers (see [`Setup`]).
 const SPARE_BYTES: usize = 64 << 20;
 
+/// The largest buffer the kernel registers (`io_buffer_validate`: 1 GiB); a larger set of
+/// buffers is registered one buffer per slot.
+const MAX_REGISTERED: usize = 1 << 30;
+
 /// Memory of the pool of random write buffers a write-only `data=random` job rotates through
 /// (see [`Setup`]); at least twice the depth of buffers, at most [`SPARE_BYTES`] beyond it.
 const POOL_BYTES: usize = 4 << 20;
@@ -41,6 +45,10 @@ pub struct Setup {
     pub(super) depth: usize,
     pub(super) fixed_file: bool,
     pub(super) fixed_bufs: bool,
+    /// The buffers are registered as one buffer (index 0, [`SlotBufs::region`]) rather than
+    /// one per slot: one registration for the kernel to look up and import from on every I/O,
+    /// as fio's `t/io_uring` registers its buffers.
+    pub(super) one_region: bool,
     /// Write buffers are a rotated pool, retagged instead of refilled.
     pub(super) pool: bool,
     /// Buffers holding the data of a next write, oldest first.
@@ -86,14 +94,22 @@ pub fn prepare(job: &mut Job<'_>, ring: &mut IoUring) -> Setup {
         .submitter()
         .register_files(&[job.file.as_raw_fd()])
         .is_ok();
-    // SAFETY: the buffers outlive the ring's use of them: every I/O is drained before `run`
-    // returns, and on a broken ring the buffers are leaked rather than freed.
-    let fixed_bufs = unsafe { ring.submitter().register_buffers(&bufs.iovecs()) }.is_ok();
+    let region = bufs.region();
+    let one_region = region.iov_len <= MAX_REGISTERED && {
+        // SAFETY: the buffers outlive the ring's use of them: every I/O is drained before
+        // `run` returns, and on a broken ring the buffers are leaked rather than freed.
+        unsafe { ring.submitter().register_buffers(&[region]) }.is_ok()
+    };
+    let fixed_bufs = one_region || {
+        // SAFETY: as for the one region above: the same buffers, one registration per slot.
+        unsafe { ring.submitter().register_buffers(&bufs.iovecs()) }.is_ok()
+    };
     Setup {
         bufs,
         depth,
         fixed_file,
         fixed_bufs,
+        one_region,
         pool,
         ready,
         spent,
