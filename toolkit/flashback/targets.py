@@ -13,6 +13,24 @@ from flashback.errors import ParameterError
 from flashback.progress import close_progress, make_progress
 from flashback.workload import Workload
 
+#: ``session=`` values of a run on a real target (see :meth:`Target.run`)
+SESSIONS = ("own", "shared")
+
+
+def own_session(session: str) -> bool:
+    """Whether ``session`` asks for the job in a child process of a session of its own
+    (``"own"``) rather than this process (``"shared"``); see :meth:`Target.run`.
+
+    Raises:
+        ParameterError: ``session`` is neither.
+    """
+    if session not in SESSIONS:
+        raise ParameterError(
+            f"session={session!r} is not a session; use 'own' (a child process in a "
+            "session of its own, as fio runs a job) or 'shared' (this process)"
+        )
+    return session == "own"
+
 
 class Target:
     """An opened target that keeps its state across runs (a simulated drive's FTL, a file's
@@ -123,11 +141,7 @@ class Target:
                 :class:`Target` for the rest.
             DeviceError: see :class:`Target`; or the run's child process was killed.
         """
-        if session not in ("own", "shared"):
-            raise ParameterError(
-                f"session={session!r} is not a session; use 'own' (a child process in a "
-                "session of its own, as fio runs a job) or 'shared' (this process)"
-            )
+        own = own_session(session)
         if workload.ramp_s:  # fio's ramp_time: the same I/O first, not recorded
             from flashback.fio.jobfile import ramp_workload
 
@@ -140,7 +154,7 @@ class Target:
                 progress=bar,
                 stream_only=stream_only and capture_path is not None,
                 overwrite_capture=overwrite,
-                own_session=session == "own",
+                own_session=own,
             ),
             target=self,
             progress=progress,

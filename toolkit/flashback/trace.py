@@ -9,7 +9,7 @@ from collections.abc import Callable
 from flashback._options import given_options
 from flashback.capture import Capture
 from flashback.errors import ImportFormatError, ParameterError
-from flashback.targets import Target, open_target, run_with_progress
+from flashback.targets import Target, open_target, own_session, run_with_progress
 from flashback.units import interval_seconds
 from flashback.workload import Workload
 
@@ -75,6 +75,7 @@ def replay_trace(
     destroy: str | None = None,
     overwrite: bool = False,
     remap: Remap | None = None,
+    session: str = "own",
 ) -> Capture:
     """Replays a recorded block trace on ``target`` and returns the capture.
 
@@ -91,13 +92,17 @@ def replay_trace(
             there is replaced only with ``overwrite`` (see :meth:`flashback.Target.run`).
         remap: ``time_scale``, ``offset_scale``, ``offset_shift_bytes`` and ``align_bytes`` as
             one :class:`Remap` (those keywords then left at their defaults).
+        session: ``"own"`` (default) replays a file's or device's trace in a child process of
+            a session of its own, as fio runs a job; ``"shared"`` in this process (see
+            :meth:`flashback.Target.run`).
 
     Raises:
         ImportFormatError: a malformed trace line (the message names file and line).
         ParameterError: the trace does not fit the target after remapping, a bad factor, a
             shift or alignment that is not a whole number of bytes from 0 to 2^64 − 1, an
             interval that is not a positive duration, ``remap`` that is not a :class:`Remap`,
-            or ``remap`` given with one of its keywords changed from its default.
+            or ``remap`` given with one of its keywords changed from its default, or a
+            ``session`` that is neither ``"own"`` nor ``"shared"``.
     """
     if remap is not None:
         opts = _given_remap(
@@ -124,6 +129,7 @@ def replay_trace(
                 f"{name} must be a whole number of bytes from 0 to 2^64 - 1, got {v!r}"
             )
     interval_s = interval_seconds(interval_s, where="replay_trace")
+    own = own_session(session)
     if not os.path.exists(path):
         raise ImportFormatError(
             f"{path} does not exist; give the path of a fio iolog or blkparse output"
@@ -151,6 +157,7 @@ def replay_trace(
             capture_path=None if capture_path is None else os.fspath(capture_path),
             progress=bar,
             overwrite_capture=overwrite,
+            own_session=own,
         ),
         target=t,
         progress=progress,

@@ -49,6 +49,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="allow writing over an existing file: a regular-file target flashback did not create, and the -o file",
     )
+    p.add_argument(
+        "--session",
+        choices=("own", "shared"),
+        default="own",
+        help="own (default): a file's or device's job runs in a child process of a session of "
+        "its own, as fio runs a job; shared: in this process",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true", help="print the summary and metadata as JSON")
     p.set_defaults(func=main)
@@ -130,6 +137,7 @@ def main(args: argparse.Namespace) -> int:
             destroy=args.destroy,
             overwrite=args.overwrite,
             stream_only=stream_to is not None,  # memory stays flat: the file has the rows
+            session=args.session,
         )
     except RunInterrupted as e:
         cap = e.capture
