@@ -55,6 +55,33 @@ def ar1(rng, n: int, phi: float, sd: float):
     return x
 
 
+def children(parent: int | None = None) -> dict[int, str]:
+    """The child processes of ``parent`` (default: this process): pid → state letter from
+    ``/proc/PID/stat`` (``Z``: a zombie)."""
+    parent = os.getpid() if parent is None else parent
+    out = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{d}/stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        if int(fields[1]) == parent:
+            out[int(d)] = fields[0]
+    return out
+
+
+def running(pid: int) -> bool:
+    """Whether process ``pid`` exists and is not a zombie."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2] != "Z"
+
+
 def sha256(path: str | os.PathLike[str]) -> str:
     """SHA-256 of a file's or block device's whole contents."""
     h = hashlib.sha256()

@@ -164,6 +164,11 @@ PARAMS = {"puget-cdm-loop": {"total_written_bytes": 6e11}}
 SLOW_PARAMS: dict[str, dict] = {"puget-cdm-loop": {}}
 
 
+def slow_params(name: str) -> dict:
+    """The parameters the slow sweep replays ``name`` with."""
+    return SLOW_PARAMS.get(name, PARAMS.get(name, {}))
+
+
 def rows(rep: fb.Replay) -> dict[tuple, tuple[float, str]]:
     cmp = rep.compare()
     cmp = cmp.filter(
@@ -316,7 +321,7 @@ def test_every_row_holds_from_one_64th_to_full_size(name):
     replayed value within 3 % (or the unit's resolution, :func:`moved_too_far`), except the
     drifts listed, measured and open in KNOWN_DRIFTS. A row listed there that now holds is
     reported so the entry can go."""
-    params = SLOW_PARAMS.get(name, PARAMS.get(name, {}))
+    params = slow_params(name)
     ref = all_rows(fb.replay(name, scale=REFERENCE.get(name, "1"), **params))
     step_gb = next((v for k, (v, _) in ref.items() if k[2] == "written_per_loop_gb"), 0.0)
     known = KNOWN_DRIFTS.get(name, set())
@@ -398,7 +403,7 @@ SEED_MEANS: dict[tuple[str, str, str, str], dict] = {
 
 
 def _seed_values(name: str, key: tuple[str, str, str], scale: str, seeds: int) -> list[float]:
-    params = SLOW_PARAMS.get(name, PARAMS.get(name, {}))
+    params = slow_params(name)
     return [
         all_rows(fb.replay(name, scale=scale, seed=s, **params))[key][0]
         for s in range(1, seeds + 1)

@@ -11,30 +11,14 @@ import sys
 import textwrap
 import threading
 import time
-from pathlib import Path
 
 import pytest
+from conftest import children, running
 
 import flashback as fb
 from flashback.errors import RunInterrupted
 
 MiB = 1 << 20
-
-
-def children() -> dict[int, str]:
-    """This process's child processes: pid → state letter (``Z``: a zombie)."""
-    me, out = os.getpid(), {}
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{d}/stat").read_text()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2 :].split()
-        if int(fields[1]) == me:
-            out[int(d)] = fields[0]
-    return out
 
 
 def read_dev(dev: str, n: int) -> bytes:
@@ -182,14 +166,7 @@ def test_when_the_parent_dies_the_child_ends_the_run_and_the_capture_is_whole(lo
     end = time.monotonic() + 20
     child = None
     while time.monotonic() < end and child is None:
-        for d in os.listdir("/proc"):
-            if d.isdigit() and d != str(p.pid):
-                try:
-                    stat = Path(f"/proc/{d}/stat").read_text()
-                except OSError:
-                    continue
-                if int(stat[stat.rindex(")") + 2 :].split()[1]) == p.pid:
-                    child = int(d)
+        child = next(iter(children(p.pid)), None)
         time.sleep(0.05)
     assert child is not None, p.communicate(timeout=5)
     while not out.exists() and time.monotonic() < end:
@@ -198,16 +175,9 @@ def test_when_the_parent_dies_the_child_ends_the_run_and_the_capture_is_whole(lo
     p.kill()
     p.communicate(timeout=10)
 
-    def alive() -> bool:
-        try:
-            stat = Path(f"/proc/{child}/stat").read_text()
-        except OSError:
-            return False
-        return stat[stat.rindex(")") + 2] != "Z"
-
-    while alive() and time.monotonic() < end:
+    while running(child) and time.monotonic() < end:
         time.sleep(0.02)
-    assert not alive(), "the child outlived its parent"
+    assert not running(child), "the child outlived its parent"
     cap = fb.load(out)  # the child got SIGTERM and finished the file
     assert cap.status == "interrupted"
     assert cap.meta["duration_s"] < 10
@@ -335,15 +305,7 @@ def test_flashback_run_session_flag(tmp_path, session):
         while not (out.exists() and out.stat().st_size > 0) and time.monotonic() < end:
             assert p.poll() is None, p.communicate()[1]
             time.sleep(0.05)
-        kids = []
-        for d in os.listdir("/proc"):
-            if d.isdigit():
-                try:
-                    stat = Path(f"/proc/{d}/stat").read_text()
-                except OSError:
-                    continue
-                if int(stat[stat.rindex(")") + 2 :].split()[1]) == p.pid:
-                    kids.append(int(d))
+        kids = list(children(p.pid))
         assert [os.getsid(k) == k for k in kids] == ([True] if session == "own" else []), kids
     finally:
         p.send_signal(signal.SIGINT)

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import children, running
 
 import flashback as fb
 
@@ -79,15 +80,10 @@ def test_ctrl_c_stops_within_a_second_and_marks_interrupted(tmp_path):
 
 def job_of(p: subprocess.Popen) -> int:
     """The pid of ``flashback run``'s job: its child in a session of its own."""
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                stat = Path(f"/proc/{d}/stat").read_text()
-            except OSError:
-                continue
-            if int(stat[stat.rindex(")") + 2 :].split()[1]) == p.pid:
-                return int(d)
-    pytest.fail("flashback run has no child process")
+    kids = children(p.pid)
+    if not kids:
+        pytest.fail("flashback run has no child process")
+    return next(iter(kids))
 
 
 def test_kill_9_loses_at_most_the_last_second_and_recover_salvages_a_torn_copy(tmp_path):
@@ -136,17 +132,10 @@ def test_killing_flashback_run_ends_its_job_and_the_capture_is_whole(tmp_path, s
     p.send_signal(sig)
     p.communicate(timeout=10)
 
-    def running() -> bool:
-        try:
-            stat = Path(f"/proc/{job}/stat").read_text()
-        except OSError:
-            return False
-        return stat[stat.rindex(")") + 2] != "Z"
-
     end = time.monotonic() + 10
-    while running() and time.monotonic() < end:
+    while running(job) and time.monotonic() < end:
         time.sleep(0.02)
-    assert not running(), "the job outlived flashback run"
+    assert not running(job), "the job outlived flashback run"
     cap = fb.load(out)
     assert cap.status == "interrupted"
     assert cap.intervals["read_ios"].sum() == cap.meta["totals"]["read_ios"]

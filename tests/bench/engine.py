@@ -146,16 +146,10 @@ def t_io_uring_ios(out: str, runtime_s: int) -> float:
     return statistics.mean(per_s) * runtime_s
 
 
-def spawn_rusage(
-    cmd: list[str], *, own_session: bool = False
-) -> tuple[str, resource.struct_rusage]:
+def spawn_rusage(cmd: list[str]) -> tuple[str, resource.struct_rusage]:
     """Runs ``cmd`` to its end; its stdout and its resource usage from ``wait4`` (user and
-    system CPU seconds, voluntary and involuntary context switches, of all its threads).
-    ``own_session``: in a session of its own (``setsid``), hence its own scheduler autogroup,
-    as fio's job is."""
-    p = subprocess.Popen(
-        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=own_session
-    )
+    system CPU seconds, voluntary and involuntary context switches, of all its threads)."""
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     out = p.stdout.read()
     err = p.stderr.read()
     _, status, ru = os.wait4(p.pid, 0)

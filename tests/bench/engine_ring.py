@@ -182,10 +182,9 @@ def others_cpu_share(before: dict[int, tuple[int, int]], wall_s: float) -> float
 spawn_rusage = engine.spawn_rusage
 
 
-def spawn(cmd: list[str], *, own_session: bool = False) -> tuple[str, float]:
-    """Runs ``cmd`` to its end; its stdout and CPU seconds from ``wait4`` (``own_session``:
-    as :func:`spawn_rusage`)."""
-    out, ru = spawn_rusage(cmd, own_session=own_session)
+def spawn(cmd: list[str]) -> tuple[str, float]:
+    """Runs ``cmd`` to its end; its stdout and CPU seconds from ``wait4``."""
+    out, ru = spawn_rusage(cmd)
     return out, ru.ru_utime + ru.ru_stime
 
 
