@@ -32,7 +32,10 @@ Rows:
   ``perf sched timehist`` (the tool's and the kworker's CPU and scheduling delay per wake-up).
   Each regime's rotation also runs fio a second time: its ratios against the first fio
   (the "control" line) are what the rotation's noise alone gives, the yardstick for
-  flashback's. Then a line counts the runs of each tool that were split (p50 over
+  flashback's. Each ratio line ends with its verdicts: the 90 % bootstrap interval of the
+  median pair ratio (pairs resampled) and "met" when all of it is on the target's side,
+  "missed" when all of it is beyond, "unresolved" when it straddles the target; a regime whose
+  control is not "met" cannot resolve 5 % with that many pairs. Then a line counts the runs of each tool that were split (p50 over
   ``SPLIT_X`` times the row's smallest) and gives the ratios over the pairs where neither
   was: the engine's own cost, which the headline ratios mix with the scheduler's draw.
   Measured (issue 29, 2026-11-26, load 5–9 from other work; 1–2 s runs, alternating or back
@@ -133,7 +136,9 @@ import zlib
 from pathlib import Path
 
 import engine  # the loop device, prefill and child helpers
+import numpy as np
 import zstandard
+from scipy import stats
 
 HERE = Path(__file__).resolve().parent
 FB_RUN = engine.FB_RUN
@@ -303,10 +308,47 @@ def p50(r: dict) -> float:
     return r["p50_us"]
 
 
+def pair_ratios(a: list[dict], b: list[dict], of) -> list[float]:
+    """``of(a[i]) / of(b[i])`` for each pair."""
+    return [of(x) / of(y) for x, y in zip(a, b, strict=True)]
+
+
 def ratio(a: list[dict], b: list[dict], of) -> tuple[float, float, float]:
     """Median, min, max over the pairs of ``of(a[i]) / of(b[i])``."""
-    r = [of(x) / of(y) for x, y in zip(a, b, strict=True)]
+    r = pair_ratios(a, b, of)
     return statistics.median(r), min(r), max(r)
+
+
+#: The confidence of a QD1 verdict: a percentile bootstrap interval of the median pair ratio
+#: (the pairs resampled; fixed resampling seed, so a printed verdict is reproducible from its runs).
+CONFIDENCE = 0.90
+
+
+def median_ci(r: list[float]) -> tuple[float, float]:
+    """The ``CONFIDENCE`` bootstrap interval of the median of ``r`` (its range under 3 values)."""
+    if len(r) < 3:
+        return min(r), max(r)
+    ci = stats.bootstrap((np.asarray(r),), np.median, confidence_level=CONFIDENCE,
+                         method="percentile", n_resamples=4000, random_state=0).confidence_interval  # fmt: skip
+    return float(ci.low), float(ci.high)
+
+
+def verdict(r: list[float], *, at_least: float | None = None, at_most: float | None = None) -> str:
+    """Whether the median pair ratio meets its target, judged on its bootstrap interval: "met"
+    when the whole interval is on the target's side (``≥ at_least`` or ``≤ at_most``),
+    "missed" when all of it is beyond, "unresolved" when it straddles the target (more pairs, or a
+    quieter machine, would be needed to tell)."""
+    lo, hi = median_ci(r)
+    if at_least is not None:
+        met, missed = lo >= at_least, hi < at_least
+    else:
+        met, missed = hi <= at_most, lo > at_most
+    word = "met" if met else "missed" if missed else "unresolved"
+    return f"{CONFIDENCE:.0%} CI {lo:.2f}–{hi:.2f} {word}"
+
+
+#: The QD1 targets (issue 29): IOPS at least 0.95 of fio's, p50 at most 1.05 of fio's.
+QD1_IOPS_AT_LEAST, QD1_P50_AT_MOST = 0.95, 1.05
 
 
 def rotate(tools: dict, pairs: int) -> dict[str, list[dict]]:
@@ -361,7 +403,18 @@ def against_fio(row: dict, runs: dict[str, list[dict]], tool: str, prefix: str) 
     row[f"{prefix}_p50_ratio"] = ratio(runs[tool], runs["fio"], p50)
     return (
         f"IOPS ratio {fmt(row[f'{prefix}_iops_ratio'])} p50 ratio {fmt(row[f'{prefix}_p50_ratio'])}"
+        f" | {verdicts(row, runs, tool, prefix)}"
     )
+
+
+def verdicts(row: dict, runs: dict[str, list[dict]], tool: str, prefix: str) -> str:
+    """``tool``'s QD1 verdicts against fio (stored as ``{prefix}_iops_verdict`` and
+    ``{prefix}_p50_verdict``), as a line's text."""
+    row[f"{prefix}_iops_verdict"] = verdict(pair_ratios(runs[tool], runs["fio"], iops),
+                                            at_least=QD1_IOPS_AT_LEAST)  # fmt: skip
+    row[f"{prefix}_p50_verdict"] = verdict(pair_ratios(runs[tool], runs["fio"], p50),
+                                           at_most=QD1_P50_AT_MOST)  # fmt: skip
+    return f"IOPS {row[f'{prefix}_iops_verdict']}, p50 {row[f'{prefix}_p50_verdict']}"
 
 
 def qd1(dev: str, time_s: float, pairs: int) -> list[dict]:
@@ -394,7 +447,8 @@ def qd1(dev: str, time_s: float, pairs: int) -> list[dict]:
             f"QD1 4k randread, {regime}: fio {row['fio_iops']:7.0f} IOPS p50 "
             f"{row['fio_p50_us']:5.2f} µs | fb.run {row['fb_iops']:7.0f} IOPS p50 "
             f"{row['fb_p50_us']:5.2f} µs | IOPS ratio {fmt(row['iops_ratio'])} p50 ratio "
-            f"{fmt(row['p50_ratio'])} (targets ≥ 0.95, ≤ 1.05)"
+            f"{fmt(row['p50_ratio'])} (targets ≥ {QD1_IOPS_AT_LEAST}, ≤ {QD1_P50_AT_MOST}) | "
+            f"{verdicts(row, runs, 'fb', 'fb')}"
         )
         if BASELINE:
             line += f" | before: {against_fio(row, runs, 'before', 'before')}"
