@@ -73,3 +73,65 @@ def test_a_real_target_is_measured_as_it_is(tmp_path):
     cmp = rep.compare()
     assert BELOW_HELD not in set(cmp["status"])
     assert cmp.filter(pl.col("status").is_in(COMPARED)).height
+
+
+def test_the_demo_summary_has_a_total_row_and_headlines(tmp_path):
+    """``--quick`` runs each review at its protocol's floor, so its statuses are held; the
+    total row sums the reviews' counts."""
+    from flashback.replay.procedures import REVIEWS
+    from flashback.report.demo import build_demo
+
+    # SNIA PTS's computed reason (no published number for its drive) is held by
+    # test_replay_compare_headline.py; left out here for make test's time (8.8 s at 1/64)
+    only = ["anandtech-consistency", "anand2009"]
+    _, summary = build_demo(tmp_path, quick=True, only=only, progress=False)
+    assert summary["review"].to_list() == [*only, "total"]
+    floors = {r.name: get_protocol(r.protocol).min_held_scale for r in REVIEWS}
+    assert dict(zip(summary["review"][:-1], summary["scale"][:-1], strict=True)) == {
+        name: floors[name] for name in only
+    }
+    total = summary.filter(pl.col("review") == "total").row(0, named=True)
+    parts = summary.filter(pl.col("review") != "total")
+    for col in ("compared", "within_tolerance", "borderline", "documented_not_modelled"):
+        assert total[col] == parts[col].sum(), col
+    assert total["below_held_scale"] == 0 and total["not_compared"] == ""
+    heads = dict(zip(summary["review"], summary["headline"], strict=True))
+    assert "published 12.84" in heads["anand2009"]
+    assert not heads["anand2009"].startswith("not compared")
+    # AnandTech's headline is the 530 beside the 335: the section replays both and compares it
+    assert heads["anandtech-consistency"].startswith("steady_state_onset_vs_ssd335_ratio")
+    compared = sum(not h.startswith("not compared") for h in parts["headline"])
+    assert (
+        total["headline"] == f"{compared} of {parts.height} reviews compare their headline number"
+    )
+
+
+def test_the_demo_scales_are_at_or_above_the_floors():
+    from flashback.replay.procedures import REVIEWS
+
+    for r in REVIEWS:
+        assert Fraction(r.scale) >= Fraction(get_protocol(r.protocol).min_held_scale), r.name
+
+
+def test_a_review_below_its_floor_is_left_out_of_the_total_and_says_so(tmp_path, monkeypatch):
+    """The report's scales are the reviews' (never below a floor); one set below it, as a user
+    editing REVIEWS would, adds nothing to the counts and the rows say why."""
+    import dataclasses
+
+    from flashback.report import demo
+
+    (anand,) = [r for r in demo.REVIEWS if r.name == "anand2009"]
+    monkeypatch.setattr(demo, "REVIEWS", (dataclasses.replace(anand, scale="1/256"),))
+    _, summary = demo.build_demo(tmp_path, progress=False)
+    row, total = summary.row(0, named=True), summary.row(1, named=True)
+    assert (row["compared"], row["within_tolerance"], row["below_held_scale"]) == (0, 0, 3)
+    assert row["not_compared"] == (
+        "not compared: replayed at 1/256, below 1/64, the smallest scale its rows are held at"
+    )
+    assert row["headline"].startswith("not compared: drop_pct (used): published 12.84")
+    assert (total["compared"], total["below_held_scale"]) == (0, 3)
+    assert total["not_compared"] == (
+        "not compared: 3 published numbers of 1 review replayed below the smallest scale "
+        "their rows are held at"
+    )
+    assert total["headline"] == "0 of 1 reviews compare their headline number"

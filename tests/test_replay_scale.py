@@ -153,9 +153,7 @@ NOT_SCALE_INVARIANT: dict[tuple[str, str, str, str], str] = {
 
 #: The two scales each protocol is held between: its ``min_held_scale`` (one home, the
 #: protocol definition; below it compare() withholds within/outside) and twice it.
-SCALES = {
-    p.name: (p.min_held_scale, str(Fraction(p.min_held_scale) * 2)) for p in registered()
-}
+SCALES = {p.name: (p.min_held_scale, str(Fraction(p.min_held_scale) * 2)) for p in registered()}
 #: Shorter procedures for make test's time (past every published number they check but
 #: Puget's second knees, which need the decline that ends at ~890 GB).
 PARAMS = {"puget-cdm-loop": {"total_written_bytes": 6e11}}

@@ -11,8 +11,6 @@ import flashback as fb
 from flashback.replay.base import check_row, get_protocol, protocols, registered
 from flashback.replay.compare import COMPARED, UNMODELLED, _status, tally
 from flashback.replay.headline import (
-    NO_DRIVE,
-    NOT_COMPARED,
     headline,
     headline_compared,
     require_accounted,
@@ -157,31 +155,6 @@ def test_a_used_drive_read_drop_is_compared_as_an_effect():
     assert drop["status"] in ("within tolerance", "outside tolerance")
     assert "derived from the review's" in drop["note"]
     assert "drop_pct" in headline(get_protocol("anand2009-new-vs-used"), cmp)
-
-
-def test_the_demo_summary_has_a_total_row_and_headlines(tmp_path):
-    from flashback.report.demo import build_demo
-
-    only = ["anandtech-consistency", "anand2009", "snia-pts"]
-    _, summary = build_demo(tmp_path, quick=True, only=only, progress=False)
-    assert summary["review"].to_list() == [*only, "total"]
-    total = summary.filter(pl.col("review") == "total").row(0, named=True)
-    parts = summary.filter(pl.col("review") != "total")
-    for col in ("compared", "within_tolerance", "borderline", "documented_not_modelled"):
-        assert total[col] == parts[col].sum(), col
-    heads = dict(zip(summary["review"], summary["headline"], strict=True))
-    # SNIA's reason is computed (its drive has no published number), not a typed sentence
-    assert heads["snia-pts"].startswith(
-        "not compared: avg_iops (steady_state): " + NO_DRIVE.removeprefix(NOT_COMPARED)
-    )
-    assert "X-bit labs" in heads["snia-pts"]
-    assert "published 12.84" in heads["anand2009"]
-    # AnandTech's headline is the 530 beside the 335: the section replays both and compares it
-    assert heads["anandtech-consistency"].startswith("steady_state_onset_vs_ssd335_ratio")
-    compared = sum(not h.startswith("not compared") for h in parts["headline"])
-    assert (
-        total["headline"] == f"{compared} of {parts.height} reviews compare their headline number"
-    )
 
 
 def test_the_level_after_the_knee_does_not_hang_on_a_second_fitted_change(puget_replays):

@@ -188,6 +188,10 @@ def compare(
     The protocol's headline row is always there: compared, or with a status saying why not
     (:func:`flashback.replay.headline.with_headline`, computed from the published data set).
 
+    A simulated replay (or its ``other``) below the protocol's ``min_held_scale`` compares
+    nothing: its published rows keep their values but get the status ``below held scale``,
+    no within/outside, and a note naming the replay's scale and the floor.
+
     Raises:
         ReplayError: ``other`` is a replay of another protocol, or ``sensitivity`` or
             ``seeds`` on a replay whose target is not simulated, or either without ``rerun``;
@@ -315,8 +319,7 @@ def held_floor(replays: list[Any]) -> tuple[float, float] | None:
     sims = [r for r in replays if r is not None and r.meta.get("target_kind") == "sim"]
     if not sims:
         return None
-    floor = parse_scale(sims[0].protocol.min_held_scale)
-    assert floor is not None  # a protocol's floor is a scale, never None
+    floor = parse_scale(sims[0].protocol.min_held_scale) or 0.0
     low = min(float(r.meta["scale"]) for r in sims)
     return (low, floor) if low < floor * (1 - 1e-9) else None
 

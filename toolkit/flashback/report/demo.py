@@ -78,8 +78,9 @@ def build_demo(
         if below:
             reviews = sum(1 for r in rows if r["below_held_scale"])
             counts["not_compared"] = (
-                f"not compared: {below} published numbers of {reviews} reviews replayed below "
-                "the smallest scale their rows are held at"
+                f"not compared: {below} published numbers of {reviews} "
+                f"review{'s' if reviews != 1 else ''} replayed below the smallest scale their "
+                "rows are held at"
             )
         rows.append(
             {
