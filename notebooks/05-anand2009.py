@@ -76,4 +76,5 @@ print(tally(table))  # published numbers compared, within tolerance, not modelle
 table.select(TABLE_COLUMNS)
 
 # %%
-fb.figures.compare_errors(table)
+# below the held scale nothing is compared: the tally says why instead of a chart
+fb.figures.compare_errors(table) if tally(table)["compared"] else tally(table)["not_compared"]
