@@ -225,7 +225,10 @@ def compare(
         if not any(_status(r, _lookup(pub, proto.source, r)[0], config) in COMPARED for r in pair):
             other = None
     spread = _seed_values(replay, other, seeds, rerun=rerun) if seeds is not None else {}
-    rows = [_row(r, source=proto.source, pub=pub, config=config, spread=spread) for r in checks]
+    rows = [
+        _row(r, source=proto.source, pub=pub, config=config, spread=spread, seeds=seeds)
+        for r in checks
+    ]
     below = held_floor([replay, pair_with if paired else None])
     if below is not None:
         rows = [_below_held(r, below_held_note(*below)) for r in rows]
@@ -242,8 +245,12 @@ def _row(
     pub: pl.DataFrame | None,
     config: dict[str, Any] | None,
     spread: dict[tuple[Any, ...], list[float]],
+    seeds: int | None = None,
 ) -> dict[str, Any]:
-    """The compare row of check ``r``: its published value, error, status and notes."""
+    """The compare row of check ``r``: its published value, error, status and notes. With
+    ``seeds`` (the replays ``spread`` was taken over, this one included), a published number
+    some of them did not produce is a miss for those: never within, borderline if the values
+    produced are within in part."""
     from flashback.replay.mechanisms import absent, get
 
     value, where = _lookup(pub, source, r)
@@ -260,10 +267,25 @@ def _row(
     compared = status in ("within tolerance", "outside tolerance") and r["replayed"] is not None
     if compared and value is not None and lo is not None and hi is not None and hi > lo:
         status = _spread_status(r, value, lo, hi)
+    produced = len(values) if values else int(r["replayed"] is not None)
+    short = (
+        seeds is not None
+        and status in ("within tolerance", "outside tolerance", BORDERLINE)
+        and value is not None
+        and 0 < produced < seeds
+    )
+    if short and lo is not None and hi is not None:
+        status = (
+            "outside tolerance"
+            if _spread_status(r, value, lo, hi) == "outside tolerance"
+            else BORDERLINE
+        )
     within = {"within tolerance": True, "outside tolerance": False, BORDERLINE: False}.get(status)
     notes = [n for n in (r["note"], where) if n]
     if status == "outside tolerance" and r["replayed"] is None:
         notes.insert(0, f"{MISSED}: the review measured it, the replay did not produce it")
+    if short:
+        notes.insert(0, f"{produced} of {seeds} seeds produced it: the others miss it")
     if r["bound"] != "value":
         notes.insert(
             0, f"the published number is a {'lower' if r['bound'] == 'min' else 'upper'} bound"
