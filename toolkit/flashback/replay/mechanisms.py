@@ -48,17 +48,17 @@ _MECHANISMS = (
         "sandforce_dirty_state",
         ("003_76d70b35b5160b0f.txt",),
         "SandForce's dirty state, documented by AnandTech's Intel SSD 530 review (seed 003: "
-        "\"SandForce's TRIM has never been fully functional when the drive is pushed into a "
-        'corner with incompressible writes"): once all NAND holds incompressible data, '
-        "incompressible writes run at 55-90 % of clean and TRIM does not restore them",
+        "after incompressible writes fill the drive, TRIM does not bring SandForce back to its "
+        "clean rate): once all NAND holds incompressible data, incompressible writes run at "
+        "55-90 % of clean and TRIM does not restore them",
         lambda c: float(c.get("features", {}).get("dirty_rate", 1.0)) < 1.0,
     ),
     Mechanism(
         "read_compression",
         ("002_a117cd683a41e7c2.txt", "000_2002a1564e89ff8a.txt"),
         "reads faster for compressible data, documented by X-bit labs (seed 002: the SF-2281 "
-        '"tries to compress the data before writing it into the flash-memory", so compressible '
-        "data is read from fewer pages) and measured by Puget Systems (seed 000: the Intel "
+        "compresses data before it is written to flash, so compressible data is read from "
+        "fewer pages) and measured by Puget Systems (seed 000: the Intel "
         "520's incompressible reads ~5 % under its compressible ones): the model applies "
         "compression to writes only, so a read costs the same whatever data the drive holds",
         _never,
