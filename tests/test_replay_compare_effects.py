@@ -7,11 +7,19 @@ from __future__ import annotations
 
 import polars as pl
 import pytest
+from support.floors import floors_lowered
 
 import flashback as fb
 
 NAME = "behardware-used-trim"
 TEST = "iometer_seq_write"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _statuses_below_the_floor():
+    """These tests check which column a row lands in at small scales (support.floors)."""
+    with floors_lowered():
+        yield
 
 
 def _row(cmp: pl.DataFrame, condition: str, metric: str) -> dict:

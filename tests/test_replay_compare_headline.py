@@ -9,6 +9,7 @@ import types
 
 import polars as pl
 import pytest
+from support.floors import floors_lowered
 
 import flashback as fb
 from flashback.replay.base import check_row, get_protocol
@@ -23,6 +24,14 @@ from flashback.replay.headline import (
     joined,
     require_accounted,
 )
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _statuses_below_the_floor():
+    """These tests check which column a row lands in at small scales (support.floors)."""
+    with floors_lowered():
+        yield
+
 
 CONSISTENCY = "anandtech-consistency"
 SCALE = "1/512"

@@ -1,6 +1,8 @@
-"""Replays hold at every scale: each protocol replayed at two small scales (1/64 and 1/32 in
-``make test``) gives every compared row within 3 % (or 1 percentage point for a row in %, one
-reporting interval for a time, one loop for a knee sampled once per loop); under ``-m slow``
+"""Replays hold at every scale: each protocol replayed at two small scales in ``make test``
+(its ``min_held_scale`` and twice it: 1/64 and 1/32, 1/16 and 1/8 for AnandTech's TRIM
+validation; below the floor compare() gives no within/outside) gives every compared row
+within 3 % (or 1 percentage point for a row in %, one reporting interval for a time, one
+loop for a knee sampled once per loop); under ``-m slow``
 each protocol runs at 1/64, 1/16 and 1/8 against full size (a full-size replay of SNIA PTS
 takes 92 s, Puget's loop with PARAMS 74 s, under nice on 2 shared cores).
 
@@ -108,11 +110,13 @@ slow sweep too; their open drifts are in KNOWN_DRIFTS with the numbers.
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import polars as pl
 import pytest
 
 import flashback as fb
-from flashback.replay.base import protocols
+from flashback.replay.base import protocols, registered
 
 NAMES = sorted(protocols()["name"].to_list())
 #: Rows a scaled replay cannot hold to 3 %, with the reason (reported, not hidden).
@@ -147,16 +151,9 @@ NOT_SCALE_INVARIANT: dict[tuple[str, str, str, str], str] = {
 }
 
 
-#: Scales a protocol is held between, where 1/64 vs 1/32 cannot hold (the reason beside it).
-SCALES = {
-    # the AS-SSD file is 1 GiB × scale: 4 erase blocks of the 530 at 1/64, 8 at 1/32. Which
-    # victims GC finds while it is written moves the after-torture pass from seed to seed by
-    # more than the tolerance below 1/16 (standard deviation over six seeds, fb.replay(seed=):
-    # 6.6 % at 1/64, 4.0 % at 1/32, 3.2 % at 1/16, 2.7 % at 1/8, 0.8 % at full size; the
-    # six-seed means: -2.7 / +0.8 / 0.0 / -1.4 % against full size's), so one replay cannot
-    # be held to 3 % there (1/32 58.1 vs 1/16 61.0 MB/s with the procedure's own seeds)
-    "anandtech-trim-validation": ("1/16", "1/8"),
-}
+#: The two scales each protocol is held between: its ``min_held_scale`` (one home, the
+#: protocol definition; below it compare() withholds within/outside) and twice it.
+SCALES = {p.name: (p.min_held_scale, str(Fraction(p.min_held_scale) * 2)) for p in registered()}
 #: Shorter procedures for make test's time (past every published number they check but
 #: Puget's second knees, which need the decline that ends at ~890 GB).
 PARAMS = {"puget-cdm-loop": {"total_written_bytes": 6e11}}
@@ -197,7 +194,7 @@ def moved_too_far(a: float, b: float, unit: str, *, step_gb: float) -> bool:
 
 @pytest.mark.parametrize("name", NAMES)
 def test_every_compared_row_holds_between_two_scales(name):
-    lo, hi = SCALES.get(name, ("1/64", "1/32"))
+    lo, hi = SCALES[name]
     small = rows(fb.replay(name, scale=lo, **PARAMS.get(name, {})))
     larger = rows(fb.replay(name, scale=hi, **PARAMS.get(name, {})))
 

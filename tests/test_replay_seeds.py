@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 import pytest
+from support.floors import floors_lowered
 
 import flashback as fb
 from flashback.replay.base import check_row
@@ -47,6 +48,12 @@ def test_a_bad_seed_is_refused(bad):
 
 
 def test_compare_with_seeds_reports_each_rows_spread():
+    # the counts are checked below the floor (support.floors): at 1/256 nothing compares
+    with floors_lowered():
+        _seeds_spread()
+
+
+def _seeds_spread() -> None:
     rep = fb.replay(NAME, scale=SCALE)
     cmp = rep.compare(seeds=3)
     spread = cmp.filter(pl.col("seeds").is_not_null())
@@ -61,7 +68,7 @@ def test_compare_with_seeds_reports_each_rows_spread():
     assert (row["replayed_lo"], row["replayed_hi"]) == (min(vals), max(vals))
     settings = cmp.filter(pl.col("status") == "setting")
     assert settings["seeds"].null_count() == settings.height
-    assert tally(cmp)["compared"] == tally(rep.compare())["compared"]
+    assert tally(cmp)["compared"] == tally(rep.compare())["compared"] > 0
 
 
 def test_a_spread_that_straddles_the_tolerance_is_borderline():
@@ -106,3 +113,29 @@ def test_a_saved_replay_stores_shared_capture_metadata_once(tmp_path):
     old = {"meta": doc["meta"], "steps": document_steps(doc)}
     assert document_steps(old) == back.step_records
     assert document_steps(replay_document(rep.meta, rep.step_records)) == back.step_records
+
+
+def test_a_published_number_some_seeds_do_not_produce_is_never_within():
+    """A replay with another seed that does not produce a published number (a knee one seed's
+    curve lacks) misses it: the row is borderline at best, never within on the seeds that did."""
+    from flashback.replay.compare import _row
+
+    def row(replayed, others, seeds=3):
+        r = check_row("t", "c", "m", replayed, "MB/s", drive=None, tolerance=0.1, seed_value=100.0)
+        return _row(
+            r,
+            source="x",
+            pub=None,
+            config=None,
+            spread={("t", "c", "m", None): others},
+            seeds=seeds,
+        )
+
+    assert row(101.0, [99.0, 102.0])["status"] == "within tolerance"  # all three produced it
+    short = row(101.0, [99.0])
+    assert short["status"] == BORDERLINE and short["within_tolerance"] is False
+    assert short["note"].startswith("2 of 3 seeds produced it")
+    assert row(150.0, [160.0])["status"] == "outside tolerance"
+    lacking = row(None, [101.0, 99.0])  # this replay lacks it, the other seeds have it
+    assert lacking["status"] == BORDERLINE and lacking["within_tolerance"] is False
+    assert row(None, [])["status"] == "outside tolerance"

@@ -10,7 +10,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "report", help="replay every review on simulated drives and write out/report.html"
     )
     p.add_argument("-o", "--output", default="out", help="output directory (default: out)")
-    p.add_argument("--quick", action="store_true", help="tiny scales (seconds; for tests)")
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="each protocol at its min_held_scale, the smallest scale its statuses are held at",
+    )
     p.add_argument("--only", action="append", help="only this review (repeatable)")
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=main)

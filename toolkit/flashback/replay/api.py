@@ -282,10 +282,13 @@ class Replay:
         ``tolerance`` (relative), ``within_tolerance``, ``status``, ``note``. Replayed bytes
         and seconds are quoted at the review drive's scale (divided by :attr:`scale`).
         ``status`` is ``within tolerance`` / ``outside tolerance`` / ``no tolerance`` for a
-        published number compared with a replayed one; ``documented, not modelled`` (the
-        note says why), ``setting`` (a procedure setting echoed back), ``sensitivity`` (see
-        below), ``no published value`` or ``not replayed`` otherwise — those rows have
-        ``within_tolerance`` null. The review's headline number always has a row: compared,
+        published number compared with a replayed one (a published number with a tolerance
+        the replay did not produce is outside tolerance, a miss); ``documented, not
+        modelled`` (the note names the mechanism and the review documenting it), ``setting``
+        (a procedure setting echoed back), ``sensitivity`` (see below), ``below held scale``
+        (a simulated replay below its protocol's ``min_held_scale``, the smallest scale the
+        tests hold its rows at: the value is shown, no within/outside), ``no published
+        value`` or ``not replayed`` otherwise — those rows have ``within_tolerance`` null. The review's headline number always has a row: compared,
         or with a ``not compared: …`` status saying why, computed from the published data
         (:mod:`flashback.replay.headline`).
 

@@ -38,6 +38,11 @@ class Protocol:
             row; where the review publishes none for the replayed drive, compare() gives that
             row a status saying why, computed from the published data set
             (:mod:`flashback.replay.headline`), never a sentence written per review.
+        min_held_scale: the smallest scale at which the tests hold every compared row of a
+            simulated replay to the larger scales' (``tests/test_replay_scale.py`` replays the
+            protocol at this scale and at twice it and reads the scale from here). Below it a
+            simulated replay's statuses flip with the scale, so compare() gives its rows no
+            within/outside: they get the status ``below held scale`` (:mod:`.status`).
     """
 
     name: str
@@ -54,6 +59,7 @@ class Protocol:
     pair_checks: Callable[[Replay, Replay], list[dict[str, Any]]] | None = None
     unstated: dict[str, tuple[float, ...]] = dataclasses.field(default_factory=dict)
     headline: tuple[str, str, str] | tuple[()] = ()
+    min_held_scale: str = "1/64"
 
     def describe(self) -> str:
         """A multi-line description: review, default target, steps and parameters."""
@@ -62,7 +68,9 @@ class Protocol:
         if self.review_capacity_bytes:
             lines.append(
                 f"  scale: target capacity / {self.review_capacity_bytes / 1e9:g} GB "
-                "(spans, byte limits and durations scale with it)"
+                "(spans, byte limits and durations scale with it); a simulated replay's rows "
+                f"are compared from {self.min_held_scale} up, the smallest scale they are "
+                "held at"
             )
         lines += ["  steps:"] + [f"    {s}" for s in self.procedure.strip().splitlines()]
         if self.params:
@@ -187,7 +195,6 @@ def check_row(
     seed_value: float | None = None,
     bound: str = "value",
     note: str = "",
-    reproducible: bool = True,
     unmodelled: str = "",
     setting: bool = False,
     effect: tuple[str, tuple[str, str, str], tuple[str, str, str]] | None = None,
@@ -201,13 +208,12 @@ def check_row(
     ``tolerance``). ``unmodelled``: the key of the documented mechanism
     (:mod:`flashback.replay.mechanisms`) without which the model cannot reproduce this number;
     the row is "documented, not modelled" only while the replayed drive lacks it, and compared
-    as usual otherwise. ``reproducible=False``: the row is never compared (the reason in
-    ``note``). ``effect=(kind, a, b)``: the row compares an effect (``kind`` ``drop_pct``:
-    100 × (1 − b/a); ``ratio_pct``: 100 × b/a) whose published value is derived from the
-    published rows ``a`` and ``b``, each ``(test, condition, metric)`` of the same drive, or,
-    for a drive the review gives the effect of without both levels, is the effect's own
-    published row.
-    ``setting=True``: the replayed value is a setting of the procedure
+    as usual otherwise: the only way a published number escapes comparison is a declared,
+    documented mechanism absent from the replayed drive. ``effect=(kind, a, b)``: the row
+    compares an effect (``kind`` ``drop_pct``: 100 × (1 − b/a); ``ratio_pct``: 100 × b/a)
+    whose published value is derived from the published rows ``a`` and ``b``, each ``(test,
+    condition, metric)`` of the same drive, or, for a drive the review gives the effect of
+    without both levels, is the effect's own published row. ``setting=True``: the replayed value is a setting of the procedure
     echoed back (a block size, a duration, a span), which checks the replay but matches
     nothing the drive did.
     """
@@ -230,7 +236,6 @@ def check_row(
         "seed_value": seed_value,
         "bound": bound,
         "note": note,
-        "reproducible": reproducible,
         "unmodelled": unmodelled,
         "setting": setting,
         "effect": effect,

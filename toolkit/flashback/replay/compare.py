@@ -8,7 +8,14 @@ from typing import Any
 import polars as pl
 
 from flashback.replay.sensitivity import rerun_of, sensitivity_rows
-from flashback.replay.status import BORDERLINE, COMPARED, SENSITIVITY, SETTING, UNMODELLED
+from flashback.replay.status import (
+    BELOW_HELD,
+    BORDERLINE,
+    COMPARED,
+    SENSITIVITY,
+    SETTING,
+    UNMODELLED,
+)
 
 COLUMNS = {
     "metric": pl.String,
@@ -124,17 +131,18 @@ def _lookup(pub: pl.DataFrame | None, source: str, row: dict[str, Any]) -> tuple
 def _status(row: dict[str, Any], value: float | None, config: dict[str, Any] | None = None) -> str:
     """A row's status, computed: ``documented, not modelled`` only while the replayed drive
     (``config``, its ``sim:`` configuration; ``None`` for a real drive) lacks the mechanism
-    the row names."""
+    the row names; a published number with a tolerance that the replay did not produce (a
+    knee its curve lacks) is outside tolerance, a miss like any other."""
     from flashback.replay.mechanisms import absent
 
     if row["setting"]:
         return SETTING
-    if not row["reproducible"] or (row["unmodelled"] and absent(row["unmodelled"], config)):
+    if row["unmodelled"] and absent(row["unmodelled"], config):
         return UNMODELLED
     if value is None:
         return "no published value"
     if row["replayed"] is None:
-        return "not replayed"
+        return "not replayed" if row["tolerance"] is None else "outside tolerance"
     if row["tolerance"] is None:
         return "no tolerance"
     return "within tolerance" if _within(row, value) else "outside tolerance"
@@ -180,6 +188,10 @@ def compare(
     The protocol's headline row is always there: compared, or with a status saying why not
     (:func:`flashback.replay.headline.with_headline`, computed from the published data set).
 
+    A simulated replay (or its ``other``) below the protocol's ``min_held_scale`` compares
+    nothing: its published rows keep their values but get the status ``below held scale``,
+    no within/outside, and a note naming the replay's scale and the floor.
+
     Raises:
         ReplayError: ``other`` is a replay of another protocol, or ``sensitivity`` or
             ``seeds`` on a replay whose target is not simulated, or either without ``rerun``;
@@ -195,7 +207,7 @@ def compare(
     pub = published if published is not None else published_numbers()
     config = sim_config(replay.meta)
     checks = proto.checks(replay)
-    paired = False
+    paired, pair_with = False, other
     if sensitivity:
         checks += sensitivity_rows(replay, checks, rerun=rerun)
     if other is not None:
@@ -213,7 +225,13 @@ def compare(
         if not any(_status(r, _lookup(pub, proto.source, r)[0], config) in COMPARED for r in pair):
             other = None
     spread = _seed_values(replay, other, seeds, rerun=rerun) if seeds is not None else {}
-    rows = [_row(r, source=proto.source, pub=pub, config=config, spread=spread) for r in checks]
+    rows = [
+        _row(r, source=proto.source, pub=pub, config=config, spread=spread, seeds=seeds)
+        for r in checks
+    ]
+    below = held_floor([replay, pair_with if paired else None])
+    if below is not None:
+        rows = [_below_held(r, below_held_note(*below)) for r in rows]
     rows = with_headline(proto, rows, pub=pub, drive=replay.meta.get("drive"), paired=paired)
     out = pl.DataFrame(rows, schema=COLUMNS)
     require_accounted(proto, out)
@@ -227,8 +245,12 @@ def _row(
     pub: pl.DataFrame | None,
     config: dict[str, Any] | None,
     spread: dict[tuple[Any, ...], list[float]],
+    seeds: int | None = None,
 ) -> dict[str, Any]:
-    """The compare row of check ``r``: its published value, error, status and notes."""
+    """The compare row of check ``r``: its published value, error, status and notes. With
+    ``seeds`` (the replays ``spread`` was taken over, this one included), a published number
+    some of them did not produce is a miss for those: never within, borderline if the values
+    produced are within in part."""
     from flashback.replay.mechanisms import absent, get
 
     value, where = _lookup(pub, source, r)
@@ -242,13 +264,28 @@ def _row(
     lo: float | None = min(values) if values else None
     hi: float | None = max(values) if values else None
     # a within/outside status means a published value was found (``_status``)
-    compared = status in ("within tolerance", "outside tolerance")
+    compared = status in ("within tolerance", "outside tolerance") and r["replayed"] is not None
     if compared and value is not None and lo is not None and hi is not None and hi > lo:
         status = _spread_status(r, value, lo, hi)
+    produced = len(values) if values else int(r["replayed"] is not None)
+    short = (
+        seeds is not None
+        and status in ("within tolerance", "outside tolerance", BORDERLINE)
+        and value is not None
+        and 0 < produced < seeds
+    )
+    if short and lo is not None and hi is not None:
+        status = (
+            "outside tolerance"
+            if _spread_status(r, value, lo, hi) == "outside tolerance"
+            else BORDERLINE
+        )
     within = {"within tolerance": True, "outside tolerance": False, BORDERLINE: False}.get(status)
-    if status == "not replayed" and r["tolerance"] is not None:
-        within = False  # the review measured it; the replay found nothing
     notes = [n for n in (r["note"], where) if n]
+    if status == "outside tolerance" and r["replayed"] is None:
+        notes.insert(0, f"{MISSED}: the review measured it, the replay did not produce it")
+    if short:
+        notes.insert(0, f"{produced} of {seeds} seeds produced it: the others miss it")
     if r["bound"] != "value":
         notes.insert(
             0, f"the published number is a {'lower' if r['bound'] == 'min' else 'upper'} bound"
@@ -261,8 +298,6 @@ def _row(
             f"the replayed drive has the mechanism the review's number reflects "
             f"({get(r['unmodelled']).reason}), so the row is compared",
         )
-    elif not r["reproducible"]:
-        notes.insert(0, UNMODELLED)
     if r["setting"]:
         notes.insert(0, "a setting of the procedure, replayed as the review states it")
     return {
@@ -282,6 +317,53 @@ def _row(
         "replayed_lo": lo,
         "replayed_hi": hi,
         "seeds": len(values) if values else None,
+    }
+
+
+#: The start of the note of a published row the replay did not produce (a miss).
+MISSED = "not replayed"
+
+
+def _fraction(scale: float) -> str:
+    """A scale as the fraction it was given as (``0.001953125`` → ``1/512``)."""
+    from fractions import Fraction
+
+    return str(Fraction(scale).limit_denominator(1 << 20))
+
+
+def held_floor(replays: list[Any]) -> tuple[float, float] | None:
+    """The smallest scale of ``replays`` (one protocol's; ``None`` entries skipped) and the
+    protocol's ``min_held_scale``, both as fractions of 1, when a simulated one ran below that
+    floor; ``None`` when every replay is at or above it (or none is simulated: the floor is
+    where the tests hold the simulated drive's rows, a real target is measured as it is)."""
+    from flashback.replay.scaling import parse_scale
+
+    sims = [r for r in replays if r is not None and r.meta.get("target_kind") == "sim"]
+    if not sims:
+        return None
+    floor = parse_scale(sims[0].protocol.min_held_scale) or 0.0
+    low = min(float(r.meta["scale"]) for r in sims)
+    return (low, floor) if low < floor * (1 - 1e-9) else None
+
+
+def below_held_note(scale: float, floor: float) -> str:
+    """The note of a row not compared because its replay ran below the protocol's floor."""
+    return (
+        f"not compared: replayed at {_fraction(scale)}, below {_fraction(floor)}, the smallest "
+        "scale its rows are held at"
+    )
+
+
+def _below_held(row: dict[str, Any], note: str) -> dict[str, Any]:
+    """``row`` (a compare row) with its within/outside withdrawn: its replay ran below the
+    protocol's held scale, where the tests do not hold its status."""
+    if row["status"] not in COMPARED or row["published"] is None:
+        return row
+    return {
+        **row,
+        "status": BELOW_HELD,
+        "within_tolerance": None,
+        "note": "; ".join(n for n in (note, row["note"]) if n),
     }
 
 
@@ -342,16 +424,25 @@ def _seed_values(
 
 def tally(cmp: pl.DataFrame) -> dict[str, Any]:
     """Counts for a summary of a compare frame: published numbers compared with replayed ones
-    (``compared``), how many are within tolerance, their median |relative error| (%), and the
-    documented numbers the model does not reproduce. Settings echoed back and sensitivity
-    rows are not counted: they check the replay or a knob, not the drive."""
+    (``compared``; a published number with a tolerance the replay did not produce counts, as
+    a miss), how many are within tolerance, their median |relative error| (%, of the rows
+    with a replayed value), and the documented numbers the model does not reproduce. Settings
+    echoed back and sensitivity rows are not counted: they check the replay or a knob, not the
+    drive. Rows replayed below the protocol's held scale are not counted either:
+    ``below_held_scale`` counts them and ``not_compared`` says why (``""`` when none)."""
     c = cmp.filter(pl.col("status").is_in(COMPARED))
     within = c.filter(pl.col("status") == "within tolerance").height
     med = c.select(pl.col("rel_error").abs().median()).item() if c.height else None
+    below = cmp.filter(pl.col("status") == BELOW_HELD)
+    why = (
+        sorted(set(below["note"].str.split("; ").list.first().drop_nulls())) if below.height else []
+    )
     return {
         "compared": c.height,
         "within_tolerance": within,
         "borderline": c.filter(pl.col("status") == BORDERLINE).height,
         "median_abs_rel_error_pct": None if med is None else 100 * med,
         "documented_not_modelled": cmp.filter(pl.col("status") == UNMODELLED).height,
+        "below_held_scale": below.height,
+        "not_compared": "; ".join(why),
     }

@@ -8,7 +8,7 @@ from typing import Any
 
 import polars as pl
 
-from flashback.replay.status import COMPARED, SETTING, UNMODELLED
+from flashback.replay.status import BELOW_HELD, COMPARED, SETTING, UNMODELLED
 
 #: Prefix of every status that says why a headline number is not compared.
 NOT_COMPARED = "not compared: "
@@ -123,8 +123,8 @@ def with_headline(
     paired: bool = False,
 ) -> list[dict[str, Any]]:
     """``rows`` (compare rows) carrying the protocol's headline row: unchanged when the row is
-    there with a status that compares it or says why not (documented, not modelled; not
-    replayed), else its ``no published value`` row, or a new row, with the status of
+    there with a status that compares it or says why not (documented, not modelled; below
+    the held scale; not replayed), else its ``no published value`` row, or a new row, with the status of
     :data:`REASONS` computed from the published data set ``pub`` for ``drive``.
 
     Raises:
@@ -198,6 +198,12 @@ def headline(protocol: Any, cmp: pl.DataFrame) -> str:
         why = r["status"].removeprefix(NOT_COMPARED)
         note = (r["note"] or "").removeprefix(HEADLINE_NOTE)
         return f"{NOT_COMPARED}{metric} ({condition}): {why} — {note}"
+    if r["status"] == BELOW_HELD:  # the note starts with the floor's "not compared: ..."
+        why = (r["note"] or "").split("; ")[0].removeprefix(NOT_COMPARED)
+        return (
+            f"{NOT_COMPARED}{metric} ({condition}): published {fmt(r['published'])}, replayed "
+            f"{fmt(r['replayed'])} {r['unit']} — {why}"
+        )
     return (
         f"{metric} ({condition}): published {fmt(r['published'])}, replayed "
         f"{fmt(r['replayed'])} {r['unit']} — {r['status']}"
@@ -227,7 +233,9 @@ def _headline_row(protocol: Any, cmp: pl.DataFrame) -> dict[str, Any] | None:
         .then(0)
         .when(pl.col("status") == UNMODELLED)
         .then(1)
-        .otherwise(2)
+        .when(pl.col("status") == BELOW_HELD)
+        .then(2)
+        .otherwise(3)
     )
     return (
         sel.with_columns(rank.alias("_rank"))
@@ -239,8 +247,8 @@ def _headline_row(protocol: Any, cmp: pl.DataFrame) -> dict[str, Any] | None:
 
 def require_accounted(protocol: Any, cmp: pl.DataFrame) -> None:
     """Checks that ``cmp`` compares at least one published number or carries the protocol's
-    headline row with a status saying why not (:data:`REASONS`, documented-not-modelled, or
-    not replayed): a review must compare its headline number or say why it cannot.
+    headline row with a status saying why not (:data:`REASONS`, documented-not-modelled, below
+    the protocol's held scale, or not replayed): a review must compare its headline number or say why it cannot.
 
     Raises:
         ReplayError: neither: the compare compares nothing and says nothing about why.
@@ -254,7 +262,7 @@ def require_accounted(protocol: Any, cmp: pl.DataFrame) -> None:
         if isinstance(protocol.headline, tuple) and protocol.headline
         else None
     )
-    if r is None or r["status"] not in (*REASONS, UNMODELLED, "not replayed"):
+    if r is None or r["status"] not in (*REASONS, UNMODELLED, BELOW_HELD, "not replayed"):
         raise ReplayError(
             f"{protocol.name}'s compare sets no published number beside a replayed one and has "
             "no headline row saying why it cannot"

@@ -5,6 +5,9 @@ these mechanisms, and only while the replayed drive lacks it: the status is comp
 target's configuration (``Replay.meta["target"]["config"]``), never written by hand. A row
 naming a mechanism the replayed preset has is an ordinary comparison (within or outside
 tolerance), and ``tests/test_replay_tally.py`` holds every protocol's default preset to that.
+Each mechanism names the review that documents it; a behaviour no source documents (Puget's
+knee at ~40 GB, its loop-to-loop scatter) is not "documented, not modelled" but a miss, and its
+row is compared like any other.
 """
 
 from __future__ import annotations
@@ -22,12 +25,16 @@ class Mechanism:
 
     Attributes:
         key: the name a check row gives (``unmodelled=key``).
-        reason: why a replay without it cannot reproduce the number (shown in the row's note).
+        sources: the seed documents (``Protocol.source`` file names) that document it; a
+            behaviour no source documents is not a mechanism but a miss, and is compared.
+        reason: why a replay without it cannot reproduce the number, naming the review that
+            documents it (shown in the row's note).
         present: ``present(config)`` → whether a simulated drive with this configuration
             (``SimConfig.to_json()``) has the mechanism; a real drive has every mechanism.
     """
 
     key: str
+    sources: tuple[str, ...]
     reason: str
     present: Callable[[dict[str, Any]], bool]
 
@@ -39,26 +46,21 @@ def _never(_config: dict[str, Any]) -> bool:
 _MECHANISMS = (
     Mechanism(
         "sandforce_dirty_state",
-        "SandForce's documented dirty state (once all NAND holds incompressible data, "
-        "incompressible writes run at 55-90 % of clean and TRIM does not restore them)",
+        ("003_76d70b35b5160b0f.txt",),
+        "SandForce's dirty state, documented by AnandTech's Intel SSD 530 review (seed 003: "
+        "after incompressible writes fill the drive, TRIM does not bring SandForce back to its "
+        "clean rate): once all NAND holds incompressible data, incompressible writes run at "
+        "55-90 % of clean and TRIM does not restore them",
         lambda c: float(c.get("features", {}).get("dirty_rate", 1.0)) < 1.0,
     ),
     Mechanism(
-        "early_knee",
-        "a drop long before the raw NAND has been written once: no source documents a "
-        "mechanism for it, so the model has none",
-        _never,
-    ),
-    Mechanism(
-        "loop_scatter",
-        "loop-to-loop scatter of the results: no source documents what drives it, and the "
-        "model injects no noise",
-        _never,
-    ),
-    Mechanism(
         "read_compression",
-        "reads faster for compressible data: the model applies compression to writes only, "
-        "so a read costs the same whatever data the drive holds",
+        ("002_a117cd683a41e7c2.txt", "000_2002a1564e89ff8a.txt"),
+        "reads faster for compressible data, documented by X-bit labs (seed 002: the SF-2281 "
+        "compresses data before it is written to flash, so compressible data is read from "
+        "fewer pages) and measured by Puget Systems (seed 000: the Intel "
+        "520's incompressible reads ~5 % under its compressible ones): the model applies "
+        "compression to writes only, so a read costs the same whatever data the drive holds",
         _never,
     ),
 )

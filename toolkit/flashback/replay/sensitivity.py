@@ -69,7 +69,6 @@ def sensitivity_rows(
                         "note": f"{name}={value:g} instead of {current:g} (the review does not "
                         f"state it): {moved}",
                         "unmodelled": "",
-                        "reproducible": True,
                         "sensitivity": True,
                     }
                 )

@@ -10,7 +10,10 @@ BORDERLINE = "borderline"
 COMPARED = ("within tolerance", "outside tolerance", "no tolerance", BORDERLINE)
 UNMODELLED = "documented, not modelled"
 SETTING = "setting"
+#: A published row of a simulated replay run below its protocol's ``min_held_scale``: its
+#: value is shown, but no within/outside, and the tally leaves it out.
+BELOW_HELD = "below held scale"
 #: A row replayed with another value of a parameter the review does not state.
 SENSITIVITY = "sensitivity"
 
-__all__ = ["BORDERLINE", "COMPARED", "SENSITIVITY", "SETTING", "UNMODELLED"]
+__all__ = ["BELOW_HELD", "BORDERLINE", "COMPARED", "SENSITIVITY", "SETTING", "UNMODELLED"]

@@ -73,13 +73,21 @@ def build_demo(
             }
         )
     if rows:
-        total = pl.concat(cmps, how="diagonal_relaxed")
+        counts = tally(pl.concat(cmps, how="diagonal_relaxed"))
+        below = counts["below_held_scale"]
+        if below:
+            reviews = sum(1 for r in rows if r["below_held_scale"])
+            counts["not_compared"] = (
+                f"not compared: {below} published numbers of {reviews} "
+                f"review{'s' if reviews != 1 else ''} replayed below the smallest scale their "
+                "rows are held at"
+            )
         rows.append(
             {
                 "review": "total",
                 "scale": "",
                 "seconds": round(sum(r["seconds"] for r in rows), 1),
-                **tally(total),
+                **counts,
                 "headline": f"{compared} of {len(rows)} reviews compare their headline number",
             }
         )
@@ -90,9 +98,14 @@ def build_demo(
             "Each review's procedure was replayed on a simulated drive configured like the review's "
             "drive and shrunk by the given scale; the tables compare every published number the "
             "replay can check. 'compared' counts published numbers set against a replayed one "
-            "(settings of a procedure echoed back are not counted); 'documented_not_modelled' "
-            "counts published numbers that need a documented mechanism the replayed drive "
-            "lacks — each row names it, and a row whose mechanism the drive has is compared. "
+            "(settings of a procedure echoed back are not counted), a published number the "
+            "replay did not produce (a knee its curve lacks) among them, as a miss; "
+            "'documented_not_modelled' counts published numbers that need a mechanism a review "
+            "documents and the replayed drive lacks — each row names it and the review, and a "
+            "row whose mechanism the drive has is compared. A review replayed below the "
+            "smallest scale at which the tests hold its rows (its protocol's min_held_scale: "
+            "1/64, 1/16 for AnandTech's TRIM validation) compares nothing: "
+            "'below_held_scale' counts its published numbers and 'not_compared' says so. "
             f"Every comparison is replayed with {SEEDS} seeds: 'replayed_lo'/'replayed_hi' give "
             "each row's spread, a row is within tolerance only if its whole spread is, and "
             "'borderline' if the spread straddles the tolerance. Effects (a drop, a recovery, "

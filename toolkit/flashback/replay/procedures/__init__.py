@@ -6,7 +6,8 @@ A review's ``name`` (``anand2009``) gives, with ``module`` = the name with ``-``
   (importing this package imports them, in the table's order: the order of
   ``fb.protocols()`` and of the report);
 - its report section, ``build`` in ``flashback/report/reviews/<module>.py``, run by the
-  demo report at ``scale`` (``quick_scale`` with ``--quick``) and picked by
+  demo report at ``scale`` (with ``--quick`` at its protocol's ``min_held_scale``, the
+  smallest scale whose statuses the tests hold: :attr:`Review.quick_scale`) and picked by
   ``flashback demo --only <name>``;
 - its published numbers, ``flashback/data/published/<published>.csv`` (linked from
   ``data/published/``), ``published`` being the name unless two reviews share one seed's
@@ -33,8 +34,8 @@ class Review:
         protocol: the protocol its procedure registers (``anand2009-new-vs-used``), the name
             ``fb.replay`` takes and saved replays record, kept as published.
         number: its notebook's number (the notebooks' order).
-        scale: the demo report's scale (``"1/32"``).
-        quick_scale: the demo report's scale with ``--quick``.
+        scale: the demo report's scale (``"1/32"``); at least its protocol's
+            ``min_held_scale``.
         published: the published CSV's stem when it is another review's (one seed for two).
         notebook: the notebook's name after its number when it is another review's.
     """
@@ -43,9 +44,16 @@ class Review:
     protocol: str
     number: int
     scale: str
-    quick_scale: str
     published: str = ""
     notebook: str = ""
+
+    @property
+    def quick_scale(self) -> str:
+        """The demo report's scale with ``--quick``: its protocol's ``min_held_scale`` (the
+        smallest scale at which the tests hold its rows; below it nothing is compared)."""
+        from flashback.replay.base import get_protocol
+
+        return get_protocol(self.protocol).min_held_scale
 
     @property
     def module(self) -> str:
@@ -63,36 +71,32 @@ class Review:
         return f"{self.number:02d}-{self.notebook or self.name}"
 
 
-# Demo scales: every compared row holds within 3 % (1 point for a %) between 1/64 and 1/32
-# (1/32 and 1/16 for AnandTech's TRIM validation), but for the two rows
+# Demo scales: every compared row holds within 3 % (1 point for a %) between each protocol's
+# min_held_scale and twice it (1/64 and 1/32; 1/16 and 1/8 for AnandTech's TRIM validation),
+# but for the two rows
 # tests/test_replay_scale.py's NOT_SCALE_INVARIANT names, so the demo runs small and spends
 # the time on SEEDS seeds per comparison instead.
 #: Every review, in the seeds' order.
 REVIEWS: tuple[Review, ...] = (
-    Review(name="puget", protocol="puget-cdm-loop", number=1, scale="1/32", quick_scale="1/256"),
+    Review(name="puget", protocol="puget-cdm-loop", number=1, scale="1/32"),
     Review(
         name="behardware",
         protocol="behardware-used-trim",
         number=2,
         scale="1/16",
-        quick_scale="1/256",
     ),
-    Review(
-        name="xbit", protocol="xbit-pts-degradation", number=3, scale="1/16", quick_scale="1/512"
-    ),
+    Review(name="xbit", protocol="xbit-pts-degradation", number=3, scale="1/16"),
     Review(
         name="anandtech-consistency",
         protocol="anandtech-consistency",
         number=4,
         scale="1/16",
-        quick_scale="1/512",
     ),
     Review(
         name="anandtech-trim",
         protocol="anandtech-trim-validation",
         number=4,
         scale="1/16",
-        quick_scale="1/512",
         published="anandtech-consistency",  # one AnandTech article (seed 003) holds both
         notebook="anandtech-consistency",
     ),
@@ -101,14 +105,12 @@ REVIEWS: tuple[Review, ...] = (
         protocol="anand2009-new-vs-used",
         number=5,
         scale="1/32",
-        quick_scale="1/256",
     ),
     Review(
         name="snia-pts",
         protocol="snia-pts",
         number=6,
         scale="1/64",
-        quick_scale="1/512",
         published="xbit",  # the PTS procedure compares X-bit's numbers (seed 002)
     ),
 )

@@ -195,5 +195,10 @@ register(
         headline=("as_ssd_seq_write", "torture", "avg_mbps"),
         estimate_written_bytes=lambda size, scale, p: 2.0 * size,
         unstated={"idle_before_s": (0.0, 30.0, 300.0)},
+        # the AS-SSD file is 1 GiB x scale: 4 erase blocks of the 530 at 1/64, 8 at 1/32;
+        # which victims GC finds while it is written moves the after-torture pass from seed to
+        # seed by more than 3 % below 1/16 (sd over six seeds 6.6 % at 1/64, 4.0 % at 1/32,
+        # 3.2 % at 1/16, 0.8 % at full size; tests/test_replay_scale.py KNOWN_DRIFTS)
+        min_held_scale="1/16",
     )
 )

@@ -203,7 +203,6 @@ def _breakpoint_rows(run: _Run, pub_test: str, fit: list[float]) -> list[dict[st
                 "GB",
                 tolerance=0.25,
                 note=f"{FIT_NOTE}; {CAUSES[k]}{extra}" + (f"; {KNEE_NOTE}" if k == 1 else ""),
-                unmodelled=KNEE_40GB if k == 1 else "",
             )
         )
     return rows
@@ -225,8 +224,7 @@ def _seq_range_rows(run: _Run, s: pl.DataFrame, fit: list[float]) -> list[dict[s
                 v,
                 "MB/s",
                 tolerance=0.25,
-                unmodelled=SCATTER,
-                note="lowest / highest loop after the first change",
+                note=f"lowest / highest loop after the first change; {SCATTER_NOTE}",
             )
         )
     return rows
@@ -304,13 +302,16 @@ DIRTY_NOTE = (
     "the review's ~160 MB/s level after heavy incompressible use is SandForce's dirty state; "
     "the replayed preset has it (features.dirty_rate), so this is a comparison of its level"
 )
-KNEE_40GB = "early_knee"
 KNEE_NOTE = (
     "the review's first change at ~40 GB written comes long before the raw NAND (128 GiB) "
-    "has been written once (an earlier version matched it only through an erase-accounting "
+    "has been written once; no source documents a mechanism for it, so the model has none and "
+    "the row is a miss (an earlier version matched it only through an erase-accounting "
     "artifact)"
 )
-SCATTER = "loop_scatter"
+SCATTER_NOTE = (
+    "the review's loops scatter from one to the next; no source documents what drives it and "
+    "the model injects no noise, so a range narrower than the review's is a miss"
+)
 
 
 def pair_checks(a: Replay, b: Replay) -> list[dict[str, Any]]:
