@@ -81,8 +81,8 @@ impl Permutation {
 
     /// Appends `Op { kind, offset: start + get(i)·bs, len: bs }` for every `i` in `range`:
     /// [`Permutation::get`]'s values, with its constants held in registers for the whole
-    /// block (the io_uring engine takes 64 ops at a time: per op this is the Feistel rounds
-    /// and a store, some 40 instructions fewer than a call of `get` per op).
+    /// block (the io_uring engine takes 64 ops at a time; callgrind: 80 instructions per op,
+    /// 60 of them the Feistel rounds, against 102 through `get` in a closure).
     #[inline]
     fn fill(
         &self,
