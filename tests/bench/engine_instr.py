@@ -27,6 +27,24 @@ fio's source, for a generic x86-64: valgrind cannot run AVX-512, which ``-march=
 emit). Rows: the median over ``rounds`` interleaved rounds, with the range, and the load
 average (printed, though counts do not depend on it). ``$FB_RUN_BASELINE`` naming an
 ``fb_run`` built from an earlier commit adds it to the rotation ("before").
+
+Caveat: the end-of-run report does not cancel exactly. ``fb_run`` prints its latency histograms
+as JSON, and a longer run under valgrind records a wider spread of latencies, so more buckets:
+at 4/1 and 8/8 the printing (``memrchr``, ``write_all``, ``serde_json``) came to 15–20
+instructions per I/O of a 5-pass run, noise of that size in these rows. ``callgrind``'s
+inclusive count of ``engine::uring::run`` (the loop and its recording, no start-up, no report)
+over the same runs is the steadier figure for flashback alone.
+
+Measured (issue 29, session 16, 2026-11-26, load 4.1–4.7, 3 rounds): instructions/IO at 4/1,
+8/8, 32/32 — ``t/io_uring`` 178 / 148 / 138, flashback 577 / 446 / 346, the build before
+(``FB_RUN_BASELINE``) 594 / 448 / 412; syscalls/IO equal (ratios 1.04 / 1.01 / 1.01). A second
+run (load 2.4–3.4): flashback 637 / 395 / 314 against 554 / 432 / 380 before, the 4/1 rows'
+ranges 584–661 and 440–676 overlapping (per-enter work under valgrind varies run to run).
+Inclusive ``engine::uring::run`` per I/O (5 passes of 16,384): 468 → 431 and, in a second
+pair, 509 → 447 at 4/1; 391 → 346 at 8/8; 353 → 296 at 32/32. At
+32/32 the loop's share is the refill ~105 (SQE built in place in the ring, slot written), the
+offset permutation ~80 (four Feistel rounds of ``mix64``, the sequence itself; ``t/io_uring``'s
+random offsets ~55), reaping ~63 and recording ~22.
 """
 
 from __future__ import annotations

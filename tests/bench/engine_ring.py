@@ -107,7 +107,15 @@ Rows:
   went when the buffers were registered as one, as ``t/io_uring`` does. With that, 8 pairs of
   2 s (load 1.8–4.7): CPU/IO ratio 1.29 / 1.18 / 1.13 at 4/1, 8/8, 32/32 against 1.17 / 1.18 /
   1.13 for the build before it in the same rotation (ranges 0.35–1.78: not resolved), start-up
-  15–22 ms, 4.4–6.2 % of a 2 s run's CPU. ``t/io_uring`` is built from fio's source at run
+  15–22 ms, 4.4–6.2 % of a 2 s run's CPU. Session 16 cut the loop's user-space instructions
+  (``engine_instr.py``: 412 → 346 per I/O at 32/32): 8 pairs of 2 s at load 3.2–4.1, CPU/IO
+  ratio 1.07 / 1.24 / 0.96 at 4/1, 8/8, 32/32 against 1.23 / 1.20 / 0.99 for the build before
+  (ranges 0.31–4.34: not resolved); user µs/IO (whole runs, start-up included) 0.300 / 0.121 /
+  0.069 against 0.282 / 0.151 / 0.110 before and ``t/io_uring``'s 0.107 / 0.039 / 0.018; a
+  second run (load 2.3–3.0): CPU/IO 1.16 / 1.06 / 1.18 against 1.10 / 1.09 / 1.17 before, user
+  µs/IO 0.225 / 0.110 / 0.090 against 0.192 / 0.102 / 0.060: whole-run user time does not
+  resolve a 0.01–0.03 µs/IO cut here either way.
+  ``t/io_uring`` is built from fio's source at run
   time into a cache directory, never vendored: the source is ``$FIO_SRC`` (a fio checkout, or
   a git directory such as the one the ``fetch`` tool leaves in
   ``/work/.mirror/axboe+fio/repo``); without one the row is skipped with the reason printed.

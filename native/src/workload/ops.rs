@@ -78,6 +78,41 @@ impl Permutation {
         }
         x
     }
+
+    /// Appends `Op { kind, offset: start + get(i)·bs, len: bs }` for every `i` in `range`:
+    /// [`Permutation::get`]'s values, with its constants held in registers for the whole
+    /// block (the io_uring engine takes 64 ops at a time; callgrind: 80 instructions per op,
+    /// 60 of them the Feistel rounds, against 102 through `get` in a closure).
+    #[inline]
+    fn fill(
+        &self,
+        out: &mut Vec<Op>,
+        range: std::ops::Range<u64>,
+        kind: OpKind,
+        start: u64,
+        bs: u64,
+    ) {
+        let (n, half, [k0, k1, k2, k3]) = (self.n, self.half_bits, self.keys);
+        let mask = (1u64 << half) - 1;
+        let once = move |x: u64| {
+            let (mut l, mut r) = (x >> half, x & mask);
+            for k in [k0, k1, k2, k3] {
+                (l, r) = (r, l ^ (mix64(r ^ k) & mask));
+            }
+            (l << half) | r
+        };
+        out.extend(range.map(move |i| {
+            let mut x = once(i);
+            while x >= n {
+                x = once(x);
+            }
+            Op {
+                kind,
+                offset: start + x * bs,
+                len: bs,
+            }
+        }));
+    }
 }
 
 /// The operation stream of one job over its slice.
@@ -231,6 +266,10 @@ impl OpStream {
         let range = self.pos..self.pos + m;
         if !self.rw.is_random() {
             out.extend(range.map(|i| op(kind_of(rng), i)));
+        } else if let (Some(p), RandomDist::Permutation, Some(kind)) =
+            (&self.perm, self.random, kind)
+        {
+            p.fill(out, range, kind, start, bs);
         } else if let (Some(p), RandomDist::Permutation) = (&self.perm, self.random) {
             out.extend(range.map(|i| op(kind_of(rng), p.get(i))));
         } else {
@@ -296,6 +335,28 @@ mod tests {
                 assert!(x < n);
                 assert!(!seen[x as usize], "n={n} repeats {x}");
                 seen[x as usize] = true;
+            }
+        }
+    }
+
+    /// [`Permutation::fill`] (the engine's blocks of ops) gives [`Permutation::get`]'s values
+    /// in order, over sizes where the Feistel domain is n itself, just above it (cycle-walking
+    /// up to ~4 rounds per value), and a large odd one, for ranges not starting at 0.
+    #[test]
+    fn permutation_fill_is_get_in_order() {
+        for n in [1u64, 2, 3, 5, 64, 65, 1000, 4097, 16_384, (1 << 20) + 3] {
+            let p = Permutation::new(n, n ^ 0x5eed);
+            for (a, b) in [(0, n.min(300)), (n / 2, n), (n.saturating_sub(70), n)] {
+                let mut got = vec![];
+                p.fill(&mut got, a..b, OpKind::Write, 4096, 512);
+                let want: Vec<Op> = (a..b)
+                    .map(|i| Op {
+                        kind: OpKind::Write,
+                        offset: 4096 + p.get(i) * 512,
+                        len: 512,
+                    })
+                    .collect();
+                assert_eq!(got, want, "n={n} range {a}..{b}");
             }
         }
     }

@@ -62,13 +62,28 @@ fn trim_now<R: Reporter>(job: &mut Job<'_>, rep: &mut R, op: &Op) -> bool {
     true
 }
 
-/// Per-slot state of an I/O in flight.
+/// Per-slot state of an I/O in flight: its op's fields side by side rather than an [`Op`]
+/// (32 bytes, two slots per cache line, where an `Op` and its padding made 40; callgrind
+/// showed the padding copied on every push and reap).
 #[derive(Clone, Copy)]
 struct Slot {
-    op: Op,
+    offset: u64,
+    len: u64,
     submit_ns: u64,
     /// The slot's buffer ([`NO_BUF`] for a trim).
     buf: u16,
+    kind: OpKind,
+}
+
+impl Slot {
+    #[inline]
+    fn op(&self) -> Op {
+        Op {
+            kind: self.kind,
+            offset: self.offset,
+            len: self.len,
+        }
+    }
 }
 
 /// A trim's slot holds no buffer.
@@ -144,13 +159,11 @@ impl State {
     fn new(job: &Job<'_>, setup: Setup) -> Self {
         let depth = setup.depth;
         let blank = Slot {
-            op: Op {
-                kind: OpKind::Read,
-                offset: 0,
-                len: 0,
-            },
+            offset: 0,
+            len: 0,
             submit_ns: 0,
             buf: NO_BUF,
+            kind: OpKind::Read,
         };
         State {
             file: FileRef {
@@ -228,6 +241,57 @@ impl State {
         }
     }
 
+    /// The common case of [`prep`]'s loop, in a loop of its own: ops taken from the block
+    /// ahead (not a timed trace, nothing held back, no trim) pushed into free slots, with the
+    /// same checks per op as [`State::next_op`] (the stop flag, then the `written=` budget) and
+    /// the same clock rule as [`prep`] (`clock` = pushes left before the next reading, and that
+    /// reading). Returns where it stopped: [`Stop::Slow`] hands the next op (or the end of the
+    /// free slots or of the block) to [`prep`]'s general path. Kept out of line: inlined into
+    /// [`run`] with everything else, the loop spilled its state to the stack (callgrind at
+    /// 32/32: 135 instructions per I/O for the refill inlined, 105 out of line).
+    #[inline(never)]
+    fn push_ready(
+        &mut self,
+        job: &mut Job<'_>,
+        sq: &mut SubmissionQueue<'_>,
+        submit_batch: usize,
+        clock: &mut (usize, u64),
+    ) -> Stop {
+        if self.timed || job.held.is_some() {
+            return Stop::Slow;
+        }
+        let (mut left, mut now) = *clock;
+        let stop = loop {
+            let Some(&slot) = self.free.last() else {
+                break Stop::Slow;
+            };
+            let Some(&op) = self.ahead.get(self.ahead_at) else {
+                break Stop::Slow;
+            };
+            if op.kind == OpKind::Trim || job.ctl.halted() {
+                break Stop::Slow;
+            }
+            self.ahead_at += 1;
+            if !job.ctl.claim(&op) {
+                break Stop::Done;
+            }
+            if left == 0 {
+                now = job.now();
+                self.tick(now);
+                self.first_submit_ns.get_or_insert(now);
+                left = submit_batch;
+            }
+            if !self.push(job, sq, slot, op, now) {
+                // queue full (cannot happen with depth ≤ sq_entries): issue it next round
+                job.held = Some((op, 0));
+                break Stop::Full;
+            }
+            left -= 1;
+        };
+        *clock = (left, now);
+        stop
+    }
+
     /// A buffer for `kind`: a write takes one holding its data (filled now only if no spare
     /// is ready), a read preferably a spent one.
     #[inline]
@@ -287,9 +351,11 @@ impl State {
             return false;
         }
         self.slots[i] = Slot {
-            op,
+            offset: op.offset,
+            len: op.len,
             submit_ns: now_ns,
             buf,
+            kind: op.kind,
         };
         self.free.pop();
         self.unsubmitted += 1;
@@ -306,6 +372,16 @@ impl State {
             _ => self.setup.spent.push(buf),
         }
     }
+}
+
+/// Where [`State::push_ready`] stopped.
+enum Stop {
+    /// The next op, if any, takes [`prep`]'s general path.
+    Slow,
+    /// The stream or the run is over (the op taken was refused by the `written=` budget).
+    Done,
+    /// The submission queue is full; the op is held for the next round.
+    Full,
 }
 
 /// Fills every free slot with a due operation and pushes its entry to the submission queue,
@@ -331,8 +407,18 @@ fn prep<R: Reporter>(
         return None;
     }
     // pushes left before the clock is read again, and its last reading
-    let (mut left, mut now) = (0, 0);
-    while let Some(&slot) = s.free.last() {
+    let mut clock = (0, 0);
+    loop {
+        match s.push_ready(job, &mut ring.sq, ring.submit_batch, &mut clock) {
+            Stop::Slow => {}
+            Stop::Done => {
+                s.exhausted = true;
+                return None;
+            }
+            Stop::Full => return None,
+        }
+        let &slot = s.free.last()?;
+        let (left, now) = &mut clock;
         let op = match s.next_op(job) {
             Next::Op(op) => op,
             Next::NotYet(due) => return Some(due),
@@ -351,23 +437,22 @@ fn prep<R: Reporter>(
             if job.ctl.time_up(*t) {
                 return None;
             }
-            left = 0;
+            *left = 0;
             continue;
         }
-        if left == 0 {
-            now = job.now();
-            s.tick(now);
-            s.first_submit_ns.get_or_insert(now);
-            left = ring.submit_batch;
+        if *left == 0 {
+            *now = job.now();
+            s.tick(*now);
+            s.first_submit_ns.get_or_insert(*now);
+            *left = ring.submit_batch;
         }
-        if !s.push(job, &mut ring.sq, slot, op, now) {
+        if !s.push(job, &mut ring.sq, slot, op, *now) {
             // queue full (cannot happen with depth ≤ sq_entries): issue it next round
             job.held = Some((op, 0));
             return None;
         }
-        left -= 1;
+        *left -= 1;
     }
-    None
 }
 
 /// Takes every completion from the ring at `t` (when the waiting enter returned), frees their
@@ -392,20 +477,27 @@ fn harvest(s: &mut State, ring: &mut Ring<'_>, t: u64) {
             continue;
         }
         let st = &s.slots[slot as usize];
-        let (op, lat_ns, res, buf) = (st.op, t.saturating_sub(st.submit_ns), cqe.result(), st.buf);
+        // only what the common case needs; the op whole for the rest
+        let (kind, len, lat_ns, buf) = (
+            st.kind,
+            st.len,
+            t.saturating_sub(st.submit_ns),
+            st.buf,
+        );
+        let res = cqe.result();
         s.free.push(slot as u32);
         if !s.slot_bufs {
-            s.give_back(op.kind, buf);
+            s.give_back(kind, buf);
         }
-        let key = (op.kind, op.len);
         if s.done.is_empty()
-            && op.kind != OpKind::Trim
-            && i64::from(res) == op.len as i64
-            && (s.lats.is_empty() || s.lats_of == key)
+            && kind != OpKind::Trim
+            && i64::from(res) == len as i64
+            && (s.lats.is_empty() || s.lats_of == (kind, len))
         {
-            s.lats_of = key;
+            s.lats_of = (kind, len);
             s.lats.push(lat_ns);
         } else {
+            let op = s.slots[slot as usize].op();
             s.done.push(Done { op, lat_ns, res });
         }
     }
