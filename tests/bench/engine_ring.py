@@ -68,6 +68,13 @@ Rows:
   ranges 0.07–20), and in 48 interleaved rounds with the loops in the tools' session (53–68 %
   other work) fast runs were 34 in its own session, 36 shared, 40 for fio (Fisher p 0.82 own
   against shared): no effect of the session there, as session 14 found at ~64 %.
+  Session 16, with the verdicts (16 pairs of 2 s, other work 24–34 % of the CPUs, load 3.3–6.6):
+  p50 met quiet (0.95; interval 0.92–1.02) and loaded (0.92; 0.91–0.95), unresolved with the
+  loops in the tools' session (1.56; 0.99–9.99) where fio against itself is unresolved too
+  (1.00–5.73); IOPS unresolved in all three (0.38–1.51, 0.95–2.14, 0.08–1.07), as fio against
+  itself is (0.78–1.64, 0.76–1.88, 0.31–1.47): a run's IOPS is decided by whether the loop
+  device's worker shares the tool's CPU (5–8 of 16 runs split per tool), so on this VM 16
+  pairs cannot resolve 5 % in IOPS for fio against itself, let alone for flashback.
 * **t/io_uring** 4 KiB randread QD32, CPU per I/O at submit/complete batches 4/1, 8/8 and 32/32
   (``fb_run --batch S/C`` against ``t/io_uring -sS -cC``, registered files, buffers and ring on
   both sides, no polling, ``t/io_uring`` without latency tracking while flashback records every
