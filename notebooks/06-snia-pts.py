@@ -29,7 +29,7 @@
 #   much does a pause give back?
 
 # %% tags=["parameters"]
-scale = "1/64"  # full size: 1 (sim:generic at its own size); its held scale
+scale = "1/16"  # full size: 1 (sim:generic at its own size); its held scale
 target = None  # None: sim:generic at `scale`; or an existing file / a drive (with destroy=)
 round_s = 2.0  # seconds per block size and mix per round; full size: 60
 max_rounds = 8  # full size: 25

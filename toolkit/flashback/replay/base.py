@@ -39,7 +39,8 @@ class Protocol:
             row a status saying why, computed from the published data set
             (:mod:`flashback.replay.headline`), never a sentence written per review.
         min_held_scale: the smallest scale at which the tests hold every compared row of a
-            simulated replay to the larger scales' (``tests/test_replay_scale.py`` replays the
+            simulated replay (and every row the report shows: SNIA PTS's HIR rows, unpublished,
+            set its floor) to the larger scales' (``tests/test_replay_scale.py`` replays the
             protocol at this scale and at twice it and reads the scale from here). Below it a
             simulated replay's statuses flip with the scale, so compare() gives its rows no
             within/outside: they get the status ``below held scale`` (:mod:`.status`).

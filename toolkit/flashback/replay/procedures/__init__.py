@@ -72,7 +72,7 @@ class Review:
 
 
 # Demo scales: every compared row holds within 3 % (1 point for a %) between each protocol's
-# min_held_scale and twice it (1/64 and 1/32; 1/16 and 1/8 for AnandTech's TRIM validation),
+# min_held_scale and twice it (1/64 and 1/32; 1/16 and 1/8 for AnandTech's TRIM validation and SNIA PTS),
 # but for the two rows
 # tests/test_replay_scale.py's NOT_SCALE_INVARIANT names, so the demo runs small and spends
 # the time on SEEDS seeds per comparison instead.
@@ -110,7 +110,7 @@ REVIEWS: tuple[Review, ...] = (
         name="snia-pts",
         protocol="snia-pts",
         number=6,
-        scale="1/64",
+        scale="1/16",
         published="xbit",  # the PTS procedure compares X-bit's numbers (seed 002)
     ),
 )
