@@ -176,9 +176,15 @@ fn sandforce(
         ("features.compression", "DuraWrite inline compression (SandForce product brief)"),
         ("features.trim_efficacy", "assumed 0.9, not fitted: AnandTech (seed 003) reports that SandForce TRIM does not restore full speed after incompressible torture (183 → 193 vs 315 MB/s clean); in the model that loss is the dirty state (features.dirty_rate), which holds whatever trim_efficacy is"),
         ("features.dirty_rate", SRC_SF_DIRTY),
-        ("features.buffer", "SF-2281 has no external DRAM; small on-chip buffer assumed"),
         ("features.idle_gc", "off: X-bit (seed 002) finds SandForce drives 'getting slower in use due to poor algorithms of garbage collection ... with any firmware' and recommends them only with TRIM; AnandTech (seed 003) measures the SSD 530 at 183.3 MB/s after torture with no recovery between steps. No source gives a SandForce idle-GC rate, so none is modelled (idle time does not restore it); an unreported idle gap can then not move the after-torture numbers"),
     ]);
+    c.sources.push((
+        "features.buffer".into(),
+        format!(
+            "SF-2281 has no external DRAM: an on-chip write buffer of {} KiB assumed (no source gives its size); a fixed structure of the controller, it does not shrink with scale= (sources[\"sizes\"] says when it is at or under the simulator's floor)",
+            c.buffer_bytes / 1024
+        ),
+    ));
     c
 }
 
