@@ -169,10 +169,15 @@ def test_performance_vs_written_draws_the_reviews_marks_beside_the_replayed_ones
     (data,) = datasets(d)
     knees = sorted(r["pub_x_gb"] for r in data if r["layer"] == "published")
     assert knees == [40.0, 380.0]
-    rules = [m for m in walk(d) if isinstance(m.get("mark"), dict) and m["mark"].get("color")]
     from flashback.figures.written import PUBLISHED_COLOR
 
-    assert any(m["mark"]["color"] == PUBLISHED_COLOR for m in rules)
+    # purple through the legend's scale (tests/test_figures_marks.py: labels and legend)
+    who = [e["color"] for e in encodings(d) if e.get("color", {}).get("field") == "who"]
+    assert who and all(
+        dict(zip(c["scale"]["domain"], c["scale"]["range"], strict=True))["review (published)"]
+        == PUBLISHED_COLOR
+        for c in who
+    )
     # a level without a test column is drawn in every panel
     d = ff.performance_vs_written(
         loops(), published=pub.filter(pl.col("test").is_null()).drop("test")
