@@ -312,6 +312,29 @@ def test_condition_bars_with_published_ticks():
     assert len(ticks2) == len(pub)
 
 
+def test_charts_with_published_ticks_say_what_the_ticks_are():
+    """#25: the review's marks carried only a tooltip, lost in a PNG; the rendered chart
+    says what the black ticks are, and only when it draws them."""
+    import vl_convert as vlc
+
+    from flashback.figures.states import TICKS_SAID
+
+    pub = fb.published(test="as_ssd_seq_write")
+    said = TICKS_SAID
+    for chart in (
+        ff.condition_bars(pub, published=pub, title="sequential write"),
+        ff.relative_to_fresh(
+            pl.DataFrame(
+                {"drive": ["a", "a"], "condition": ["fresh", "used"], "value": [200.0, 150.0]}
+            ),
+            published=pl.DataFrame({"drive": ["a"], "condition": ["used"], "value": [80.0]}),
+        ),
+    ):
+        svg = vlc.vegalite_to_svg(chart.to_dict())
+        assert said in svg
+    assert said not in vlc.vegalite_to_svg(ff.condition_bars(pub, title="x").to_dict())
+
+
 def test_relative_to_fresh_from_published_percentages():
     pub = fb.published(source="x-bit", metric="relative_to_fresh_pct").drop_nulls("drive")
     d = ff.relative_to_fresh(pub, already_pct=True).to_dict()
