@@ -490,6 +490,21 @@ def test_steady_state_window_fit_and_bands():
         ff.steady_state_window(rounds, window=(30, 31))
 
 
+def test_published_overlay_says_whose_marks_it_draws():
+    """The review's marks carried only a tooltip: the rendered chart now names each kind it
+    draws, and only those."""
+    import vl_convert as vlc
+
+    curve = loops().filter(pl.col("data") == "incompressible", pl.col("test") == "cdm_seq_write")
+    pub = fb.published(source="puget", condition="incompressible")
+    svg = vlc.vegalite_to_svg(ff.published_overlay(curve, pub, series="test").to_dict())
+    for kind in ("diamonds, points", "dashed rules, levels", "dotted rules, breakpoints"):
+        assert kind in svg, kind
+    levels = pub.filter(pl.col("x").is_null() & (pl.col("unit") == "MB/s"))
+    svg = vlc.vegalite_to_svg(ff.published_overlay(curve, levels, series="test").to_dict())
+    assert "dashed rules, levels" in svg and "breakpoints" not in svg and "diamonds" not in svg
+
+
 def test_published_overlay_points_levels_breakpoints():
     pub = fb.published(source="puget", condition="incompressible")
     curve = loops().filter(pl.col("data") == "incompressible", pl.col("test") == "cdm_seq_write")
