@@ -206,3 +206,13 @@ def test_a_crowded_panel_moves_labels_apart():
     by_text = {lab["text"]: lab for lab in labels}
     x40, x50 = by_text["review 40 GB"]["anchor"][0], by_text["review 50 GB"]["anchor"][0]
     assert x50 - x40 == pytest.approx(10 / 2000 * 520, abs=0.5)  # 10 GB on a 0-2000 GB axis
+
+
+def test_a_knee_near_the_right_edge_is_labelled_on_its_left():
+    # a notebook stopping at 400 GB draws the review's 380 GB knee 20 px from the edge: its
+    # label ran past the panel into the legend
+    labels = scene_labels(chart([57.3], [187.2, 131.6], [1700.0], [147.0]).to_dict())
+    (lab,) = [lab for lab in labels if lab["text"] == "review 1,700 GB"]
+    assert lab["box"][1] <= lab["anchor"][0]  # it ends at its rule
+    (near,) = [lab for lab in labels if lab["text"] == "replay 57.3 GB"]
+    assert near["box"][0] >= near["anchor"][0]  # one with room starts at its rule

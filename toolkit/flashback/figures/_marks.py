@@ -6,7 +6,8 @@ Used by :func:`flashback.figures.performance_vs_written` when it is given ``publ
 Labels are made from the marks passed in (their values and the axes' units), never written
 by hand. Placement: the review's knees above the panel, the replay's at its foot, the
 review's levels at the panel's right end above their rule, the replay's at the start of
-their segment below it; a label that would overlap one already placed in its panel moves one
+their segment below it (a label that would run past the panel's right edge ends at its
+anchor instead); a label that would overlap one already placed in its panel moves one
 line further out (a level first tries the other side of its rule); no label sits on a
 level's rule either. Overlap is judged in pixels from the axes' estimated domains (zero to the
 "nice" maximum Vega picks) and an estimated text width, with a margin.
@@ -91,7 +92,8 @@ def label_rows(
     (``label``), its position in data units (``x_gb`` for a knee, ``y`` for a level, both
     for a replayed level) and where it went, ``place``: its kind (:data:`KINDS`), its offset
     from its anchor (px) and its baseline (``top``: the text hangs below the anchor,
-    ``bottom``: it stands above), e.g. ``"level_replay 3 top"``; plus the panel keys. (The
+    ``bottom``: it stands above) and its alignment to its anchor, e.g.
+    ``"level_replay 3 top left"``; plus the panel keys. (The
     chart's own columns, so that the inline data gains one column, not seven.)"""
     panel = [k for k in keys if k in df.columns]
     x_top = nice_max(_max(df, ["x_gb", "x2_gb", "pub_x_gb", "bp_hi_gb"]))
@@ -114,7 +116,7 @@ def label_rows(
                 dy, baseline = slots[0]
                 box = px.box(lab, dy=dy, baseline=baseline)
             placed.append(box)
-            place = f"{lab['kind']} {dy} {baseline}"
+            place = f"{lab['kind']} {dy} {baseline} {px.align(lab)}"
             rows.append({**where, "label": lab["text"], "x_gb": lab["lab_x"], "y": lab["lab_y"],
                          "place": place})  # fmt: skip
     schema = {
@@ -133,7 +135,7 @@ def label_layers(
     """One text layer per label kind and place (a label's offset is a mark property)."""
     layers = []
     for place in labels["place"].unique().sort():
-        kind, dy, baseline = place.split(" ")
+        kind, dy, baseline, align = place.split(" ")
         sel = base.transform_filter(
             (alt.datum.layer == "label") & (alt.datum.place == place)
         ).transform_calculate(who=repr(WHO["review" if kind.endswith("review") else "replay"]))
@@ -145,13 +147,12 @@ def label_layers(
             pos = {"x": alt.value(width), "y": "y:Q"}
         else:  # level_replay: the segment's start
             pos = {"x": "x_gb:Q", "y": "y:Q"}
-        right = kind == "level_review"
         layers.append(
             sel.mark_text(
                 fontSize=FONT_PX,
-                align="right" if right else "left",
+                align=align,
                 baseline=baseline,
-                dx=-2 if right else 3,
+                dx=-2 if kind == "level_review" else -3 if align == "right" else 3,
                 dy=int(dy),
             ).encode(
                 **pos, text="label:N", color=color, tooltip=[alt.Tooltip("label:N", title="mark")]
@@ -214,12 +215,27 @@ class _Px:
     def y(self, v: float) -> float:
         return self.height - v / self.y_top * self.height
 
+    @staticmethod
+    def text_px(lab: dict) -> float:
+        """The label's estimated width (px)."""
+        return len(lab["text"]) * FONT_PX * CHAR_EM
+
+    def align(self, lab: dict) -> str:
+        """``right`` for a level of the review (at the panel's right end) and for a label
+        that would run past the panel's right edge from its anchor (it ends there instead),
+        else ``left``."""
+        if lab["kind"] == "level_review":
+            return "right"
+        return "right" if self.x(lab["lab_x"]) + 3 + self.text_px(lab) > self.width else "left"
+
     def box(self, lab: dict, *, dy: int, baseline: str) -> tuple[float, float, float, float]:
         """The label's estimated box (x0, x1, y0, y1) at offset ``dy`` with ``baseline``."""
-        w = len(lab["text"]) * FONT_PX * CHAR_EM
+        w = self.text_px(lab)
         kind = lab["kind"]
         if kind == "level_review":
             x0 = self.width - 2 - w
+        elif self.align(lab) == "right":
+            x0 = self.x(lab["lab_x"]) - 3 - w
         else:
             x0 = self.x(lab["lab_x"]) + 3
         if kind == "knee_review":
