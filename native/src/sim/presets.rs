@@ -10,7 +10,8 @@
 //! A preset is the full-size drive; `scale=` shrinks it by one rule (`spec::scale_sizes`):
 //! capacity, SLC cache, GC reserve and watermark and the write buffer scale with it, and the
 //! raw NAND keeps the spare left for data in proportion. What cannot scale is said there and in
-//! each scaled drive's `sources["scale"]`: page and block size, dies, channels and planes (the
+//! each scaled drive's `sources["scale"]` (and each drive's `sources["sizes"]` says what its
+//! buffer, GC pool and erase block are at its scale, and which sat at a floor): page and block size, dies, channels and planes (the
 //! NAND's and controller's structure), timings, the erase-ahead pool per die, the GC pool's
 //! two-block minimum, and the write buffer below two pages per plane of every die (the SF-2281
 //! presets' 512 KiB buffer is already at that floor for 16 dies × 2 planes of 8 KiB pages, so it
