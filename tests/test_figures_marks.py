@@ -111,6 +111,25 @@ def test_a_chart_without_the_reviews_marks_has_no_labels():
     assert not [m for m in _walk(d) if m.get("mark") and _type(m["mark"]) == "text"]
 
 
+def test_the_legend_names_only_the_marks_drawn():
+    # the notebook's chart has the review's marks and no fitted ones: "replay (fitted)" in
+    # its legend named nothing on the chart
+    d = ff.performance_vs_written(curves(), x="gb", published=published([40.0], [160.0]))
+    svg = _render_svg(d.to_dict())
+    assert _marks.WHO["review"] in svg and _marks.WHO["replay"] not in svg
+    seg, bp = fitted([57.3], [187.2, 131.6])
+    d = ff.performance_vs_written(
+        curves(), x="gb", segments=seg, breakpoints=bp, published=published([40.0], [160.0])
+    )
+    assert _marks.WHO["replay"] in _render_svg(d.to_dict())
+
+
+def _render_svg(vl: dict) -> str:
+    import vl_convert as vlc
+
+    return vlc.vegalite_to_svg(vl)
+
+
 def test_a_sloped_segment_is_labelled_with_both_ends():
     seg, bp = fitted([57.3], [187.2, 131.6])
     seg = seg.with_columns(level_end=pl.Series([187.2, 124.4]))

@@ -71,16 +71,20 @@ def nice_max(v: float) -> float:
 LEGEND = alt.Legend(symbolType="stroke", symbolStrokeWidth=2.5, symbolSize=300)
 
 
-def scales(data: alt.Scale | None, data_order: list) -> tuple[alt.Scale, alt.Scale]:
+def scales(
+    data: alt.Scale | None, data_order: list, *, replay: bool
+) -> tuple[alt.Scale, alt.Scale]:
     """One colour and one dash scale for the data types and the marks, so that one legend
     (not one per panel, as independent scales in a faceted chart give) names both: the
-    data types (``data``, from :func:`flashback.figures.color_scale`) then :data:`WHO`."""
+    data types (``data``, from :func:`flashback.figures.color_scale`), then the review's
+    marks and, with ``replay`` (the chart draws fitted knees or levels), the replay's."""
     colors = list(data.range) if data is not None else []  # type: ignore[arg-type]
     dashes = [DATA_DASHES[i % len(DATA_DASHES)] for i in range(len(data_order))]
-    domain = [*data_order, *WHO.values()]
+    n = len(WHO) if replay else 1
+    domain = [*data_order, *list(WHO.values())[:n]]
     return (
-        alt.Scale(domain=domain, range=[*colors, *WHO_COLORS]),
-        alt.Scale(domain=domain, range=[*dashes, *WHO_DASHES]),
+        alt.Scale(domain=domain, range=[*colors, *WHO_COLORS[:n]]),
+        alt.Scale(domain=domain, range=[*dashes, *WHO_DASHES[:n]]),
     )
 
 

@@ -142,7 +142,8 @@ def performance_vs_written(
     dscale = alt.Scale(domain=data_order, range=_marks.DATA_DASHES)
     legend = "Data"
     if told:
-        cscale, dscale = _marks.scales(cscale, data_order)
+        fitted = bool({"segment", "breakpoint"} & set(df["layer"].unique().to_list()))
+        cscale, dscale = _marks.scales(cscale, data_order, replay=fitted)
         legend = "Curves and marks" if data_col else "Marks"
     key: dict[str, Any] = {"title": legend, "legend": _marks.LEGEND} if told else {"title": legend}
     color = (
