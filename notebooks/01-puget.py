@@ -50,6 +50,7 @@ import flashback as fb
 from flashback.notebook import setup
 from flashback.replay.compare import TABLE_COLUMNS, tally
 from flashback.replay.procedures.puget import loops_frame
+from flashback.report.reviews.puget import published_marks
 
 setup()
 drive = target or f"sim:intel-520-120g?scale={scale}"
@@ -71,13 +72,22 @@ runs["incompressible"].steps.select("step", "kind", "write_mbps", "read_mbps").h
 # One point per loop and test: CrystalDiskMark's best pass, against the host data written by
 # the end of that loop (in GB at the review drive's size). On the review's drive the
 # incompressible write panels fall at about 40 GB and flatten after about 380 GB; the
-# compressible ones hardly move.
+# compressible ones hardly move. The review's knees and levels are drawn in the write panels
+# (purple, dotted, labelled).
 
 # %%
 curves = pl.concat(
     [loops_frame(r).with_columns(data=pl.lit(name)) for name, r in runs.items()]
 ).with_columns(test=pl.format("{}_{}", "test", "direction"))
-fb.figures.performance_vs_written(curves, x="gb_written_full", y="mbps", test="test", data="data")
+review = published_marks(loops_frame(runs["incompressible"])["test"].unique().to_list())
+fb.figures.performance_vs_written(
+    curves,
+    x="gb_written_full",
+    y="mbps",
+    test="test",
+    data="data",
+    published=review.with_columns(test=pl.col("test") + "_write"),  # the write panels
+)
 
 # %% [markdown]
 # ## Maximum and average per test (the review's bar charts)

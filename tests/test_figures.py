@@ -169,10 +169,15 @@ def test_performance_vs_written_draws_the_reviews_marks_beside_the_replayed_ones
     (data,) = datasets(d)
     knees = sorted(r["pub_x_gb"] for r in data if r["layer"] == "published")
     assert knees == [40.0, 380.0]
-    rules = [m for m in walk(d) if isinstance(m.get("mark"), dict) and m["mark"].get("color")]
     from flashback.figures.written import PUBLISHED_COLOR
 
-    assert any(m["mark"]["color"] == PUBLISHED_COLOR for m in rules)
+    # purple through the legend's scale (tests/test_figures_marks.py: labels and legend)
+    who = [e["color"] for e in encodings(d) if e.get("color", {}).get("field") == "who"]
+    assert who and all(
+        dict(zip(c["scale"]["domain"], c["scale"]["range"], strict=True))["review (published)"]
+        == PUBLISHED_COLOR
+        for c in who
+    )
     # a level without a test column is drawn in every panel
     d = ff.performance_vs_written(
         loops(), published=pub.filter(pl.col("test").is_null()).drop("test")
@@ -305,6 +310,29 @@ def test_condition_bars_with_published_ticks():
     d2 = ff.condition_bars(pub, published=pub).to_dict()
     ticks2 = next(s for s in datasets(d2) if s and "published" in s[0])
     assert len(ticks2) == len(pub)
+
+
+def test_charts_with_published_ticks_say_what_the_ticks_are():
+    """#25: the review's marks carried only a tooltip, lost in a PNG; the rendered chart
+    says what the black ticks are, and only when it draws them."""
+    import vl_convert as vlc
+
+    from flashback.figures.states import TICKS_SAID
+
+    pub = fb.published(test="as_ssd_seq_write")
+    said = TICKS_SAID
+    for chart in (
+        ff.condition_bars(pub, published=pub, title="sequential write"),
+        ff.relative_to_fresh(
+            pl.DataFrame(
+                {"drive": ["a", "a"], "condition": ["fresh", "used"], "value": [200.0, 150.0]}
+            ),
+            published=pl.DataFrame({"drive": ["a"], "condition": ["used"], "value": [80.0]}),
+        ),
+    ):
+        svg = vlc.vegalite_to_svg(chart.to_dict())
+        assert said in svg
+    assert said not in vlc.vegalite_to_svg(ff.condition_bars(pub, title="x").to_dict())
 
 
 def test_relative_to_fresh_from_published_percentages():
@@ -460,6 +488,21 @@ def test_steady_state_window_fit_and_bands():
     assert [p["fit"] for p in fit] == pytest.approx([icpt + slope * 16, icpt + slope * 20])
     with pytest.raises(AnalysisError):
         ff.steady_state_window(rounds, window=(30, 31))
+
+
+def test_published_overlay_says_whose_marks_it_draws():
+    """The review's marks carried only a tooltip: the rendered chart now names each kind it
+    draws, and only those."""
+    import vl_convert as vlc
+
+    curve = loops().filter(pl.col("data") == "incompressible", pl.col("test") == "cdm_seq_write")
+    pub = fb.published(source="puget", condition="incompressible")
+    svg = vlc.vegalite_to_svg(ff.published_overlay(curve, pub, series="test").to_dict())
+    for kind in ("diamonds, points", "dashed rules, levels", "dotted rules, breakpoints"):
+        assert kind in svg, kind
+    levels = pub.filter(pl.col("x").is_null() & (pl.col("unit") == "MB/s"))
+    svg = vlc.vegalite_to_svg(ff.published_overlay(curve, levels, series="test").to_dict())
+    assert "dashed rules, levels" in svg and "breakpoints" not in svg and "diamonds" not in svg
 
 
 def test_published_overlay_points_levels_breakpoints():

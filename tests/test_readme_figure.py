@@ -31,6 +31,18 @@ def test_the_readme_shows_the_picture_the_make_target_writes():
     assert "python -m flashback.report.readme data/readme" in (ROOT / "Makefile").read_text()
 
 
+def test_the_readme_says_whose_marks_the_picture_draws():
+    """#25 item 7: nothing said what the purple rules were. The paragraph under the picture
+    names the review's marks it draws (from the stored inputs) and the replay's."""
+    doc, _ = _stored()
+    text = (ROOT / "README.md").read_text()
+    para = text[text.index(f"]({readme.DIR}/{readme.STEM}.png)") :].split("make readme-figure")[0]
+    pub = readme.inputs_from_json(doc)["published"]
+    for v in [*pub["x"].drop_nulls().unique(), *pub["y"].drop_nulls().unique()]:
+        assert f"{v:g}" in para, v
+    assert "review's" in para and "replay's" in para
+
+
 def test_the_spec_is_what_the_figure_code_makes_from_the_stored_inputs():
     doc, spec = _stored()
     assert doc["scale"] == readme.demo_scale()  # the demo's scale, not a smaller one

@@ -3,6 +3,11 @@ a replay's results (write amplification first)."""
 
 from __future__ import annotations
 
+import re
+from fractions import Fraction
+
+import pytest
+
 import flashback as fb
 
 GB = 1e9
@@ -50,6 +55,59 @@ def test_a_scaled_preset_says_what_it_does_not_scale():
         assert fixed in src.split("not scaled", 1)[-1], fixed
     assert "reaps 0.015625 × the full run's" in src  # a timed run's drain, scaled
     assert "scale" not in fb.Target("sim:crucial-m4-128g").meta["config"]["sources"]
+
+
+def _documented(preset: str) -> dict[str, int]:
+    """The sizes a preset's own sources cite: page, pages per block and planes from its
+    NAND datasheet line (``sources["geometry"]``), dies from its geometry table, and its write
+    buffer and GC reserve at full size."""
+    cfg = fb.Target(f"sim:{preset}").meta["config"]
+    geo = cfg["sources"]["geometry"]
+    page_kib = int(re.search(r"(\d+) KiB page", geo)[1])
+    return {
+        "page_kib": page_kib,
+        "pages_per_block": int(re.search(r"(\d+) pages/block", geo)[1]),
+        "planes": int(re.search(r"(\d+) planes", geo)[1]),
+        "dies": cfg["geometry"]["channels"] * cfg["geometry"]["dies_per_channel"],
+        "buffer_kib": cfg["features"]["buffer"] // 1024,
+        "gc_reserve": cfg["features"]["gc_reserve"],
+    }
+
+
+@pytest.mark.parametrize("preset", ["intel-530-240g", "crucial-m4-128g"])
+@pytest.mark.parametrize("scale", ["1/64", "1"])
+def test_a_preset_says_what_its_fixed_size_structures_kept(preset, scale):
+    # #25 audit B1(d): the 530's 512 KiB write buffer that never shrinks was said only in a
+    # Rust comment and the GC pool's 2-block floor nowhere; the preset's sources["sizes"]
+    # now says both, computed from the sizes the drive kept
+    doc = _documented(preset)
+    s = float(Fraction(scale))
+    text = fb.Target(f"sim:{preset}?scale={scale}").meta["config"]["sources"]["sizes"]
+    floor_kib = 2 * doc["page_kib"] * doc["planes"] * doc["dies"]  # two pages per plane
+    if doc["buffer_kib"] <= floor_kib:  # the 530: 512 KiB against 2 × 16 × 2 × 32
+        assert f"write buffer {doc['buffer_kib']} KiB, not scaled: at or under its floor" in text
+    elif s < 1 and doc["buffer_kib"] * s < floor_kib:  # the m4 at 1/64: 4 MiB / 64 < 512 KiB
+        assert f"write buffer {floor_kib} KiB, at its floor" in text
+        assert f"{s} × its full {doc['buffer_kib']} KiB would be" in text
+    else:
+        assert f"write buffer {doc['buffer_kib']} KiB (scale= shrinks it" in text
+    assert f"= {floor_kib} KiB" in text  # the floor, with what it is made of
+    if s < 1 and round(doc["gc_reserve"] * s) < 2:
+        assert "GC reserve 2 free blocks, at its floor of 2" in text
+    else:
+        assert f"GC reserve {doc['gc_reserve']} free blocks" in text
+        assert "at its floor" not in text.split("GC reserve", 1)[1].split(";")[0]
+    block_kib = doc["pages_per_block"] * doc["page_kib"]
+    assert f"erase block {block_kib} KiB ({doc['pages_per_block']} pages of" in text
+    assert "not scaled (a NAND structure)" in text
+
+
+def test_the_sizes_note_follows_a_given_buffer_and_reserve():
+    text = fb.Target("sim:intel-520-120g?scale=1/64&buffer=2m&gc_reserve=4").meta["config"][
+        "sources"
+    ]["sizes"]
+    assert "write buffer 2048 KiB as given (buffer=), not scaled" in text
+    assert "GC reserve 4 free blocks as given (gc_reserve=)" in text
 
 
 def timed_write(spec: str, *, time_s: float) -> tuple[int, float]:

@@ -10,7 +10,8 @@
 //! A preset is the full-size drive; `scale=` shrinks it by one rule (`spec::scale_sizes`):
 //! capacity, SLC cache, GC reserve and watermark and the write buffer scale with it, and the
 //! raw NAND keeps the spare left for data in proportion. What cannot scale is said there and in
-//! each scaled drive's `sources["scale"]`: page and block size, dies, channels and planes (the
+//! each scaled drive's `sources["scale"]` (and each drive's `sources["sizes"]` says what its
+//! buffer, GC pool and erase block are at its scale, and which sat at a floor): page and block size, dies, channels and planes (the
 //! NAND's and controller's structure), timings, the erase-ahead pool per die, the GC pool's
 //! two-block minimum, and the write buffer below two pages per plane of every die (the SF-2281
 //! presets' 512 KiB buffer is already at that floor for 16 dies × 2 planes of 8 KiB pages, so it
@@ -176,9 +177,15 @@ fn sandforce(
         ("features.compression", "DuraWrite inline compression (SandForce product brief)"),
         ("features.trim_efficacy", "assumed 0.9, not fitted: AnandTech (seed 003) reports that SandForce TRIM does not restore full speed after incompressible torture (183 → 193 vs 315 MB/s clean); in the model that loss is the dirty state (features.dirty_rate), which holds whatever trim_efficacy is"),
         ("features.dirty_rate", SRC_SF_DIRTY),
-        ("features.buffer", "SF-2281 has no external DRAM; small on-chip buffer assumed"),
         ("features.idle_gc", "off: X-bit (seed 002) finds SandForce drives 'getting slower in use due to poor algorithms of garbage collection ... with any firmware' and recommends them only with TRIM; AnandTech (seed 003) measures the SSD 530 at 183.3 MB/s after torture with no recovery between steps. No source gives a SandForce idle-GC rate, so none is modelled (idle time does not restore it); an unreported idle gap can then not move the after-torture numbers"),
     ]);
+    c.sources.push((
+        "features.buffer".into(),
+        format!(
+            "SF-2281 has no external DRAM: an on-chip write buffer of {} KiB assumed (no source gives its size); a fixed structure of the controller, it does not shrink with scale= (sources[\"sizes\"] says when it is at or under the simulator's floor)",
+            c.buffer_bytes / 1024
+        ),
+    ));
     c
 }
 

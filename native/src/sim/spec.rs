@@ -35,6 +35,7 @@ use crate::error::{Error, Result};
 use crate::units::{parse_int, parse_number, parse_scale, parse_size, parse_switch};
 use serde_json::{json, Value};
 
+mod kept;
 mod sizes;
 use sizes::scale_sizes;
 pub use sizes::validate;
@@ -326,9 +327,12 @@ pub fn parse_spec(spec: &str) -> Result<SimConfig> {
         }
         cfg.capacity_bytes = c;
     }
+    let full = kept::FullSizes::of(&cfg);
     if cfg.scale < 1.0 {
         scale_sizes(&mut cfg);
     }
+    let note = kept::sizes_note(&cfg, &full);
+    cfg.sources.push(("sizes".into(), note));
     validate(&cfg)?;
     Ok(cfg)
 }

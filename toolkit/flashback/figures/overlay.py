@@ -32,7 +32,8 @@ def published_overlay(
     rows in the curve's y unit with an ``x`` become points at (x, value); rows in the y unit
     without ``x`` become dashed horizontal rules (levels, maxima, averages); rows whose
     metric starts with ``breakpoint`` (unit GB) become vertical rules when the x axis is GB
-    written. Hover shows drive, test, condition, metric and note.
+    written. The title says which marks are the review's (on the figure, where a PNG keeps
+    it); hover shows drive, test, condition, metric and note.
 
     Args:
         curve: replayed interval or per-loop frame with ``x`` and ``y`` (and ``series``).
@@ -81,6 +82,7 @@ def published_overlay(
         if c in keep
     ] + [alt.Tooltip("value:Q", title="published")]
     layers = [line]
+    said: list[str] = []  # what each published layer is, in words (the chart's title)
     pts = pub.filter(
         (pl.col("unit") == unit) & pl.col("x").is_not_null() & (pl.col("x_unit") == want_x_unit)
     )
@@ -90,6 +92,7 @@ def published_overlay(
             .mark_point(shape="diamond", size=90, filled=True, color=COLORS["published"])
             .encode(x="x:Q", y="value:Q", tooltip=tip)
         )
+        said.append("purple diamonds, points")
     levels = pub.filter((pl.col("unit") == unit) & pl.col("x").is_null())
     if not levels.is_empty():
         layers.append(
@@ -97,6 +100,7 @@ def published_overlay(
             .mark_rule(strokeDash=[6, 3], color=COLORS["published"])
             .encode(y="value:Q", tooltip=tip)
         )
+        said.append("purple dashed rules, levels")
     if in_gb:
         bps = pub.filter(pl.col("metric").str.starts_with("breakpoint") & (pl.col("unit") == "GB"))
         if not bps.is_empty():
@@ -105,7 +109,12 @@ def published_overlay(
                 .mark_rule(strokeDash=[2, 2], color="#333333")
                 .encode(x="value:Q", tooltip=tip)
             )
-    return alt.LayerChart(layer=layers, width=width, height=height)
+            said.append("dark dotted rules, breakpoints")
+    out = alt.LayerChart(layer=layers, width=width, height=height)
+    if said:  # on the figure itself: a tooltip is lost in a PNG
+        text = "the review's numbers: " + "; ".join(said)
+        out = out.properties(title=alt.TitleParams(text=text, fontSize=11, fontWeight="normal"))
+    return out
 
 
 def compare_errors(

@@ -31,6 +31,22 @@ def _published_marks(
     return pub.join(pl.DataFrame({group: groups}), how="cross")
 
 
+#: What the black ticks are, said under the title of a chart that draws them.
+TICKS_SAID = "black ticks: the review's published numbers; bars: the replay"
+
+
+def _titled(chart: alt.LayerChart, title: str | None, *, ticks: bool) -> alt.LayerChart:
+    """``title`` on the chart, and with published ticks drawn, what they are (a subtitle:
+    on the figure itself, where a tooltip is lost in a PNG)."""
+    if ticks and title:
+        return chart.properties(title=alt.TitleParams(text=title, subtitle=TICKS_SAID))
+    if ticks:  # Vega draws no subtitle under an empty title
+        return chart.properties(
+            title=alt.TitleParams(text=TICKS_SAID, fontSize=11, fontWeight="normal")
+        )
+    return chart.properties(title=title) if title else chart
+
+
 def condition_bars(
     frame: pl.DataFrame,
     *,
@@ -54,7 +70,8 @@ def condition_bars(
             Groups are shown in the order they first appear. Colours come from the one
             table (:func:`flashback.figures.color_of`).
         published: optional ``fb.published(...)`` rows drawn as black ticks on the bars of
-            the same state (matched by drive when the names agree, else by state alone).
+            the same state (matched by drive when the names agree, else by state alone);
+            the subtitle says what the ticks are (:data:`TICKS_SAID`).
 
     Raises:
         AnalysisError: empty or missing columns.
@@ -95,8 +112,7 @@ def condition_bars(
                     tooltip=[group, condition, alt.Tooltip("published:Q", format=".1f")],
                 )
             )
-    out = alt.LayerChart(layer=layers)
-    return out.properties(title=title) if title else out
+    return _titled(alt.LayerChart(layer=layers), title, ticks=len(layers) > len([chart, text]))
 
 
 def relative_to_fresh(
@@ -120,7 +136,7 @@ def relative_to_fresh(
         order: states shown, in this order.
         published: optional ``fb.published(..., metric="relative_to_fresh_pct")`` rows (%
             of fresh) drawn as black ticks on the bars of the same state (matched by drive
-            when the names agree, else by state alone).
+            when the names agree, else by state alone), said in the subtitle.
 
     Raises:
         AnalysisError: empty, missing columns, or a drive without a fresh row.
@@ -189,7 +205,7 @@ def relative_to_fresh(
                 tooltip=[drive, condition, alt.Tooltip("published:Q", format=".1f")],
             )
         )
-    return alt.LayerChart(layer=layers)
+    return _titled(alt.LayerChart(layer=layers), None, ticks=marks.height > 0)
 
 
 def new_vs_used(

@@ -7,6 +7,7 @@ from typing import Any
 import altair as alt
 import polars as pl
 
+from flashback.figures import _marks
 from flashback.figures._theme import COLORS, color_scale, first_seen
 from flashback.figures._util import bin_mean, clean, require, spread_over, title_for, x_in_gb
 
@@ -62,12 +63,14 @@ def performance_vs_written(
             the change point with a shaded CI; without a test column, in every panel. With
             an ``evidence`` column (``Segments.explain(cap)``), each rule is annotated with
             what coincides with it (label at the top, full text in the tooltip).
-            the change point with a shaded CI; without a test column, in every panel.
         published: the review's own marks beside the replayed ones: one row per mark with
             ``label`` and either ``x`` (a knee, units of ``x``: a vertical rule) or ``y`` (a
             level, units of ``y``: a horizontal rule), optional ``test`` (its panel; without
-            it, every panel). Drawn purple (:data:`PUBLISHED_COLOR`), dotted, and named in the
-            tooltip.
+            it, every panel). Drawn purple (:data:`PUBLISHED_COLOR`), dotted, named in the
+            tooltip, and said on the chart: a legend (review vs replay: these marks against
+            the replay's ``breakpoints``, then drawn in the same group) and a short label on
+            each knee and level, the review's and the replay's (``review 40 GB``,
+            ``replay 141 GB``, ``replay 131 MB/s``; :mod:`flashback.figures._marks`).
         max_points: row budget of the curves; above it points are binned (mean) in polars.
 
     Returns:
@@ -118,12 +121,33 @@ def performance_vs_written(
     if published is not None and not published.is_empty():
         parts.append(_published_marks(published, pts, test_col, in_bytes=in_bytes))
     df = clean(pl.concat(parts, how="diagonal_relaxed"))
+    if published is not None and not published.is_empty():
+        labels = _marks.label_rows(
+            df,
+            keys=[c for c in keys if c == test_col],
+            x_unit="GB",  # x is in bytes (shown in GB) or in GB
+            y_unit=_marks.unit_of(y),
+            width=width,
+            height=height,
+        )
+        df = pl.concat([df, labels], how="diagonal_relaxed")
 
     x_enc = alt.X("x_gb:Q", title=title_for(x))
     # tests and data types in the order they first appear in ``curves`` (the order they ran)
     data_order = first_seen(curves[data_col]) if data_col else []
+    told = "published" in df["layer"].unique().to_list()
+    # with the review's marks, one colour and one dash scale name the data types and the
+    # marks (review vs replay) in one legend (flashback.figures._marks)
+    cscale = color_scale(data_order) if data_col else None
+    dscale = alt.Scale(domain=data_order, range=_marks.DATA_DASHES)
+    legend = "Data"
+    if told:
+        fitted = bool({"segment", "breakpoint"} & set(df["layer"].unique().to_list()))
+        cscale, dscale = _marks.scales(cscale, data_order, replay=fitted)
+        legend = "Curves and marks" if data_col else "Marks"
+    key: dict[str, Any] = {"title": legend, "legend": _marks.LEGEND} if told else {"title": legend}
     color = (
-        alt.Color(f"{data_col}:N", title="Data", scale=color_scale(data_order), sort=data_order)
+        alt.Color(f"{data_col}:N", scale=cscale, sort=data_order, **key)
         if data_col
         else alt.value(COLORS["replayed"])
     )
@@ -132,11 +156,7 @@ def performance_vs_written(
     # stay visible: every data type after the first is dashed, drawn over a solid line. The
     # dash shares the colour's legend (a strokeDash legend=None dropped the merged legend).
     dash = (
-        alt.StrokeDash(
-            f"{data_col}:N",
-            sort=data_order,
-            scale=alt.Scale(domain=data_order, range=[[1, 0], [6, 4], [2, 2], [8, 2, 2, 2]]),
-        )
+        alt.StrokeDash(f"{data_col}:N", sort=data_order, scale=dscale, **key)
         if data_col
         else alt.value([1, 0])
     )
@@ -178,43 +198,57 @@ def performance_vs_written(
                 ],
             )
         )
-    if "breakpoint" in df["layer"].unique().to_list():
-        bp_base = base.transform_filter(alt.datum.layer == "breakpoint")
-        layers.append(
-            bp_base.mark_rect(opacity=0.15, color="#888888").encode(x="bp_lo_gb:Q", x2="bp_hi_gb:Q")
-        )
-        layers.append(
-            bp_base.mark_rule(strokeDash=[5, 3], color="#333333").encode(
-                x="x_gb:Q",
-                tooltip=[
-                    alt.Tooltip("x_gb:Q", title="breakpoint (GB written)", format=".1f"),
-                    alt.Tooltip("bp_lo_gb:Q", title="CI low (GB)", format=".1f"),
-                    alt.Tooltip("bp_hi_gb:Q", title="CI high (GB)", format=".1f"),
-                ],
-            )
-        )
-    if "breakpoint" in df["layer"].unique().to_list() and "evidence" in df.columns:
-        layers.append(_evidence_labels(base))
-    if "published" in df["layer"].unique().to_list():
-        pub = base.transform_filter(alt.datum.layer == "published")
-        tip = [alt.Tooltip("label:N", title="published")]
-        mark: dict[str, Any] = {"color": PUBLISHED_COLOR, "strokeDash": [1, 3], "strokeWidth": 2.5}
-        layers.append(
-            pub.transform_filter("isValid(datum.pub_x_gb)")
-            .mark_rule(**mark)
-            .encode(x="pub_x_gb:Q", tooltip=tip)
-        )
-        layers.append(
-            pub.transform_filter("isValid(datum.pub_y)")
-            .mark_rule(**mark)
-            .encode(y="pub_y:Q", tooltip=tip)
-        )
+    has = set(df["layer"].unique().to_list())
+    # with the review's marks, the knees and levels (the review's and the replay's) are named
+    # in the legend and each carries a label (flashback.figures._marks)
+    who = (
+        {
+            "color": alt.Color("who:N", scale=cscale, **key),
+            "strokeDash": alt.StrokeDash("who:N", scale=dscale, **key),
+        }
+        if told
+        else None
+    )
+    if "breakpoint" in has:
+        layers += _breakpoint_layers(base, who=who, evidence="evidence" in df.columns)
+    spacing = 20  # Vega-Lite's default between facet rows
+    if who is not None:
+        marks, spacing = _marks.review_layers(base, df, who=who, width=width, height=height)
+        layers += marks
     chart = alt.layer(*layers)
     if test_col:
         chart = chart.facet(
-            row=alt.Row(f"{test_col}:N", title=None, sort=first_seen(curves[test_col]))
+            row=alt.Row(f"{test_col}:N", title=None, sort=first_seen(curves[test_col])),
+            spacing=spacing,
         ).resolve_scale(y="independent")
     return chart
+
+
+def _breakpoint_layers(base: alt.Chart, *, who: dict | None, evidence: bool) -> list:
+    """The replay's change points: CI band and rule (named in the legend and coloured by
+    ``who`` when the review's marks are drawn too), and their evidence labels."""
+    bp_base = base.transform_filter(alt.datum.layer == "breakpoint")
+    tip = [
+        alt.Tooltip("x_gb:Q", title="breakpoint (GB written)", format=".1f"),
+        alt.Tooltip("bp_lo_gb:Q", title="CI low (GB)", format=".1f"),
+        alt.Tooltip("bp_hi_gb:Q", title="CI high (GB)", format=".1f"),
+    ]
+    layers = [
+        bp_base.mark_rect(opacity=0.15, color="#888888").encode(x="bp_lo_gb:Q", x2="bp_hi_gb:Q")
+    ]
+    if who is not None:
+        layers.append(
+            bp_base.transform_calculate(who=repr(_marks.WHO["replay"]))
+            .mark_rule()
+            .encode(x="x_gb:Q", tooltip=tip, **who)
+        )
+    else:
+        layers.append(
+            bp_base.mark_rule(strokeDash=[5, 3], color="#333333").encode(x="x_gb:Q", tooltip=tip)
+        )
+    if evidence:
+        layers.append(_evidence_labels(base))
+    return layers
 
 
 def _evidence_labels(base: alt.Chart) -> alt.Chart:

@@ -1,6 +1,7 @@
 //! A configuration's sizes: the blocks fixed by the layout, sizes scaled with the drive
 //! (`scale=`), and the checks every configuration passes ([`validate`]).
 
+use super::kept::buffer_floor_bytes;
 use super::{GcPolicy, SimConfig};
 use crate::error::{Error, Result};
 
@@ -72,7 +73,7 @@ pub(super) fn scale_sizes(c: &mut SimConfig) {
     let rule = rule; // sizes the raw NAND below
     if !given(c, "buffer") {
         let page = c.page_size as u64;
-        let floor = 2 * page * (c.dies() * c.planes.max(1)) as u64;
+        let floor = buffer_floor_bytes(c);
         let scaled = ((c.buffer_bytes as f64 * s) as u64).max(floor) / page * page;
         c.buffer_bytes = scaled.min(c.buffer_bytes).max(page);
     }
@@ -85,7 +86,7 @@ pub(super) fn scale_sizes(c: &mut SimConfig) {
     c.sources.push((
         "scale".into(),
         format!(
-            "shrunk by {s}: capacity, SLC cache, GC reserve/watermark and write buffer scaled (buffer floor: 2 pages per plane); raw NAND set so the spare left for data beyond the GC pool and open blocks is {s} × the full drive's (op re-derived: {:.4}); not scaled, fixed structures of the controller and NAND: page and erase-block size, channels, dies, planes, timings, the erase-ahead pool per die (a GC victim's copy time and a command's bytes are a full drive's, so an interval holding {s} × the review's bytes jitters by whole victims; a write buffer at its floor or its full size is a larger share of a scaled write); a timed run stops issuing (1 − {s}) × the time its commands in flight take to drain before its limit, so it reaps {s} × the full run's (fio's iodepth × bs in flight does not shrink with the drive)",
+            "shrunk by {s}: capacity, SLC cache, GC reserve/watermark and write buffer scaled (buffer floor: 2 pages per plane of every die; GC reserve floor: 2 blocks; what each kept: sources[\"sizes\"]); raw NAND set so the spare left for data beyond the GC pool and open blocks is {s} × the full drive's (op re-derived: {:.4}); not scaled, fixed structures of the controller and NAND: page and erase-block size, channels, dies, planes, timings, the erase-ahead pool per die (a GC victim's copy time and a command's bytes are a full drive's, so an interval holding {s} × the review's bytes jitters by whole victims; a write buffer at its floor or its full size is a larger share of a scaled write); a timed run stops issuing (1 − {s}) × the time its commands in flight take to drain before its limit, so it reaps {s} × the full run's (fio's iodepth × bs in flight does not shrink with the drive)",
             c.op
         ),
     ));
