@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import re
+from typing import Any
 
 import altair as alt
 import polars as pl
@@ -123,7 +124,7 @@ def label_rows(
             place = f"{lab['kind']} {dy} {baseline} {px.align(lab)}"
             rows.append({**where, "label": lab["text"], "x_gb": lab["lab_x"], "y": lab["lab_y"],
                          "place": place})  # fmt: skip
-    schema = {
+    schema: dict[str, Any] = {
         **{k: df.schema[k] for k in panel},
         "label": pl.String,
         "x_gb": pl.Float64,
@@ -280,8 +281,11 @@ def _crosses(box, line, margin: float = 1.0) -> bool:
 
 
 def _max(df: pl.DataFrame, cols: list[str]) -> float:
-    vals = [df[c].max() for c in cols if c in df.columns]
-    vals = [float(v) for v in vals if v is not None and not math.isnan(float(v))]
+    vals: list[float] = []
+    for c in cols:
+        v = df[c].cast(pl.Float64).max() if c in df.columns else None
+        if isinstance(v, (int, float)) and not math.isnan(v):
+            vals.append(float(v))
     return max(vals, default=0.0)
 
 

@@ -274,7 +274,7 @@ def _row(
         and value is not None
         and 0 < produced < seeds
     )
-    if short and lo is not None and hi is not None:
+    if short and value is not None and lo is not None and hi is not None:
         status = (
             "outside tolerance"
             if _spread_status(r, value, lo, hi) == "outside tolerance"
