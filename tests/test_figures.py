@@ -602,6 +602,15 @@ def test_compare_errors_refuses_a_frame_with_nothing_to_compare():
         ff.compare_errors(only_settings)
 
 
+def test_compare_errors_below_the_held_scale_names_the_scale_and_the_floor():
+    """A replay below its protocol's min_held_scale compares nothing: the refusal says so,
+    with both scales (it said only "nothing to draw")."""
+    cmp = fb.replay("anand2009-new-vs-used", scale="1/128").compare()
+    assert "below held scale" in set(cmp["status"])
+    with pytest.raises(fb.AnalysisError, match=r"replayed at 1/128, below 1/64.*min_held_scale"):
+        ff.compare_errors(cmp)
+
+
 def test_compare_errors_lists_unmodelled_rows_even_when_nothing_compares():
     only = _status_frame().filter(pl.col("status").is_in(["setting", "documented, not modelled"]))
     d = ff.compare_errors(only).to_dict()

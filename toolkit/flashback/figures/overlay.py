@@ -137,10 +137,12 @@ def compare_errors(
 
     Raises:
         AnalysisError: empty, missing columns, or no row that compares two numbers and none
-            documented but not modelled.
+            documented but not modelled (when the replay ran below its protocol's
+            ``min_held_scale``, the message names that scale and the floor).
     """
     from flashback.errors import AnalysisError
     from flashback.replay.compare import COMPARED, UNMODELLED
+    from flashback.replay.status import BELOW_HELD
 
     require(
         compare,
@@ -159,6 +161,13 @@ def compare_errors(
         & pl.col("rel_error").is_not_null()
     )
     unmodelled = compare.filter(pl.col("status") == UNMODELLED)
+    below = compare.filter(pl.col("status") == BELOW_HELD)
+    if compared.is_empty() and unmodelled.is_empty() and below.height:
+        why = below["note"].drop_nulls().str.split("; ").list.first()
+        raise AnalysisError(
+            f"compare compares nothing here ({why[0] if why.len() else BELOW_HELD}); replay at "
+            "the protocol's min_held_scale or above to draw its errors"
+        )
     if compared.is_empty() and unmodelled.is_empty():
         raise AnalysisError(
             "compare holds no row that compares a published number with a replayed one, and "
