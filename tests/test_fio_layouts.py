@@ -147,13 +147,25 @@ def test_log_prio_with_averaged_windows(tmp_path):
     # 1 s (20 windows), not PER_IO's 300 ms: with 6 windows one late I/O at a window edge
     # moved the weighted mean +28 % from fio's once in a fresh-clone CI run (198368b; 8 of 8
     # reruns passed, cause not established)
-    doc = _fio(
-        tmp_path, *PER_IO[:3], "--runtime=1s", "--write_lat_log=lg", "--write_iops_log=lg",
-        "--log_avg_msec=50", "--log_offset=1", "--log_prio=1",
-    )  # fmt: skip
-    text = (tmp_path / "lg_clat.1.log").read_text().splitlines()
-    assert len(text[0].split(",")) == 6 and "0x" in text[0]
-    cap = fb.read_fio(tmp_path, interval_s=10.0)  # one row: the whole run's mean
+    # fio's averaged iops log is written by its helper thread at each window's end; on a
+    # loaded machine a starved helper dropped the last ~300 ms of windows (704 of 1,000 I/Os
+    # in one fresh-clone CI run, session 16), which read_fio rightly refuses against the
+    # printed totals. That is fio's run, not the import under test: up to three runs.
+    for attempt in range(3):
+        run = tmp_path / f"run{attempt}"
+        run.mkdir()
+        doc = _fio(
+            run, *PER_IO[:3], "--runtime=1s", "--write_lat_log=lg", "--write_iops_log=lg",
+            "--log_avg_msec=50", "--log_offset=1", "--log_prio=1",
+        )  # fmt: skip
+        text = (run / "lg_clat.1.log").read_text().splitlines()
+        assert len(text[0].split(",")) == 6 and "0x" in text[0]
+        try:
+            cap = fb.read_fio(run, interval_s=10.0)  # one row: the whole run's mean
+            break
+        except FioFormatError as e:
+            if "the logs add up to" not in str(e) or attempt == 2:
+                raise
     for name in ("read", "write"):
         want = doc["jobs"][0][name]["clat_ns"]["mean"] / 1000
         assert cap.intervals[f"{name}_clat_mean_us"][0] == pytest.approx(want, rel=0.05)
