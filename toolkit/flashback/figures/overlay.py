@@ -141,7 +141,7 @@ def compare_errors(
             ``min_held_scale``, the message names that scale and the floor).
     """
     from flashback.errors import AnalysisError
-    from flashback.replay.compare import COMPARED, UNMODELLED
+    from flashback.replay.compare import COMPARED, UNMODELLED, tally
     from flashback.replay.status import BELOW_HELD
 
     require(
@@ -163,10 +163,10 @@ def compare_errors(
     unmodelled = compare.filter(pl.col("status") == UNMODELLED)
     below = compare.filter(pl.col("status") == BELOW_HELD)
     if compared.is_empty() and unmodelled.is_empty() and below.height:
-        why = below["note"].drop_nulls().str.split("; ").list.first()
+        why = tally(compare)["not_compared"] or BELOW_HELD
         raise AnalysisError(
-            f"compare compares nothing here ({why[0] if why.len() else BELOW_HELD}); replay at "
-            "the protocol's min_held_scale or above to draw its errors"
+            f"compare compares nothing here ({why}); replay at the protocol's min_held_scale "
+            "or above to draw its errors"
         )
     if compared.is_empty() and unmodelled.is_empty():
         raise AnalysisError(
