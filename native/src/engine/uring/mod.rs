@@ -244,8 +244,7 @@ impl State {
     /// The common case of [`prep`]'s loop, in a loop of its own: ops taken from the block
     /// ahead (not a timed trace, nothing held back, no trim) pushed into free slots, with the
     /// same checks per op as [`State::next_op`] (the stop flag, then the `written=` budget) and
-    /// the same clock rule as [`prep`] (`clock` = pushes left before the next reading, and that
-    /// reading). Returns where it stopped: [`Stop::Slow`] hands the next op (or the end of the
+    /// the same clock rule as [`prep`] ([`State::push_clocked`]). Returns where it stopped: [`Stop::Slow`] hands the next op (or the end of the
     /// free slots or of the block) to [`prep`]'s general path. Kept out of line: inlined into
     /// [`run`] with everything else, the loop spilled its state to the stack (callgrind at
     /// 32/32: 135 instructions per I/O for the refill inlined, 105 out of line).
@@ -260,6 +259,7 @@ impl State {
         if self.timed || job.held.is_some() {
             return Stop::Slow;
         }
+        // copies the loop keeps in registers
         let (mut left, mut now) = *clock;
         let stop = loop {
             let Some(&slot) = self.free.last() else {
@@ -275,21 +275,42 @@ impl State {
             if !job.ctl.claim(&op) {
                 break Stop::Done;
             }
-            if left == 0 {
-                now = job.now();
-                self.tick(now);
-                self.first_submit_ns.get_or_insert(now);
-                left = submit_batch;
-            }
-            if !self.push(job, sq, slot, op, now) {
-                // queue full (cannot happen with depth ≤ sq_entries): issue it next round
-                job.held = Some((op, 0));
+            if !self.push_clocked(job, sq, slot, op, submit_batch, (&mut left, &mut now)) {
                 break Stop::Full;
             }
-            left -= 1;
         };
         *clock = (left, now);
         stop
+    }
+
+    /// Pushes `op` into free slot `slot` under the run's clock rule: `clock` = (pushes left
+    /// before the clock is read again, its last reading); at 0 the clock is read, the in-flight
+    /// integral advanced to it and the first submission stamped, and `submit_batch` more pushes
+    /// share that reading. False if the submission queue is full (cannot happen with depth ≤
+    /// sq_entries): the op is then held ([`Job::held`]) and issued next round. The one home of
+    /// both rules for [`State::push_ready`] and [`prep`].
+    #[inline(always)]
+    fn push_clocked(
+        &mut self,
+        job: &mut Job<'_>,
+        sq: &mut SubmissionQueue<'_>,
+        slot: u32,
+        op: Op,
+        submit_batch: usize,
+        (left, now): (&mut usize, &mut u64),
+    ) -> bool {
+        if *left == 0 {
+            *now = job.now();
+            self.tick(*now);
+            self.first_submit_ns.get_or_insert(*now);
+            *left = submit_batch;
+        }
+        if !self.push(job, sq, slot, op, *now) {
+            job.held = Some((op, 0));
+            return false;
+        }
+        *left -= 1;
+        true
     }
 
     /// A buffer for `kind`: a write takes one holding its data (filled now only if no spare
@@ -418,7 +439,6 @@ fn prep<R: Reporter>(
             Stop::Full => return None,
         }
         let &slot = s.free.last()?;
-        let (left, now) = &mut clock;
         let op = match s.next_op(job) {
             Next::Op(op) => op,
             Next::NotYet(due) => return Some(due),
@@ -437,21 +457,14 @@ fn prep<R: Reporter>(
             if job.ctl.time_up(*t) {
                 return None;
             }
-            *left = 0;
+            // the next push reads the clock again
+            clock.0 = 0;
             continue;
         }
-        if *left == 0 {
-            *now = job.now();
-            s.tick(*now);
-            s.first_submit_ns.get_or_insert(*now);
-            *left = ring.submit_batch;
-        }
-        if !s.push(job, &mut ring.sq, slot, op, *now) {
-            // queue full (cannot happen with depth ≤ sq_entries): issue it next round
-            job.held = Some((op, 0));
+        let (left, now) = &mut clock;
+        if !s.push_clocked(job, &mut ring.sq, slot, op, ring.submit_batch, (left, now)) {
             return None;
         }
-        *left -= 1;
     }
 }
 
