@@ -6,7 +6,10 @@
 //!
 //! (workload fields as in `flashback run`)
 //!
-//! A block device is opened with `destroy=TARGET`. Prints the run's meta as one JSON line.
+//! A block device is opened with `destroy=TARGET` when the workload writes or trims, read-only
+//! otherwise, as `flashback run` opens it without `--destroy` (and `t/io_uring` and fio open a
+//! device they only read: `O_RDONLY`, no write guard to pass). Prints the run's meta as one
+//! JSON line.
 //! `--batch S/C` runs the io_uring loop handing over S entries per enter and waiting for C
 //! completions (`t/io_uring -sS -cC`; the engine's default is 4/1). `--sys-root DIR` reads the
 //! drive's sysfs under DIR instead of `/sys` (the telemetry bench plays a recorded drive's tree
@@ -59,7 +62,7 @@ fn main() {
     };
     let w = Workload::from_pairs(pairs).unwrap_or_else(|e| fail(e));
     let opts = OpenOptions {
-        destroy: target.starts_with("/dev/").then(|| target.clone()),
+        destroy: (target.starts_with("/dev/") && w.rw.is_destructive()).then(|| target.clone()),
         ..Default::default()
     };
     let mut t = Target::open(target, &opts).unwrap_or_else(|e| fail(e));

@@ -365,6 +365,9 @@ def verdict(r: list[float], *, at_least: float | None = None, at_most: float | N
 #: The QD1 targets (issue 29): IOPS at least 0.95 of fio's, p50 at most 1.05 of fio's.
 QD1_IOPS_AT_LEAST, QD1_P50_AT_MOST = 0.95, 1.05
 
+#: The ``t/io_uring`` rows' target (issue 29): CPU per I/O at most ``t/io_uring``'s.
+RING_CPU_AT_MOST = 1.0
+
 
 def rotate(tools: dict, pairs: int) -> dict[str, list[dict]]:
     """Runs every tool once per pair, the order reversed every other pair."""
@@ -574,6 +577,8 @@ def ring_cost(dev: str, time_s: float, pairs: int) -> list[dict]:
             "t": lambda b=batch: t_io_uring(exe, dev, b, time_s),
             "tlat": lambda b=batch: t_io_uring(exe, dev, b, time_s, lat=True),
             "fb": lambda b=batch: fb_run(str(FB_RUN), dev, fields, time_s, batch=b),
+            # the control: t/io_uring against itself, what the rotation's noise alone gives
+            "t2": lambda b=batch: t_io_uring(exe, dev, b, time_s),
         }
         if BASELINE:
             tools["before"] = lambda b=batch: fb_run(BASELINE, dev, fields, time_s, batch=b)
@@ -586,12 +591,19 @@ def ring_cost(dev: str, time_s: float, pairs: int) -> list[dict]:
         row = {"batch": list(batch), "pairs": pairs, "load": la,
                **summarize(runs, "t", {"cpu_us": cpu_us, "iops": iops})}  # fmt: skip
         row["tlat_cpu_ratio"] = ratio(runs["fb"], runs["tlat"], cpu_us)
+        row["cpu_verdict"] = verdict(pair_ratios(runs["fb"], runs["t"], cpu_us),
+                                     at_most=RING_CPU_AT_MOST)  # fmt: skip
+        control = pair_ratios(runs["t2"], runs["t"], cpu_us)
+        row["control_cpu_ratio"] = ratio(runs["t2"], runs["t"], cpu_us)
+        row["control_cpu_ci"] = median_ci(control)
         line = (
             f"4k randread QD32 -s{batch[0]} -c{batch[1]}: t/io_uring {row['t_iops']:7.0f} IOPS "
             f"{row['t_cpu_us']:5.2f} µs/IO | flashback {row['fb_iops']:7.0f} IOPS "
             f"{row['fb_cpu_us']:5.2f} µs/IO | CPU/IO ratio {fmt(row['cpu_ratio'])} (target "
-            f"≤ 1.0) IOPS ratio {fmt(row['iops_ratio'])} | against t/io_uring -t1 (latency "
-            f"tracking) CPU/IO ratio {fmt(row['tlat_cpu_ratio'])}"
+            f"≤ {RING_CPU_AT_MOST}: {row['cpu_verdict']}) IOPS ratio {fmt(row['iops_ratio'])} | "
+            f"control, t/io_uring against itself: CPU/IO ratio {fmt(row['control_cpu_ratio'])}, "
+            f"{CONFIDENCE:.0%} CI {row['control_cpu_ci'][0]:.2f}–{row['control_cpu_ci'][1]:.2f} | "
+            f"against t/io_uring -t1 (latency tracking) CPU/IO ratio {fmt(row['tlat_cpu_ratio'])}"
         )
         if "before" in runs:
             row["before_cpu_ratio"] = ratio(runs["before"], runs["t"], cpu_us)
@@ -600,10 +612,33 @@ def ring_cost(dev: str, time_s: float, pairs: int) -> list[dict]:
         row["split"] = {n: split_row(rs) for n, rs in runs.items()}
         print("  " + " | ".join(f"{n}: {split_line(v)}" for n, v in row["split"].items()),
               flush=True)  # fmt: skip
+        row.update(user_excess(runs["fb"], runs["t"]))
+        print(f"  {user_excess_line(row)}", flush=True)
         row.update(start_cost(start, runs["fb"]))
         print(f"  {start_line(row, time_s)}", flush=True)
         rows.append(row)
     return rows
+
+
+def user_excess(fb: list[dict], t: list[dict]) -> dict:
+    """flashback's user CPU per I/O beyond ``t/io_uring``'s, per pair (µs), and that excess as
+    a share of ``t/io_uring``'s whole CPU per I/O: the part of the CPU ratio the engine's own
+    code decides (both tools' system time is the same kernel's work), medians over the pairs."""
+    per_io = [
+        (f["ut_s"] / f["ios"] - x["ut_s"] / x["ios"]) * 1e6 for f, x in zip(fb, t, strict=True)
+    ]
+    share = [d / cpu_us(x) for d, x in zip(per_io, t, strict=True)]
+    return {
+        "user_excess_us": statistics.median(per_io),
+        "user_excess_share": statistics.median(share),
+    }
+
+
+def user_excess_line(row: dict) -> str:
+    return (
+        f"flashback's user time beyond t/io_uring's: {row['user_excess_us']:.3f} µs/IO, "
+        f"{row['user_excess_share']:.1%} of t/io_uring's CPU/IO"
+    )
 
 
 def start_cost(start: list[dict], full: list[dict]) -> dict:
