@@ -491,12 +491,7 @@ fn harvest(s: &mut State, ring: &mut Ring<'_>, t: u64) {
         }
         let st = &s.slots[slot as usize];
         // only what the common case needs; the op whole for the rest
-        let (kind, len, lat_ns, buf) = (
-            st.kind,
-            st.len,
-            t.saturating_sub(st.submit_ns),
-            st.buf,
-        );
+        let (kind, len, lat_ns, buf) = (st.kind, st.len, t.saturating_sub(st.submit_ns), st.buf);
         let res = cqe.result();
         s.free.push(slot as u32);
         if !s.slot_bufs {
