@@ -37,6 +37,34 @@ def _loaded(argv: list[str]) -> list[str]:
     return [m for m in line.removeprefix("LOADED ").split(",") if m and m != TABLE]
 
 
+#: What ``--version`` and ``--help`` may import besides flashback's own modules: small modules
+#: Python itself leans on (``importlib`` to load the native module, ``from __future__``).
+#: ``typing`` (7 ms of a 12 ms interpreter start here), ``re``, ``collections`` or
+#: ``unicodedata`` (the output filter's) would put ``flashback --version`` above 1.3× ``fio
+#: --version`` (issue 29; ``make bench`` measures it).
+LIGHT = {"__future__", "importlib", "importlib._bootstrap", "importlib._bootstrap_external",
+         "types", "warnings"}  # fmt: skip
+
+NEW_MODULES = """
+import sys
+before = set(sys.modules)
+from flashback.cli import main
+main({argv!r})
+print("NEW", ",".join(sorted(set(sys.modules) - before)))
+"""
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["--help"]])
+def test_version_and_help_import_nothing_heavy(argv):
+    out = subprocess.run(
+        [sys.executable, "-c", NEW_MODULES.format(argv=argv)],
+        capture_output=True, text=True, timeout=120, check=True,
+    ).stdout  # fmt: skip
+    new = next(x for x in out.splitlines() if x.startswith("NEW ")).removeprefix("NEW ").split(",")
+    assert "flashback.cli" in new  # the probe saw the import
+    assert {m for m in new if m.split(".")[0] != "flashback"} <= LIGHT, new
+
+
 def test_version_imports_no_parser_at_all():
     assert _loaded(["--version"]) == []
 

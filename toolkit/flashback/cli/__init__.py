@@ -63,6 +63,14 @@ def _stdout_gone() -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    # before argparse, any subcommand and the output filter are imported: the text is ours
+    if argv == ["--version"]:
+        print(f"flashback {version()}")
+        return 0
+    if argv in (["--help"], ["-h"]):
+        print(top_help())
+        return 0
     from flashback._text import PrintableStream
 
     stdout = sys.stdout
@@ -73,14 +81,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout = stdout
 
 
-def _main(argv: list[str] | None) -> int:
-    argv = sys.argv[1:] if argv is None else list(argv)
-    if argv == ["--version"]:  # before argparse and any subcommand are imported
-        print(f"flashback {version()}")
-        return 0
-    if argv in (["--help"], ["-h"]):
-        print(top_help())
-        return 0
+def _main(argv: list[str]) -> int:
     from flashback.cli._parser import build_parser
     from flashback.errors import FlashbackError
 
