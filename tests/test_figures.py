@@ -717,6 +717,23 @@ def test_save_png_and_svg(tmp_path):
         ff.save_chart(chart, tmp_path / "x.pdf")
 
 
+def test_performance_vs_written_x_in_gb_has_the_bytes_axis_title():
+    """x already in GB (a column named ``gb``, as tests/test_figures_marks.py passes it) is
+    the host-written axis x in bytes draws: its title read "Gb"."""
+    in_bytes = loops()
+    in_gb = in_bytes.with_columns((pl.col("host_written_bytes") / 1e9).alias("gb")).drop(
+        "host_written_bytes"
+    )
+
+    def x_title(d) -> str:
+        (title,) = {enc["x"]["title"] for enc in encodings(d) if "x" in enc}
+        return str(title)
+
+    want = x_title(ff.performance_vs_written(in_bytes).to_dict())
+    assert x_title(ff.performance_vs_written(in_gb, x="gb").to_dict()) == want
+    assert ff._marks.unit_of("gb") == "GB"
+
+
 def test_performance_vs_written_has_its_data_legend():
     """The dashed second data type once switched the merged colour legend off: the chart
     showed red and blue curves with no key."""
