@@ -30,7 +30,8 @@
 
 # %% tags=["parameters"]
 scale = "1/16"  # full size: 1 (sim:generic at its own size); its held scale
-target = None  # None: sim:generic at `scale`; or an existing file / a drive (with destroy=)
+target = None  # None: sim:generic at `scale`; or an existing file, or a drive ("/dev/sdX")
+destroy = None  # a drive only: its path again, confirming its data is lost
 round_s = 2.0  # seconds per block size and mix per round; full size: 60
 max_rounds = 8  # full size: 25
 block_sizes = ("4k", "128k")  # full size: ("4k", "64k", "1m") or the PTS's eight sizes
@@ -46,6 +47,7 @@ setup()
 res = fb.replay(
     "snia-pts",
     target=target or f"sim:generic?scale={scale}",
+    destroy=destroy,
     round_s=round_s,
     max_rounds=max_rounds,
     block_sizes=block_sizes,

@@ -13,6 +13,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from support import proc
 
 import flashback
 
@@ -59,27 +60,13 @@ def children(parent: int | None = None) -> dict[int, str]:
     """The child processes of ``parent`` (default: this process): pid → state letter from
     ``/proc/PID/stat`` (``Z``: a zombie)."""
     parent = os.getpid() if parent is None else parent
-    out = {}
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{d}/stat").read_text()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2 :].split()
-        if int(fields[1]) == parent:
-            out[int(d)] = fields[0]
-    return out
+    return {pid: p.state for pid, p in proc.processes().items() if p.ppid == parent}
 
 
 def running(pid: int) -> bool:
     """Whether process ``pid`` exists and is not a zombie."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat[stat.rindex(")") + 2] != "Z"
+    p = proc.read(pid)
+    return p is not None and p.state != "Z"
 
 
 def sha256(path: str | os.PathLike[str]) -> str:

@@ -534,15 +534,34 @@ def test_compare_errors():
     assert [r["rel_error_pct"] for r in datasets(d)[0]] == pytest.approx([-6.9, 12.5])
 
 
+#: The mechanism of the made-up unmodelled row, and the note compare gives such a row: the
+#: status, the mechanism's reason, then the check's own note (Puget's read-loss row).
+UNMODELLED_KEY = "read_compression"
+
+
+def _unmodelled_note() -> str:
+    from flashback.replay.mechanisms import get
+
+    reason = get(UNMODELLED_KEY).reason
+    return f"documented, not modelled: {reason}; mean over the four read tests of the best results"
+
+
 def _status_frame():
     return pl.DataFrame(
         {
-            "metric": ["max_mbps", "avg_mbps", "duration_s", "breakpoint_1_gb", "avg_mbps", "x"],
+            "metric": [
+                "max_mbps",
+                "avg_mbps",
+                "duration_s",
+                "loss_vs_compressible_pct",
+                "avg_mbps",
+                "x",
+            ],
             "condition": ["fresh", "used", "all", "incompressible", "used@idle_s=30", "c"],
-            "published": [193.3, 160.0, 3600.0, 40.0, 160.0, 5.0],
-            "replayed": [190.0, 100.0, 3600.0, None, 150.0, 7.0],
-            "unit": ["MB/s", "MB/s", "s", "GB", "MB/s", "MB/s"],
-            "rel_error": [-0.017, -0.375, 0.0, None, -0.0625, 0.4],
+            "published": [193.3, 160.0, 3600.0, 5.0, 160.0, 5.0],
+            "replayed": [190.0, 100.0, 3600.0, -0.03, 150.0, 7.0],
+            "unit": ["MB/s", "MB/s", "s", "%", "MB/s", "MB/s"],
+            "rel_error": [-0.017, -0.375, 0.0, -1.006, -0.0625, 0.4],
             "status": [
                 "within tolerance",
                 "outside tolerance",
@@ -555,7 +574,7 @@ def _status_frame():
                 None,
                 None,
                 "a setting of the procedure",
-                "documented, not modelled: Puget's ~40 GB knee has no documented mechanism; x",
+                _unmodelled_note(),
                 "idle_s=30 instead of 0",
                 None,
             ],
@@ -591,8 +610,8 @@ def test_compare_errors_draws_only_published_vs_replayed_rows_by_status():
     assert not any("@" in r["condition"] for r in drawn)  # no sensitivity row
     # the unmodelled row is listed apart, with its reason
     listed = [r for s in sets for r in s if "reason" in r]
-    assert [r["label"] for r in listed] == ["breakpoint_1_gb · incompressible"]
-    assert listed[0]["reason"] == "Puget's ~40 GB knee has no documented mechanism"
+    assert [r["label"] for r in listed] == ["loss_vs_compressible_pct · incompressible"]
+    assert_reason_of_mechanism(listed[0]["reason"], UNMODELLED_KEY)
     assert "text" in marks(d)
 
 
@@ -615,9 +634,31 @@ def test_compare_errors_lists_unmodelled_rows_even_when_nothing_compares():
     only = _status_frame().filter(pl.col("status").is_in(["setting", "documented, not modelled"]))
     d = ff.compare_errors(only).to_dict()
     assert marks(d) == ["text"]
-    assert [r["reason"] for s in datasets(d) for r in s if "reason" in r] == [
-        "Puget's ~40 GB knee has no documented mechanism"
-    ]
+    (reason,) = [r["reason"] for s in datasets(d) for r in s if "reason" in r]
+    assert_reason_of_mechanism(reason, UNMODELLED_KEY)
+
+
+def assert_reason_of_mechanism(reason: str, key: str) -> None:
+    """A listed reason is the start of the mechanism's own (the status prefix and the
+    check's note cut off, the text perhaps shortened)."""
+    from flashback.replay.mechanisms import get
+
+    assert len(reason) >= 40 and get(key).reason.startswith(reason), reason
+
+
+def test_compare_errors_lists_a_real_compares_unmodelled_row():
+    """The unmodelled row of a real compare (Puget's read loss: the model compresses writes
+    only) is listed with its mechanism's reason, not drawn as an error (a tiny replay, below
+    the held scale, so that row is all the chart holds)."""
+    target = "sim:intel-520-120g?scale=1/512"
+    zeros = fb.replay("puget-cdm-loop", target=target, data="zeros", loops=2)
+    rnd = fb.replay("puget-cdm-loop", target=target, data="random", loops=2)
+    cmp = rnd.compare(other=zeros)
+    d = ff.compare_errors(cmp).to_dict()
+    listed = [r for s in datasets(d) for r in s if "reason" in r]
+    assert [r["label"] for r in listed] == ["loss_vs_compressible_pct · incompressible"]
+    assert_reason_of_mechanism(listed[0]["reason"], UNMODELLED_KEY)
+    assert marks(d) == ["text"]  # 1/512 is below Puget's held scale: nothing else compares
 
 
 def test_compare_errors_on_a_real_replay_has_no_setting_rows():
@@ -715,6 +756,23 @@ def test_save_png_and_svg(tmp_path):
     assert "Steady state from t = 1400 s" in text  # real content, rendered offline
     with pytest.raises(ParameterError):
         ff.save_chart(chart, tmp_path / "x.pdf")
+
+
+def test_performance_vs_written_x_in_gb_has_the_bytes_axis_title():
+    """x already in GB (a column named ``gb``, as tests/test_figures_marks.py passes it) is
+    the host-written axis x in bytes draws: its title read "Gb"."""
+    in_bytes = loops()
+    in_gb = in_bytes.with_columns((pl.col("host_written_bytes") / 1e9).alias("gb")).drop(
+        "host_written_bytes"
+    )
+
+    def x_title(d) -> str:
+        (title,) = {enc["x"]["title"] for enc in encodings(d) if "x" in enc}
+        return str(title)
+
+    want = x_title(ff.performance_vs_written(in_bytes).to_dict())
+    assert x_title(ff.performance_vs_written(in_gb, x="gb").to_dict()) == want
+    assert ff._marks.unit_of("gb") == "GB"
 
 
 def test_performance_vs_written_has_its_data_legend():

@@ -204,6 +204,31 @@ def test_parameter_advice_is_valid(name: str) -> None:
                 parse_size(suggested, field=m.group(1))  # raises ParameterError if not
 
 
+@pytest.mark.parametrize("name", sorted(CHARTS))
+def test_papermill_reads_every_parameter(name: str, caplog) -> None:
+    """papermill's own parser (``inspect_notebook``, behind ``--help-notebook`` and its
+    "unknown parameter" check) reads every name the parameters cell assigns, each with the
+    default Python gives it, and warns of nothing: it skips a line holding two ``=``, and
+    06's ``target`` comment said "(with destroy=)"."""
+    import ast
+    import logging
+
+    path = NOTEBOOKS_DIR / f"{name}.ipynb"
+    ipynb = nbformat.read(path, as_version=4)
+    (cell,) = [c for c in ipynb.cells if "parameters" in c.metadata.get("tags", [])]
+    assigned = {
+        t.id: ast.literal_eval(node.value)
+        for node in ast.parse(cell.source).body
+        if isinstance(node, ast.Assign)
+        for t in node.targets
+        if isinstance(t, ast.Name)
+    }
+    with caplog.at_level(logging.WARNING, logger="papermill"):
+        read = papermill.inspect_notebook(str(path))
+    assert [r.getMessage() for r in caplog.records if r.name.startswith("papermill")] == []
+    assert {k: ast.literal_eval(p["default"]) for k, p in read.items()} == assigned
+
+
 def test_your_drive_keeps_the_capture_it_says_it_keeps(tmp_path: Path) -> None:
     """07 saved the capture inside the scratch directory it removed in the same cell, under a
     comment saying "keep it": now it is saved beside the notebook and loads back."""

@@ -20,6 +20,9 @@ TITLES: dict[str, str] = {
     "t_s": "Time (s)",
     "host_written_bytes": "Host data written (GB)",
     "host_written_gb": "Host data written (GB)",
+    # x of performance_vs_written in GB rather than bytes (its docstring: "against host GB
+    # written"): the same axis as host_written_bytes
+    "gb": "Host data written (GB)",
     "nand_written_bytes": "NAND data written (GB)",
     "write_mbps": "Write (MB/s)",
     "read_mbps": "Read (MB/s)",
