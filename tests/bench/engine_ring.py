@@ -155,6 +155,10 @@ import numpy as np
 import zstandard
 from scipy import stats
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, for support/ (a script)
+
+from support import proc
+
 HERE = Path(__file__).resolve().parent
 FB_RUN = engine.FB_RUN
 BASELINE = os.environ.get("FB_RUN_BASELINE")
@@ -170,18 +174,9 @@ def load() -> str:
 def cpu_ticks_by_pid() -> dict[int, tuple[int, int]]:
     """``pid: (parent pid, CPU clock ticks)`` of every user process now (kernel threads left
     out: the loop device's workers and softirq threads are mostly this bench's own I/O)."""
-    out = {}
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{d}/stat").read_text()
-        except OSError:  # gone meanwhile
-            continue
-        f = stat[stat.rindex(")") + 2 :].split()
-        if int(f[1]) != 2 and d != "2":  # a child of kthreadd is a kernel thread
-            out[int(d)] = (int(f[1]), int(f[11]) + int(f[12]))
-    return out
+    return {
+        pid: (p.ppid, p.cpu_ticks) for pid, p in proc.processes().items() if not p.kernel_thread
+    }
 
 
 def others_cpu_share(before: dict[int, tuple[int, int]], wall_s: float) -> float:
