@@ -75,6 +75,20 @@ Rows:
   itself is (0.78–1.64, 0.76–1.88, 0.31–1.47): a run's IOPS is decided by whether the loop
   device's worker shares the tool's CPU (5–8 of 16 runs split per tool), so on this VM 16
   pairs cannot resolve 5 % in IOPS for fio against itself, let alone for flashback.
+  Session 17, another VM (fresh machine, no other work; 16 pairs of 2 s, load 1.3–3.4): fio's
+  QD1 is 3× slower here (32k IOPS, p50 14.4 µs) and ``fb.run`` missed both targets in the
+  quiet regime (IOPS 0.89, interval 0.79–0.94; p50 1.54, 1.08–2.46) while fio against itself
+  was unresolved (0.85–1.05, 0.85–1.21); the loaded regimes were pathological for both tools
+  (fio 1,264 IOPS, runs of 0 I/Os a second: a busy loop at nice 19 starves the loop device's
+  workers on this host), all unresolved. Where the quiet gap comes from: fio completes most
+  I/Os inside its submitting ``io_uring_enter`` (fio's clat p50 0.5–0.8 µs, slat 10–13 µs,
+  lat p50 9.7–11.7 µs; ``--thread`` the same), flashback never does (p50 16.7–20 µs, one
+  wake-up more); the means are equal (fio 28–37 µs, flashback 27–36 µs). Not the cause, each
+  tried on ``fb_run`` (3 runs of 2 s each): registering neither the file nor the buffers (p50
+  16.7), ``IORING_ENTER_GETEVENTS`` on the submitting enter as fio passes (17.9–33.7), a session
+  of its own (17.0–39.6). ``fio --fixedbufs --registerfiles`` loses its inline completions too
+  (clat p50 8–10 µs, lat p50 16.5–19.8 µs), so which I/Os complete inside the submit depends
+  on the kernel's issue path, not on the loop alone; left open.
 * **t/io_uring** 4 KiB randread QD32, CPU per I/O at submit/complete batches 4/1, 8/8 and 32/32
   (``fb_run --batch S/C`` against ``t/io_uring -sS -cC``, registered files, buffers and ring on
   both sides, no polling, ``t/io_uring`` without latency tracking while flashback records every
@@ -122,6 +136,16 @@ Rows:
   second run (load 2.3–3.0): CPU/IO 1.16 / 1.06 / 1.18 against 1.10 / 1.09 / 1.17 before, user
   µs/IO 0.225 / 0.110 / 0.090 against 0.192 / 0.102 / 0.060: whole-run user time does not
   resolve a 0.01–0.03 µs/IO cut here either way.
+  Session 17 added the control (``t/io_uring`` against itself in the same rotation), the
+  verdict and the user-time line, and runs a job that only reads without the write guard (as
+  users and ``t/io_uring`` do; ``fb_run`` start-up 3.0 ms). 16 pairs of 2 s, fresh VM, no
+  other work, load 1.4–2.6: CPU/IO ratio 1.02 / 1.03 / 1.02 at 4/1, 8/8, 32/32, 90 % intervals
+  0.99–1.06, 0.96–1.05, 0.98–1.12: unresolved, as the control's are 0.99–1.04, 0.92–1.04,
+  0.89–1.02 wide; flashback's user time beyond ``t/io_uring``'s 0.025 / 0.061 / 0.031 µs/IO,
+  1.5 / 3.0 / 2.0 % of ``t/io_uring``'s CPU/IO (system time 1.4–1.9 µs/IO for every tool):
+  recording every I/O's latency and the full-coverage offset permutation, which ``-t0`` does
+  not do, are what the ratio's expectation sits above 1.0 by; against ``-t1`` 1.01 / 1.01 /
+  1.06.
   ``t/io_uring`` is built from fio's source at run
   time into a cache directory, never vendored: the source is ``$FIO_SRC`` (a fio checkout, or
   a git directory such as the one the ``fetch`` tool leaves in
