@@ -235,9 +235,11 @@ def _file_size_limit():
 def test_a_job_stopped_by_an_error_is_marked_failed(tmp_path):
     """A job fio stops at an I/O error (EFBIG past a 4 MiB file-size limit) kept its data
     but was imported as status "complete"; now status names fio's error."""
+    # rate-limited so the 4 MiB take ~250 ms: unlimited, a fast machine wrote them in under a
+    # millisecond, every log sample at 0 ms (test_a_job_under_a_millisecond_is_refused_as_such)
     doc = _fio(
-        tmp_path, "--rw=write", "--bs=64k", "--write_bw_log=lg", "--write_iops_log=lg",
-        check=False, preexec=_file_size_limit,
+        tmp_path, "--rw=write", "--bs=64k", "--rate=16m", "--write_bw_log=lg",
+        "--write_iops_log=lg", check=False, preexec=_file_size_limit,
     )  # fmt: skip
     job = doc["jobs"][0]
     assert job["error"] == 27 and job["write"]["io_bytes"] == 4 << 20
@@ -250,12 +252,27 @@ def test_a_job_stopped_by_an_error_is_marked_failed(tmp_path):
         t = tmp_path / f"terse{version}"
         t.mkdir()
         _run(
-            t, "--rw=write", "--bs=64k", "--output-format=terse", f"--terse-version={version}",
-            "--output=out.txt", check=False, preexec=_file_size_limit,
+            t, "--rw=write", "--bs=64k", "--rate=16m", "--output-format=terse",
+            f"--terse-version={version}", "--output=out.txt", check=False,
+            preexec=_file_size_limit,
         )  # fmt: skip
         cap = fb.read_fio(t / "out.txt")
         assert cap.meta["status"].startswith("failed: fio job 'j': error 27")
         assert _totals(cap)["write_bytes"] == 4 << 20
+
+
+def test_a_job_under_a_millisecond_is_refused_as_such(tmp_path):
+    """fio logs whose every sample is at 0 ms (a 256 KiB write to a file in the page cache
+    takes well under a millisecond) were refused as holding "no samples": the refusal now says
+    how many there are and why they cannot be timed."""
+    _run(tmp_path, "--rw=write", "--size=256k", "--bs=64k", "--write_bw_log=lg",
+         "--write_iops_log=lg")  # fmt: skip
+    t_ms = {int(line.split(",")[0]) for f in tmp_path.glob("lg_*.log") for line in
+            f.read_text().splitlines()}  # fmt: skip
+    if t_ms != {0}:
+        pytest.skip(f"fio took a millisecond or more here (samples at {sorted(t_ms)} ms)")
+    with pytest.raises(ImportFormatError, match=r"all 8 samples .* at 0 ms: the job ran under"):
+        fb.read_fio(tmp_path)
 
 
 def test_a_job_that_failed_before_any_timed_io_is_refused(tmp_path):

@@ -128,7 +128,8 @@ def _edges(
     """The interval edges (ms) from 0 to the last sample of any log.
 
     Raises:
-        ImportFormatError: the logs hold no samples.
+        ImportFormatError: the logs hold no samples, or only samples at 0 ms (a job that ran
+            under a millisecond: fio's ms timestamps cannot time it).
         FioFormatError: more than :data:`_MAX_ROWS` intervals (a corrupt time column).
     """
     t_end = max(
@@ -137,6 +138,13 @@ def _edges(
         + [0.0]
     )
     if t_end <= 0:
+        n = sum(lg.t_ms.size for lg in parsed) + sum(h[0].size for h in hist_data)
+        if n:
+            raise ImportFormatError(
+                f"{log_files[0]}: all {n} samples of the fio logs are at 0 ms: the job ran "
+                "under a millisecond, which fio's ms timestamps cannot time; run it longer "
+                "(a larger size= or a runtime=)"
+            )
         raise ImportFormatError(
             f"{log_files[0]}: the fio logs hold no samples; run fio longer or check log_avg_msec"
         )
