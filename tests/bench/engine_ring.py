@@ -88,7 +88,11 @@ Rows:
   16.7), ``IORING_ENTER_GETEVENTS`` on the submitting enter as fio passes (17.9–33.7), a session
   of its own (17.0–39.6). ``fio --fixedbufs --registerfiles`` loses its inline completions too
   (clat p50 8–10 µs, lat p50 16.5–19.8 µs), so which I/Os complete inside the submit depends
-  on the kernel's issue path, not on the loop alone; left open.
+  on the kernel's issue path, not on the loop alone; left open. Later the same evening (after
+  a CI run) fio no longer completed inside the submit either (clat p50 8.3–8.5 µs, lat p50
+  17.0–17.5 µs) and flashback's p50 was 29.6–35.8 µs; handing over and waiting in one enter,
+  as the engine did before session 11, gave 29.5–30.7 µs and 30.7–38.3k IOPS against
+  31.4–33.8k (4 runs of 2 s each): no clear difference either way.
 * **t/io_uring** 4 KiB randread QD32, CPU per I/O at submit/complete batches 4/1, 8/8 and 32/32
   (``fb_run --batch S/C`` against ``t/io_uring -sS -cC``, registered files, buffers and ring on
   both sides, no polling, ``t/io_uring`` without latency tracking while flashback records every
