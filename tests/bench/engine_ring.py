@@ -92,7 +92,13 @@ Rows:
   a CI run) fio no longer completed inside the submit either (clat p50 8.3–8.5 µs, lat p50
   17.0–17.5 µs) and flashback's p50 was 29.6–35.8 µs; handing over and waiting in one enter,
   as the engine did before session 11, gave 29.5–30.7 µs and 30.7–38.3k IOPS against
-  31.4–33.8k (4 runs of 2 s each): no clear difference either way.
+  31.4–33.8k (4 runs of 2 s each): no clear difference either way. Where the CPU goes at QD1
+  (``perf record -g -e cpu-clock``, 1 s each): the same kernel path for both tools, the
+  submit's ``loop_queue_rq`` waking the loop device's worker (``_raw_spin_unlock_irq``, where
+  the wake-up's cost lands on this VM: 28 % of flashback's samples, 19 % of fio's) and the
+  wait's ``schedule`` (53 % and 26 %); fio's own clock reads another 17 %. ``perf sched
+  timehist``: flashback's job ran 15 µs per wake-up (median) against fio's 10 and waited 9.1 µs
+  (mean) for a CPU once woken against 4.9; both woken by ``ksoftirqd`` nearly every time.
 * **t/io_uring** 4 KiB randread QD32, CPU per I/O at submit/complete batches 4/1, 8/8 and 32/32
   (``fb_run --batch S/C`` against ``t/io_uring -sS -cC``, registered files, buffers and ring on
   both sides, no polling, ``t/io_uring`` without latency tracking while flashback records every
