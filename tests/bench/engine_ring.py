@@ -79,16 +79,15 @@ Rows:
   QD1 is 3× slower here (32k IOPS, p50 14.4 µs) and ``fb.run`` missed both targets in the
   quiet regime (IOPS 0.89, interval 0.79–0.94; p50 1.54, 1.08–2.46) while fio against itself
   was unresolved (0.85–1.05, 0.85–1.21); the loaded regimes were pathological for both tools
-  (fio 1,264 IOPS, runs of 0 I/Os a second: a busy loop at nice 19 starves the loop device's
-  workers on this host), all unresolved. Where the quiet gap comes from: fio completes most
+  (fio 1,264 IOPS, some runs near 0 I/Os a second; why was not looked into), all
+  unresolved. Where the quiet gap comes from: fio completes most
   I/Os inside its submitting ``io_uring_enter`` (fio's clat p50 0.5–0.8 µs, slat 10–13 µs,
-  lat p50 9.7–11.7 µs; ``--thread`` the same), flashback never does (p50 16.7–20 µs, one
-  wake-up more); the means are equal (fio 28–37 µs, flashback 27–36 µs). Not the cause, each
+  lat p50 9.7–11.7 µs; ``--thread`` the same), flashback never does (p50 16.7–20 µs); the
+  means are equal (fio 28–37 µs, flashback 27–36 µs). Not the cause, each
   tried on ``fb_run`` (3 runs of 2 s each): registering neither the file nor the buffers (p50
   16.7), ``IORING_ENTER_GETEVENTS`` on the submitting enter as fio passes (17.9–33.7), a session
   of its own (17.0–39.6). ``fio --fixedbufs --registerfiles`` loses its inline completions too
-  (clat p50 8–10 µs, lat p50 16.5–19.8 µs), so which I/Os complete inside the submit depends
-  on the kernel's issue path, not on the loop alone; left open. Later the same evening (after
+  (clat p50 8–10 µs, lat p50 16.5–19.8 µs); why was not established. Later the same evening (after
   a CI run) fio no longer completed inside the submit either (clat p50 8.3–8.5 µs, lat p50
   17.0–17.5 µs) and flashback's p50 was 29.6–35.8 µs; handing over and waiting in one enter,
   as the engine did before session 11, gave 29.5–30.7 µs and 30.7–38.3k IOPS against
@@ -99,6 +98,10 @@ Rows:
   wait's ``schedule`` (53 % and 26 %); fio's own clock reads another 17 %. ``perf sched
   timehist``: flashback's job ran 15 µs per wake-up (median) against fio's 10 and waited 9.1 µs
   (mean) for a CPU once woken against 4.9; both woken by ``ksoftirqd`` nearly every time.
+  Pinned (``taskset -c 0`` on both, 3 interleaved runs of 2 s): flashback p50 10.5–11.3 µs
+  and 29–43k IOPS, fio 11.3–11.8 µs and 24–39k; unpinned in the same minutes flashback
+  11.6–18.2 µs, fio 11.1–12.1 µs: the quiet miss is where flashback's job runs relative to the
+  loop device's worker, not the engine's own work per I/O.
 * **t/io_uring** 4 KiB randread QD32, CPU per I/O at submit/complete batches 4/1, 8/8 and 32/32
   (``fb_run --batch S/C`` against ``t/io_uring -sS -cC``, registered files, buffers and ring on
   both sides, no polling, ``t/io_uring`` without latency tracking while flashback records every
@@ -357,10 +360,14 @@ def pair_ratios(a: list[dict], b: list[dict], of) -> list[float]:
     return [of(x) / of(y) for x, y in zip(a, b, strict=True)]
 
 
+def spread(r: list[float]) -> tuple[float, float, float]:
+    """Median, min, max of the pair ratios ``r``."""
+    return statistics.median(r), min(r), max(r)
+
+
 def ratio(a: list[dict], b: list[dict], of) -> tuple[float, float, float]:
     """Median, min, max over the pairs of ``of(a[i]) / of(b[i])``."""
-    r = pair_ratios(a, b, of)
-    return statistics.median(r), min(r), max(r)
+    return spread(pair_ratios(a, b, of))
 
 
 #: The confidence of a QD1 verdict: a percentile bootstrap interval of the median pair ratio
@@ -623,7 +630,7 @@ def ring_cost(dev: str, time_s: float, pairs: int) -> list[dict]:
         row["cpu_verdict"] = verdict(pair_ratios(runs["fb"], runs["t"], cpu_us),
                                      at_most=RING_CPU_AT_MOST)  # fmt: skip
         control = pair_ratios(runs["t2"], runs["t"], cpu_us)
-        row["control_cpu_ratio"] = ratio(runs["t2"], runs["t"], cpu_us)
+        row["control_cpu_ratio"] = spread(control)
         row["control_cpu_ci"] = median_ci(control)
         line = (
             f"4k randread QD32 -s{batch[0]} -c{batch[1]}: t/io_uring {row['t_iops']:7.0f} IOPS "
