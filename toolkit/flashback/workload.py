@@ -20,7 +20,7 @@ class Workload:
     durations ``30s``, ``5m``, ``2h``. ``None`` leaves a field at its default: ``rw="write"``,
     ``bs="4k"``, ``iodepth=1``, ``jobs=1``, ``offset=0``, ``size`` = to the end of the target,
     ``data="random"``, ``random="permutation"``, ``direct=True``, ``engine="auto"``,
-    ``interval="1s"``. With no ``time``, ``written`` or ``loops`` limit a workload makes one pass.
+    ``interval="1s"``, ``cpus_allowed`` = any CPU. With no ``time``, ``written`` or ``loops`` limit a workload makes one pass.
     ``written`` follows fio's ``io_size`` rule on files, devices and sim drives alike: I/O is
     issued while fewer bytes were issued, each whole, so ``written=10240, bs="4k"`` writes
     12,288 bytes (trims count instead for ``rw="trim"|"randtrim"``).
@@ -45,6 +45,13 @@ class Workload:
     engine: str | None = None
     interval: float | str | None = None
     seed: int | None = None
+    #: the CPUs a file's or device's jobs run on, fio's list syntax (``"0"``, ``"0,5,8-15"``);
+    #: ``None``: wherever the scheduler puts them. ``sim:`` targets ignore it (as ``engine``
+    #: and ``direct``)
+    cpus_allowed: str | int | None = None
+    #: ``"shared"`` (default: every job on every CPU of the list) or ``"split"`` (job *j* on
+    #: the list's CPU *j* mod its length), as fio's ``cpus_allowed_policy``
+    cpus_allowed_policy: str | None = None
     #: run this long first, unrecorded (fio's ``ramp_time``): the target is written, the
     #: capture starts after it, with ``host_written_bytes`` counting the ramp's bytes
     ramp: float | str | None = None

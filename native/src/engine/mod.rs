@@ -6,6 +6,7 @@
 //! - [`child`]: a run in a forked child of a session of its own, as fio runs a job;
 //! - [`discard`]: BLKDISCARD / hole punching; [`sysfs`]: what the kernel says about a device.
 
+mod affinity;
 mod buf;
 mod child;
 mod discard;

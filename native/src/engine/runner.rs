@@ -12,7 +12,7 @@ use super::job::{Clock, Job};
 use super::open::{Kind, Opened};
 use super::preflight::{check, check_discard, select_engine, set_direct, Engine};
 use super::report::{Batcher, Collector, Control, Direct, Reporter};
-use super::{psync, uring};
+use super::{affinity, psync, uring};
 use crate::error::{Error, Result};
 use crate::run::{Observer, RunOptions, RunOutput, Session, Status};
 use crate::workload::{job_slices, Budget, DataGen, EngineKind, OpStream, Rw, Workload};
@@ -158,6 +158,10 @@ fn run_jobs(
             let spare = spare.take().expect("one spare channel per job");
             let slice = slices[j];
             handles.push(sc.spawn(move || {
+                // pinned before its ring and buffers are set up, as fio pins a job
+                let _pinned = affinity::pin_job(w, j)
+                    .map_err(|e| ctl.fail(format!("could not pin job {j} to cpus_allowed ({e})")))
+                    .ok();
                 let job = Prepared::new(t, w, slice, j, depth, ctl, engine)
                     .map_err(|e| {
                         ctl.fail(format!(
@@ -219,6 +223,7 @@ pub fn run(
     obs: &mut dyn Observer,
 ) -> Result<Done> {
     let (offset, len) = check(t, w)?;
+    affinity::check(w)?;
     let reads = matches!(w.rw, Rw::Read | Rw::RandRead | Rw::RandRw);
     let laid_out_bytes = if reads && t.kind == Kind::File {
         super::layout::lay_out(t, offset, len, obs)?
@@ -256,14 +261,21 @@ pub fn run(
 
     let mut rec_error: Option<Error> = None;
     let stats = if w.jobs == 1 {
-        let job = match Prepared::new(t, w, slices[0], 0, depth, &ctl, engine) {
-            Ok(job) => Some(job),
-            Err(e) if w.engine == EngineKind::Auto => {
+        // the job runs on this thread, pinned while it runs, as fio pins a job
+        let pinned = affinity::pin_job(w, 0)
+            .map_err(|e| ctl.fail(format!("could not pin the job to cpus_allowed ({e})")));
+        let job = match pinned
+            .as_ref()
+            .map(|_| Prepared::new(t, w, slices[0], 0, depth, &ctl, engine))
+        {
+            Err(()) => None,
+            Ok(Ok(job)) => Some(job),
+            Ok(Err(e)) if w.engine == EngineKind::Auto => {
                 engine = Engine::Psync;
                 note = Some(format!("io_uring unavailable ({e}); fell back to psync"));
                 Prepared::new(t, w, slices[0], 0, depth, &ctl, engine).ok()
             }
-            Err(e) => {
+            Ok(Err(e)) => {
                 ctl.fail(format!("could not set up io_uring ({e}); use engine=psync"));
                 None
             }

@@ -89,6 +89,19 @@ pub enum RandomDist {
     Permutation,
 }
 
+/// How a job's threads use the CPUs of `cpus_allowed` (fio's `cpus_allowed_policy`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CpusPolicy {
+    /// Every job may run on every CPU of the list (fio's default).
+    Shared,
+    /// Job `j` runs on the list's CPU `j mod n` alone.
+    Split,
+}
+
+/// The highest CPU number `cpus_allowed` takes (a `cpu_set_t` holds 1,024).
+pub const CPU_MAX: u32 = 1023;
+
 /// I/O engine for real targets (`engine`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -126,6 +139,11 @@ pub struct Workload {
     /// For a trace: issue each op no earlier than its recorded time × this factor
     /// (`None`: as fast as the queue depth allows).
     pub trace_time_scale: Option<f64>,
+    /// The CPUs a real target's jobs may run on, ascending and distinct (fio's `cpus_allowed`;
+    /// `None`: wherever the scheduler puts them). `sim:` targets ignore it, as they do
+    /// `engine` and `direct`.
+    pub cpus_allowed: Option<Vec<u32>>,
+    pub cpus_allowed_policy: CpusPolicy,
 }
 
 impl Default for Workload {
@@ -149,6 +167,8 @@ impl Default for Workload {
             seed: 0x5eed,
             trace: None,
             trace_time_scale: None,
+            cpus_allowed: None,
+            cpus_allowed_policy: CpusPolicy::Shared,
         }
     }
 }
@@ -171,6 +191,8 @@ pub const FIELDS: &[&str] = &[
     "engine",
     "interval",
     "seed",
+    "cpus_allowed",
+    "cpus_allowed_policy",
 ];
 
 impl Workload {
@@ -232,6 +254,18 @@ impl Workload {
                 }
                 "interval" => w.interval_s = parse_duration(k, v)?,
                 "seed" => w.seed = parse_int(k, v, 0, u64::MAX)?,
+                "cpus_allowed" => w.cpus_allowed = Some(parse_cpus(v)?),
+                "cpus_allowed_policy" => {
+                    w.cpus_allowed_policy = match v.trim() {
+                        "shared" => CpusPolicy::Shared,
+                        "split" => CpusPolicy::Split,
+                        _ => {
+                            return Err(Error::InvalidValue(format!(
+                                "cpus_allowed_policy={v:?} is not a policy; use shared or split"
+                            )))
+                        }
+                    }
+                }
                 _ => {
                     return Err(Error::InvalidValue(format!(
                         "{k:?} is not a workload field; use one of {}",
@@ -329,8 +363,75 @@ impl Workload {
             "seed": self.seed,
             "trace_ops": self.trace.as_ref().map(|t| t.len()),
             "trace_time_scale": self.trace_time_scale,
+            "cpus_allowed": self.cpus_allowed.as_deref().map(cpus_spec),
+            "cpus_allowed_policy": self.cpus_allowed_policy,
         })
     }
+
+    /// The CPUs job `j` may run on (`cpus_allowed` under `cpus_allowed_policy`); `None`: no
+    /// restriction.
+    pub fn cpus_of_job(&self, j: usize) -> Option<Vec<u32>> {
+        let cpus = self.cpus_allowed.as_ref()?;
+        Some(match self.cpus_allowed_policy {
+            CpusPolicy::Shared => cpus.clone(),
+            CpusPolicy::Split => vec![cpus[j % cpus.len()]],
+        })
+    }
+}
+
+/// Parses fio's CPU list, `0,5,8-15`, into ascending distinct CPU numbers.
+fn parse_cpus(v: &str) -> Result<Vec<u32>> {
+    let bad = |why: &str| {
+        Error::InvalidValue(format!(
+            "cpus_allowed={v:?} {why}; give CPU numbers and ranges such as 0,5,8-15"
+        ))
+    };
+    let num = |t: &str| -> Result<u32> {
+        let n: u32 = t
+            .trim()
+            .parse()
+            .map_err(|_| bad(&format!("has {:?}, which is not a CPU number", t.trim())))?;
+        if n > CPU_MAX {
+            return Err(bad(&format!("names CPU {n}, past the highest, {CPU_MAX}")));
+        }
+        Ok(n)
+    };
+    let mut out = Vec::new();
+    for part in v.split(',') {
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let (a, b) = (num(a)?, num(b)?);
+                if a > b {
+                    return Err(bad(&format!("has the range {a}-{b}, which runs backwards")));
+                }
+                out.extend(a..=b);
+            }
+            None => out.push(num(part)?),
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
+}
+
+/// The shortest list of CPU numbers and ranges naming `cpus` (ascending): `[0, 1, 2, 5]` →
+/// `0-2,5`.
+pub fn cpus_spec(cpus: &[u32]) -> String {
+    let mut parts = Vec::new();
+    let mut i = 0;
+    while i < cpus.len() {
+        let mut j = i;
+        while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
+            j += 1;
+        }
+        parts.push(if j == i {
+            cpus[i].to_string()
+        } else {
+            format!("{}-{}", cpus[i], cpus[j])
+        });
+        i = j + 1;
+    }
+    parts.join(",")
 }
 
 fn parse_data(v: &str) -> Result<DataPattern> {
@@ -399,6 +500,58 @@ mod tests {
         assert_eq!(w.data, DataPattern::Compress(50));
         assert_eq!(w.random, RandomDist::Uniform);
         assert_eq!(w.loops_limit(), None);
+    }
+
+    #[test]
+    fn cpus_allowed_reads_fios_lists() {
+        // fio's HOWTO example, `cpus_allowed=0,5,8-15`, with a repeat and out of order
+        let w = Workload::from_pairs([("cpus_allowed", " 8-15,0,5 ,9"), ("jobs", "3")]).unwrap();
+        let want: Vec<u32> = [0, 5].into_iter().chain(8..=15).collect();
+        assert_eq!(w.cpus_allowed.as_deref(), Some(&want[..]));
+        assert_eq!(w.to_json()["cpus_allowed"], "0,5,8-15");
+        assert_eq!(w.to_json()["cpus_allowed_policy"], "shared");
+        assert_eq!(w.cpus_of_job(2), Some(want.clone()));
+        let s = Workload::from_pairs([("cpus_allowed", "3,1"), ("cpus_allowed_policy", "split")])
+            .unwrap();
+        assert_eq!(
+            (s.cpus_of_job(0), s.cpus_of_job(1)),
+            (Some(vec![1]), Some(vec![3]))
+        );
+        assert_eq!(
+            s.cpus_of_job(2),
+            Some(vec![1]),
+            "jobs past the list wrap, as fio's"
+        );
+        assert_eq!(Workload::default().cpus_of_job(0), None);
+        assert_eq!(
+            Workload::default().to_json()["cpus_allowed"],
+            serde_json::Value::Null
+        );
+        assert_eq!(cpus_spec(&[0, 1, 2, 5, 7, 8]), "0-2,5,7-8");
+        assert_eq!(cpus_spec(&[CPU_MAX]), "1023");
+    }
+
+    #[test]
+    fn cpus_allowed_refuses_what_names_no_cpu() {
+        for (v, want) in [
+            ("", "\"\", which is not a CPU number"),
+            ("0,,1", "not a CPU number"),
+            ("a", "\"a\", which is not a CPU number"),
+            ("-1", "not a CPU number"),
+            ("3-1", "the range 3-1, which runs backwards"),
+            ("1024", "names CPU 1024, past the highest, 1023"),
+            ("0-1024", "past the highest"),
+        ] {
+            let e = Workload::from_pairs([("cpus_allowed", v)])
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains(want) && e.contains("such as 0,5,8-15"),
+                "{v:?}: {e}"
+            );
+        }
+        let e = Workload::from_pairs([("cpus_allowed_policy", "one")]).unwrap_err();
+        assert!(e.to_string().contains("use shared or split"), "{e}");
     }
 
     #[test]

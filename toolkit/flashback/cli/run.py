@@ -25,6 +25,8 @@ _WORKLOAD_OPTS = [
     ("engine", "io_uring|psync|auto"),
     ("interval", "reporting interval, e.g. 1s"),
     ("seed", "makes offsets and data reproducible"),
+    ("cpus_allowed", "CPUs the jobs run on, e.g. 0 or 0,5,8-15 (as fio's)"),
+    ("cpus_allowed_policy", "shared|split: every job on every listed CPU, or one each"),
     ("ramp", "run this long first, not recorded (fio's ramp_time), e.g. 10s"),
 ]
 

@@ -46,6 +46,8 @@ IDENTITY_SCHEMA: dict[str, pl.DataType] = {
     "workload_engine": pl.String(),
     "workload_interval_s": pl.Float64(),
     "workload_seed": pl.UInt64(),
+    "workload_cpus_allowed": pl.String(),
+    "workload_cpus_allowed_policy": pl.String(),
 }
 
 #: identity column <- key of the capture's ``meta["workload"]``
@@ -66,6 +68,8 @@ _WORKLOAD_KEYS = {
     "workload_engine": "engine",
     "workload_interval_s": "interval_s",
     "workload_seed": "seed",
+    "workload_cpus_allowed": "cpus_allowed",
+    "workload_cpus_allowed_policy": "cpus_allowed_policy",
 }
 
 

@@ -317,6 +317,8 @@ _OPTIONS: dict[str, _Handler] = {
     "log_avg_msec": _log_avg_msec,
     "ramp_time": _ramp_time,
     "filename": _filename,
+    "cpus_allowed": _to("cpus_allowed"),
+    "cpus_allowed_policy": _to("cpus_allowed_policy"),
 }
 
 
