@@ -96,9 +96,7 @@ def test_split_gives_each_job_its_own_cpu(loopdev):
     assert sorted(seen2.values()) == [str(b)] * 2, seen2
 
 
-def test_a_cpu_the_process_may_not_use_is_refused_before_anything_is_written(
-    loopdev, tmp_path
-):
+def test_a_cpu_the_process_may_not_use_is_refused_before_anything_is_written(loopdev, tmp_path):
     mine = os.sched_getaffinity(0)
     missing = next(c for c in range(1024) if c not in mine)
     dev = loopdev(4 * MiB)

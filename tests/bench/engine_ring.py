@@ -289,27 +289,32 @@ def fb_run(exe: str, dev: str, fields: dict, time_s: float, batch=None) -> dict:
 FB_PY = """
 import json, sys
 import flashback as fb
-dev, rw, bs, depth, time_s, session = sys.argv[1:]
+dev, rw, bs, depth, time_s, session, cpus = sys.argv[1:]
 cap = fb.run(dev, fb.Workload(rw=rw, bs=bs, iodepth=int(depth), time=time_s + "s",
-                              engine="io_uring"), session=session)
+                              engine="io_uring", cpus_allowed=cpus or None), session=session)
 tot, d = cap.meta["totals"], "read" if cap.meta["totals"]["read_ios"] else "write"
 print(json.dumps({"ios": tot["read_ios"] + tot["write_ios"], "duration_s": cap.meta["duration_s"],
                   "p50_us": cap.meta["latency"][d]["p50_us"]}))
 """
 
 
-def fb_py(dev: str, fields: dict, time_s: float, *, session: str = "own") -> dict:
+def fb_py(
+    dev: str, fields: dict, time_s: float, *, session: str = "own", cpus: str | None = None
+) -> dict:
     """One ``fb.run`` (the Python API, the engine as users run it) in a child interpreter: I/Os,
     duration, p50 µs. ``session``: ``fb.run``'s (``"own"``, the default: the job in a forked
-    child of a session of its own, as fio's; ``"shared"``: on a thread of the interpreter). No
-    CPU: the child's includes the interpreter's start."""
+    child of a session of its own, as fio's; ``"shared"``: on a thread of the interpreter).
+    ``cpus``: its ``cpus_allowed``. No CPU: the child's includes the interpreter's start."""
     cmd = [sys.executable, "-c", FB_PY, dev, fields["rw"], fields["bs"], str(fields["iodepth"]),
-           str(time_s), session]  # fmt: skip
+           str(time_s), session, cpus or ""]  # fmt: skip
     out, _ = spawn(cmd)
     return json.loads(out.strip().splitlines()[-1])
 
 
-def fio(dev: str, fields: dict, time_s: float, *, refill: bool = False) -> dict:
+def fio(
+    dev: str, fields: dict, time_s: float, *, refill: bool = False, cpus: str | None = None
+) -> dict:
+    """One fio run; ``cpus``: its ``--cpus_allowed``."""
     cmd = [
         "fio", "--name=b", f"--filename={dev}", "--ioengine=io_uring", f"--rw={fields['rw']}",
         f"--bs={fields['bs']}", f"--iodepth={fields['iodepth']}", "--direct=1",
@@ -317,6 +322,8 @@ def fio(dev: str, fields: dict, time_s: float, *, refill: bool = False) -> dict:
     ]  # fmt: skip
     if refill:
         cmd.append("--refill_buffers")
+    if cpus is not None:
+        cmd.append(f"--cpus_allowed={cpus}")
     out, cpu_s = spawn(cmd)
     job = json.loads(out[out.index("{") :])["jobs"][0]
     d = "read" if job["read"]["total_ios"] else "write"
@@ -447,7 +454,14 @@ def busy_loops(*, own_session: bool) -> list[subprocess.Popen]:
 #: which leave it (``setsid()`` in fio's ``thread_main`` for a forked job; ``fb.run``'s default
 #: ``session="own"``); there ``fb_shared`` runs ``fb.run(session="shared")`` as well, the job
 #: on a thread of the interpreter, in the loops' autogroup.
-REGIMES = {"quiet": None, "loaded": "own", "loaded, loops in the tools' session": "tools"}
+#: "pinned": no loops, each tool's job on the same one CPU by its own option (``cpus_allowed``,
+#: the same name in both), which takes the scheduler's placement draw out of the ratio.
+REGIMES = {
+    "quiet": None,
+    "quiet, both pinned to one CPU": "pinned",
+    "loaded": "own",
+    "loaded, loops in the tools' session": "tools",
+}
 
 
 def against_fio(row: dict, runs: dict[str, list[dict]], tool: str, prefix: str) -> str:
@@ -471,17 +485,23 @@ def verdicts(row: dict, runs: dict[str, list[dict]], tool: str, prefix: str) -> 
     return f"IOPS {row[f'{prefix}_iops_verdict']}, p50 {row[f'{prefix}_p50_verdict']}"
 
 
-def qd1(dev: str, time_s: float, pairs: int) -> list[dict]:
+def qd1(dev: str, time_s: float, pairs: int, *, regimes: list[str] | None = None) -> list[dict]:
+    """The QD1 rows, one per regime of ``REGIMES`` (``regimes``: only those)."""
     fields = {"rw": "randread", "bs": "4k", "iodepth": 1}
     rows = []
     for regime, loops_session in REGIMES.items():
-        loops = busy_loops(own_session=loops_session == "own") if loops_session else []
+        if regimes and regime not in regimes:
+            continue
+        pinned = loops_session == "pinned"
+        loops = busy_loops(own_session=loops_session == "own") if loops_session in (
+            "own", "tools") else []  # fmt: skip
+        cpus = str(max(os.sched_getaffinity(0))) if pinned else None
         try:
             tools = {
-                "fio": lambda: fio(dev, fields, time_s),
-                "fb": lambda: fb_py(dev, fields, time_s),
+                "fio": lambda c=cpus: fio(dev, fields, time_s, cpus=c),
+                "fb": lambda c=cpus: fb_py(dev, fields, time_s, cpus=c),
                 # the control: fio against itself in the same rotation
-                "fio_again": lambda: fio(dev, fields, time_s),
+                "fio_again": lambda c=cpus: fio(dev, fields, time_s, cpus=c),
             }
             if loops_session == "tools":
                 tools["fb_shared"] = lambda: fb_py(dev, fields, time_s, session="shared")
@@ -799,10 +819,12 @@ if __name__ == "__main__":
     ap.add_argument("--time-s", type=float, default=2.0, help="seconds per run")
     ap.add_argument("--pairs", type=int, default=8, help="runs per tool and row")
     ap.add_argument("--only", choices=["qd1", "ring", "write"], help="one group of rows")
+    ap.add_argument("--regime", action="append", choices=list(REGIMES),
+                    help="with --only qd1: this regime (repeatable; default all)")  # fmt: skip
     a = ap.parse_args()
     if a.only:
         with engine.loop_device(64 * MiB) as dev:
-            {"qd1": lambda: qd1(dev, a.time_s, a.pairs),
+            {"qd1": lambda: qd1(dev, a.time_s, a.pairs, regimes=a.regime),
              "ring": lambda: ring_cost(dev, a.time_s, a.pairs),
              "write": lambda: write_cost(dev, 64 * MiB, a.time_s, a.pairs)}[a.only]()  # fmt: skip
     else:
