@@ -127,7 +127,15 @@ Rows:
   ``fb_run`` had p50 8.3–8.8 µs in all 8 runs against fio's 9.4–12.0 (IOPS 38.3k against
   33.9k), on the prefilled device p50 17.0 against 12.9 (medians) while its IOPS were still
   higher (30.3k against 27.2k): the p50 gap shows where the loop device copies real pages,
-  and it comes with a different latency distribution, not a lower rate.
+  and it comes with a different latency distribution, not a lower rate. On the prefilled
+  device every run of either tool mixes two modes I/O by I/O (4 alternating pairs of 2 s,
+  percentiles from 5 to 99): a fast one at 7.9–10 µs and a slow one at 42–52 µs, with little
+  between. Within each mode flashback is the faster (5th percentile 7.9–8.1 µs against fio's
+  8.6–8.8), but fewer of its I/Os are fast: its 40th percentile was 10.1–17.2 µs against fio's
+  9.8–10.0, so its p50 (13.4–35.6 µs) falls in or past the gap while fio's (10.7–16.5) mostly
+  does not. A p50 so near the boundary between two modes jumps with a few per cent of I/Os
+  changing mode, which is why the quiet rows swing as they do; IOPS, from the mean, moves
+  less (fb_run 25.6–36.7k against fio's 33.9–42.2k in those runs).
 * **t/io_uring** 4 KiB randread QD32, CPU per I/O at submit/complete batches 4/1, 8/8 and 32/32
   (``fb_run --batch S/C`` against ``t/io_uring -sS -cC``, registered files, buffers and ring on
   both sides, no polling, ``t/io_uring`` without latency tracking while flashback records every
