@@ -47,6 +47,23 @@ def test_pinned_run_matches_fios_totals_and_clat_mean():
     assert "column_notes" not in cap.meta
 
 
+R24 = "local-fio-3.33__flk-r24"
+
+
+def test_pinned_two_job_run_whose_edges_ran_above_the_logged_rate_imports():
+    """flk-r24 (two jobs, ``rate_iops=1000``): each job's iops log covers 74–274 ms of a 301 ms
+    job and holds 196 and 194 of its 300 reads; the unlogged edges ran at 1,040–1,060 reads/s
+    against the logs' highest window, 1,020 (fio's rate limiter makes up a slow window's
+    deficit), so the import refused the run as "not one run" (390 of 600, tolerance 208)."""
+    files = sorted(DATA.glob(f"{R24}_*.log"))
+    doc = json.loads((DATA / f"{R24}.json").read_text())
+    cap = fb.read_fio([*files, DATA / f"{R24}.json"], interval_s=10.0)
+    for d in DIRS:
+        ios, nbytes, mean = _printed(doc, d)
+        assert cap.intervals[f"{d}_ios"][0] == ios == 600
+        assert cap.intervals[f"{d}_clat_mean_us"][0] == pytest.approx(mean, rel=0.05)
+
+
 def test_pinned_run_short_intervals_count_ios_where_latency_is_logged():
     """At 50 ms rows the first row held a latency mean but 0 I/Os (the iops log has no sample
     before 111 ms: 0 I/Os in the first row, 201 of 291 in all); every row with a latency mean
