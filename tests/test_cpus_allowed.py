@@ -1,7 +1,7 @@
 """``cpus_allowed`` and ``cpus_allowed_policy`` (fio's options of those names): a job's thread
 runs on the CPUs it was given, seen from ``/proc`` while it runs, in this process and in the
 job's own session; the caller's thread gets its CPUs back; a CPU the process may not use is
-refused before anything is opened or written. Loop devices need root."""
+refused before anything is laid out or written. Loop devices need root."""
 
 from __future__ import annotations
 

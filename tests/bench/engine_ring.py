@@ -109,15 +109,15 @@ Rows:
   p50 0.92 (0.77–0.94), with fio against itself met too (0.99–1.06, 0.88–1.00). Unpinned in
   the same minutes it missed both: IOPS 0.87 (0.79–0.92), p50 1.60 (1.27–2.30), control
   unresolved; fb.run's p50 was over 3× the row's smallest in 4 of 16 runs, fio's in 0. Run by
-  run the quiet regime is a draw between a fast mode (p50 10.0–10.4 µs for ``fb_run``, 10.7–11.2
-  for fio) and slow ones (p50 15–47 µs) for every tool, ``t/io_uring -d1`` included (23–35k
-  IOPS across 4 runs): in 5 interleaved runs each, slow runs were 1 of 5 for ``fb_run``, 2 for
-  ``fb.run``, 3 for ``fb.run(session="shared")``, 0 for fio, and in another 4 fio had 3. This
-  VM's idle CPUs halt at once (cpuidle ``haltpoll`` with ``guest_halt_poll_ns`` 0, its POLL
-  state never used), so a run where the job and the loop device's worker settle on different
-  CPUs pays a halted CPU's wake-up per hand-over. Why flashback settles there more often than
-  fio was not found (per-I/O syscalls are the same two ``io_uring_enter`` calls, ``strace``;
-  context switches per I/O 1.0 against 1.03, ``perf stat``); pinning, which labs use for QD1
+  run a tool's p50 is either fast (9.9–10.4 µs for ``fb_run``, 10.4–11.2 for fio) or slow
+  (15–44 µs), for every tool; ``t/io_uring -d1``'s IOPS swung as much (23–35k across 4
+  runs): in 5 interleaved runs each, slow runs were 1 of 5 for ``fb_run``, 2 for ``fb.run``, 4
+  for ``fb.run(session="shared")``, 0 for fio, and in another 4 fio had 3 and ``fb_run`` 1.
+  This VM's idle CPUs halt at once (cpuidle ``haltpoll`` with ``guest_halt_poll_ns`` 0, its
+  POLL state never used), so a hand-over between the job and the loop device's worker on
+  different CPUs pays a halted CPU's wake-up. Why flashback's I/Os cross more often than fio's
+  was not found (per-I/O syscalls are the same two ``io_uring_enter`` calls, ``strace``;
+  context switches per I/O 1.00–1.01 against 1.04, ``perf stat``); pinning, which labs use for QD1
   latency, takes the draw away. The loaded regimes swung 0.02–78× run to run for every tool
   (fio 656 IOPS median): their verdicts now read "no verdict" where fio against itself does
   not meet the target, which turned the loaded row's IOPS "met" (interval 1.42–9.57, control
@@ -425,18 +425,28 @@ def median_ci(r: list[float]) -> tuple[float, float]:
     return float(ci.low), float(ci.high)
 
 
-def verdict(r: list[float], *, at_least: float | None = None, at_most: float | None = None) -> str:
-    """Whether the median pair ratio meets its target, judged on its bootstrap interval: "met"
-    when the whole interval is on the target's side (``≥ at_least`` or ``≤ at_most``),
-    "missed" when all of it is beyond, "unresolved" when it straddles the target (more pairs, or a
-    quieter machine, would be needed to tell)."""
+def judged(
+    r: list[float], *, at_least: float | None = None, at_most: float | None = None
+) -> tuple[float, float, str]:
+    """Whether the median pair ratio meets its target, judged on its bootstrap interval:
+    (low, high, word), the word "met" when the whole interval is on the target's side
+    (``≥ at_least`` or ``≤ at_most``), "missed" when all of it is beyond, "unresolved" when it
+    straddles the target (more pairs, or a quieter machine, would be needed to tell)."""
     lo, hi = median_ci(r)
     if at_least is not None:
         met, missed = lo >= at_least, hi < at_least
     else:
         met, missed = hi <= at_most, lo > at_most
-    word = "met" if met else "missed" if missed else "unresolved"
+    return lo, hi, "met" if met else "missed" if missed else "unresolved"
+
+
+def ci_text(lo: float, hi: float, word: str) -> str:
     return f"{CONFIDENCE:.0%} CI {lo:.2f}–{hi:.2f} {word}"
+
+
+def verdict(r: list[float], *, at_least: float | None = None, at_most: float | None = None) -> str:
+    """:func:`judged` as a line's text."""
+    return ci_text(*judged(r, at_least=at_least, at_most=at_most))
 
 
 #: The QD1 targets (issue 29): IOPS at least 0.95 of fio's, p50 at most 1.05 of fio's.
@@ -518,10 +528,12 @@ def verdicts(row: dict, runs: dict[str, list[dict]], tool: str, prefix: str) -> 
     out = []
     for name, of, side in (("iops", iops, "at_least"), ("p50", p50, "at_most")):
         target = {side: QD1_IOPS_AT_LEAST if side == "at_least" else QD1_P50_AT_MOST}
-        v = verdict(pair_ratios(runs[tool], runs["fio"], of), **target)
-        control = verdict(pair_ratios(runs["fio_again"], runs["fio"], of), **target)
-        if tool != "fio_again" and not control.endswith(" met"):
-            v = v.rsplit(" ", 1)[0] + " no verdict (the control's is not met)"
+        lo, hi, word = judged(pair_ratios(runs[tool], runs["fio"], of), **target)
+        if tool != "fio_again":
+            control = judged(pair_ratios(runs["fio_again"], runs["fio"], of), **target)[2]
+            if control != "met":
+                word = "no verdict (the control's is not met)"
+        v = ci_text(lo, hi, word)
         row[f"{prefix}_{name}_verdict"] = v
         out.append(f"{'IOPS' if name == 'iops' else 'p50'} {v}")
     return ", ".join(out)

@@ -14,13 +14,19 @@ fn empty_set() -> libc::cpu_set_t {
     unsafe { std::mem::zeroed() }
 }
 
-/// The CPUs the calling thread may run on now, ascending.
-pub fn allowed() -> io::Result<Vec<u32>> {
+/// The calling thread's CPU mask now.
+fn current_set() -> io::Result<libc::cpu_set_t> {
     let mut set = empty_set();
     // SAFETY: `set` is a valid cpu_set_t of the size passed; pid 0 is the calling thread
     if unsafe { libc::sched_getaffinity(0, std::mem::size_of_val(&set), &mut set) } != 0 {
         return Err(io::Error::last_os_error());
     }
+    Ok(set)
+}
+
+/// The CPUs the calling thread may run on now, ascending.
+pub fn allowed() -> io::Result<Vec<u32>> {
+    let set = current_set()?;
     // SAFETY: CPU_ISSET reads `set` within its size (CPU_MAX < CPU_SETSIZE)
     Ok((0..=CPU_MAX)
         .filter(|&c| unsafe { libc::CPU_ISSET(c as usize, &set) })
@@ -28,7 +34,7 @@ pub fn allowed() -> io::Result<Vec<u32>> {
 }
 
 /// Checks that every CPU of `w.cpus_allowed` is one this process may run on, before anything
-/// is opened or written. Errors: [`Error::InvalidValue`] naming the first CPU that is not,
+/// is laid out or written. Errors: [`Error::InvalidValue`] naming the first CPU that is not,
 /// with the list that is.
 pub fn check(w: &Workload) -> Result<()> {
     let Some(want) = &w.cpus_allowed else {
@@ -55,14 +61,11 @@ pub struct Pinned {
 
 /// Pins the calling thread to `cpus` (each ≤ [`CPU_MAX`]).
 pub fn pin(cpus: &[u32]) -> io::Result<Pinned> {
-    let mut saved = empty_set();
+    let saved = current_set()?;
     let mut set = empty_set();
-    // SAFETY: both sets are valid cpu_set_t of the size passed; pid 0 is the calling thread;
+    // SAFETY: `set` is a valid cpu_set_t of the size passed; pid 0 is the calling thread;
     // CPU_SET writes within `set` (every CPU ≤ CPU_MAX < CPU_SETSIZE)
     unsafe {
-        if libc::sched_getaffinity(0, std::mem::size_of_val(&saved), &mut saved) != 0 {
-            return Err(io::Error::last_os_error());
-        }
         for &c in cpus {
             libc::CPU_SET(c as usize, &mut set);
         }

@@ -262,23 +262,24 @@ pub fn run(
     let mut rec_error: Option<Error> = None;
     let stats = if w.jobs == 1 {
         // the job runs on this thread, pinned while it runs, as fio pins a job
-        let pinned = affinity::pin_job(w, 0)
-            .map_err(|e| ctl.fail(format!("could not pin the job to cpus_allowed ({e})")));
-        let job = match pinned
-            .as_ref()
-            .map(|_| Prepared::new(t, w, slices[0], 0, depth, &ctl, engine))
-        {
-            Err(()) => None,
-            Ok(Ok(job)) => Some(job),
-            Ok(Err(e)) if w.engine == EngineKind::Auto => {
-                engine = Engine::Psync;
-                note = Some(format!("io_uring unavailable ({e}); fell back to psync"));
-                Prepared::new(t, w, slices[0], 0, depth, &ctl, engine).ok()
-            }
-            Ok(Err(e)) => {
-                ctl.fail(format!("could not set up io_uring ({e}); use engine=psync"));
+        let pinned = affinity::pin_job(w, 0);
+        let job = match &pinned {
+            Err(e) => {
+                ctl.fail(format!("could not pin the job to cpus_allowed ({e})"));
                 None
             }
+            Ok(_) => match Prepared::new(t, w, slices[0], 0, depth, &ctl, engine) {
+                Ok(job) => Some(job),
+                Err(e) if w.engine == EngineKind::Auto => {
+                    engine = Engine::Psync;
+                    note = Some(format!("io_uring unavailable ({e}); fell back to psync"));
+                    Prepared::new(t, w, slices[0], 0, depth, &ctl, engine).ok()
+                }
+                Err(e) => {
+                    ctl.fail(format!("could not set up io_uring ({e}); use engine=psync"));
+                    None
+                }
+            },
         };
         // the clock starts once everything is set up
         let mut rep = Direct::new(&mut session, &ctl, w.interval_s);

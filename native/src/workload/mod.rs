@@ -203,20 +203,23 @@ impl Workload {
         for (k, v) in pairs {
             match k {
                 "rw" => {
-                    w.rw = match v.trim().to_ascii_lowercase().as_str() {
-                        "read" => Rw::Read,
-                        "write" => Rw::Write,
-                        "randread" => Rw::RandRead,
-                        "randwrite" => Rw::RandWrite,
-                        "randrw" => Rw::RandRw,
-                        "trim" => Rw::Trim,
-                        "randtrim" => Rw::RandTrim,
-                        _ => {
-                            return Err(Error::InvalidValue(format!(
-                                "rw={v:?} is not an I/O pattern; use read, write, randread, randwrite, randrw, trim or randtrim"
-                            )))
-                        }
-                    }
+                    // fio's names, in any case
+                    let names = [
+                        ("read", Rw::Read),
+                        ("write", Rw::Write),
+                        ("randread", Rw::RandRead),
+                        ("randwrite", Rw::RandWrite),
+                        ("randrw", Rw::RandRw),
+                        ("trim", Rw::Trim),
+                        ("randtrim", Rw::RandTrim),
+                    ];
+                    w.rw = parse_choice(
+                        k,
+                        v,
+                        &v.trim().to_ascii_lowercase(),
+                        "an I/O pattern",
+                        &names,
+                    )?
                 }
                 "rwmix_read" => w.rwmix_read = parse_int(k, v, 0, 100)? as u32,
                 "bs" => w.bs = parse_size(k, v)?,
@@ -229,42 +232,27 @@ impl Workload {
                 "loops" => w.loops = Some(parse_int(k, v, 1, u64::MAX)?),
                 "data" => w.data = parse_data(v)?,
                 "random" => {
-                    w.random = match v.trim() {
-                        "uniform" => RandomDist::Uniform,
-                        "permutation" => RandomDist::Permutation,
-                        _ => {
-                            return Err(Error::InvalidValue(format!(
-                                "random={v:?} is not a distribution; use uniform or permutation"
-                            )))
-                        }
-                    }
+                    let names = [
+                        ("uniform", RandomDist::Uniform),
+                        ("permutation", RandomDist::Permutation),
+                    ];
+                    w.random = parse_choice(k, v, v.trim(), "a distribution", &names)?
                 }
                 "direct" => w.direct = parse_switch(k, v)?,
                 "engine" => {
-                    w.engine = match v.trim() {
-                        "auto" => EngineKind::Auto,
-                        "io_uring" => EngineKind::IoUring,
-                        "psync" => EngineKind::Psync,
-                        _ => {
-                            return Err(Error::InvalidValue(format!(
-                                "engine={v:?} is not an engine; use io_uring, psync or auto"
-                            )))
-                        }
-                    }
+                    let names = [
+                        ("io_uring", EngineKind::IoUring),
+                        ("psync", EngineKind::Psync),
+                        ("auto", EngineKind::Auto),
+                    ];
+                    w.engine = parse_choice(k, v, v.trim(), "an engine", &names)?
                 }
                 "interval" => w.interval_s = parse_duration(k, v)?,
                 "seed" => w.seed = parse_int(k, v, 0, u64::MAX)?,
                 "cpus_allowed" => w.cpus_allowed = Some(parse_cpus(v)?),
                 "cpus_allowed_policy" => {
-                    w.cpus_allowed_policy = match v.trim() {
-                        "shared" => CpusPolicy::Shared,
-                        "split" => CpusPolicy::Split,
-                        _ => {
-                            return Err(Error::InvalidValue(format!(
-                                "cpus_allowed_policy={v:?} is not a policy; use shared or split"
-                            )))
-                        }
-                    }
+                    let names = [("shared", CpusPolicy::Shared), ("split", CpusPolicy::Split)];
+                    w.cpus_allowed_policy = parse_choice(k, v, v.trim(), "a policy", &names)?
                 }
                 _ => {
                     return Err(Error::InvalidValue(format!(
@@ -377,6 +365,26 @@ impl Workload {
             CpusPolicy::Split => vec![cpus[j % cpus.len()]],
         })
     }
+}
+
+/// The value of `names` that `matched` (`v` as the field compares it) names; else an
+/// [`Error::InvalidValue`] saying `k=v` is not `what` and listing the names in order.
+fn parse_choice<T: Copy>(
+    k: &str,
+    v: &str,
+    matched: &str,
+    what: &str,
+    names: &[(&str, T)],
+) -> Result<T> {
+    if let Some(&(_, t)) = names.iter().find(|(n, _)| *n == matched) {
+        return Ok(t);
+    }
+    let list: Vec<&str> = names.iter().map(|(n, _)| *n).collect();
+    let (last, rest) = list.split_last().expect("a field has names");
+    Err(Error::InvalidValue(format!(
+        "{k}={v:?} is not {what}; use {} or {last}",
+        rest.join(", ")
+    )))
 }
 
 /// Parses fio's CPU list, `0,5,8-15`, into ascending distinct CPU numbers.
