@@ -113,8 +113,12 @@ def test_ctrl_c_in_the_callback_stops_a_replay():
     assert len(rep.steps) < 10
 
 
-def _in_a_terminal(args, *, cwd, interrupt_after_s=None, timeout_s=120):
-    """Runs the CLI on a pseudo-terminal (stdout and stderr); returns (exit code, output)."""
+def _in_a_terminal(args, *, cwd, interrupt_on=None, timeout_s=120):
+    """Runs the CLI on a pseudo-terminal (stdout and stderr); returns (exit code, output).
+
+    ``interrupt_on`` (bytes): Ctrl-C is sent once the output holds it. A fixed delay was
+    used before, and a cold fresh clone spent it all importing (CI, stop 37: nothing saved).
+    """
     pid, fd = pty.fork()
     if pid == 0:  # the child: a terminal 120 columns wide
         os.chdir(cwd)
@@ -124,7 +128,7 @@ def _in_a_terminal(args, *, cwd, interrupt_after_s=None, timeout_s=120):
     t0 = time.monotonic()
     sent = False
     while True:
-        if interrupt_after_s is not None and not sent and time.monotonic() - t0 > interrupt_after_s:
+        if interrupt_on is not None and not sent and interrupt_on in out:
             os.kill(pid, signal.SIGINT)
             sent = True
         r, _, _ = select.select([fd], [], [], 0.2)
@@ -160,7 +164,7 @@ def test_terminal_replay_interrupted_exits_130_and_saves(tmp_path):
     code, out = _in_a_terminal(
         ["replay", "puget-cdm-loop", "--target", "sim:intel-520-120g?scale=1/16", "-o", "rep"],
         cwd=tmp_path,
-        interrupt_after_s=6,
+        interrupt_on=b"cdm_loop_0003",  # steps 0-2 are done: there is something to save
     )
     assert code == 130, out
     assert "interrupted" in out
