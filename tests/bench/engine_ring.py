@@ -136,6 +136,28 @@ Rows:
   does not. A p50 so near the boundary between two modes jumps with a few per cent of I/Os
   changing mode, which is why the quiet rows swing as they do; IOPS, from the mean, moves
   less (fb_run 25.6–36.7k against fio's 33.9–42.2k in those runs).
+  Session 19 (same VM kind, no other work, prefilled device, 6–8 interleaved rounds of 2 s
+  per comparison): in 8 rounds of fio, ``fb_run`` and ``fb.run`` fio had the lowest p50 in
+  every round (fio 9.4–13.5 µs and 34–56k IOPS; ``fb_run`` 17.5–38.1 µs, 24–35.5k; ``fb.run``
+  18.8–42.3 µs), so the unpinned miss is the engine's, not the interpreter's. Each of these, tried on ``fb_run``
+  (test builds, not kept), left it in the same range: no registered buffers; no registered
+  buffers, file or ring descriptor and no multishot timeout; ``setsid`` (a session and
+  autogroup of its own); a process waking every 10 ms beside it (fio's parent polls at that
+  rate); reporting before the hand-over; hand-over and wait in one enter; ``GETEVENTS`` on
+  the handing-over enter. fio's own ``--thread`` changed nothing, ``--fixedbufs`` made fio
+  slower (p50 10.4–23.2 against 10.4–15.8). The job thread's scheduler counters
+  (``/proc/PID/sched`` read once at 1.9 s) show what a fast run is: fio's runs at p50
+  9.7–10.9 µs had 0.52–0.54 involuntary switches per I/O (the loop device's worker, woken by
+  the submission, takes the CPU at once and the read is done before the job waits), its runs
+  at 13.6–14.8 µs 0.42–0.43, ``fb_run``'s (15.8–40.4 µs) 0.25–0.46, while migrations per I/O were alike (0.08–0.11
+  and 0.05–0.09). A ``sched_yield()`` after each QD1 hand-over (test build) cut ``fb_run``'s
+  migrations to 0.002–0.007 per I/O and still left 2 of 5 runs slow (p50 40.5 and 41.4 µs):
+  the slow mode is not the job moving, so it is where the worker runs. Spending time in the
+  job makes it worse, not better: a 2 µs spin between hand-over and wait made 6 of 6 runs
+  slow (p50 35–47 µs), a 3 or 8 µs spin after each completion moved p50 to 18.8–40.5 and
+  33.9–49.7 µs (10.2–22.9 without). ``perf sched record`` changes what it watches here (fio's
+  p50 rose to 21 µs under it) and was not used to decide anything. What makes the kernel run
+  the worker beside fio's job more often than beside flashback's was not found.
 * **t/io_uring** 4 KiB randread QD32, CPU per I/O at submit/complete batches 4/1, 8/8 and 32/32
   (``fb_run --batch S/C`` against ``t/io_uring -sS -cC``, registered files, buffers and ring on
   both sides, no polling, ``t/io_uring`` without latency tracking while flashback records every
