@@ -215,6 +215,25 @@ Rows:
   recording every I/O's latency and the full-coverage offset permutation, which ``-t0`` does
   not do, are what the ratio's expectation sits above 1.0 by; against ``-t1`` 1.01 / 1.01 /
   1.06.
+  Session 19 counted ``io_uring_enter`` calls per I/O (``perf stat -e
+  syscalls:sys_enter_io_uring_enter``, the device's read count, 2 runs of 2 s each): equal at
+  32/32 (0.0313 / 0.0313–0.0314), at 8/8 ``t/io_uring`` exactly 0.125 against 0.1276–0.1281,
+  at 4/1 0.273–0.297 against 0.298–0.314. At 8/8 the difference is the depth: ``t/io_uring``
+  submits whole batches only, so slots freed beyond a batch wait for the next round, while
+  flashback refills every freed slot (mean in flight 31.9 of 32) and hands the remainder over
+  in an enter of its own. A test build that held the remainder back made 0.1251 enters per
+  I/O at 31.6 in flight; its CPU per I/O was not told apart from either (1.5–2.3 µs/IO for the
+  same tool run to run under ``perf stat``), and it was not kept: the depth a job asks for is
+  the depth it runs. The rows themselves (12 pairs of 2 s, no other work, load 1.4–2.4; the
+  VM ran 0.6× session 17's IOPS that hour): CPU/IO 1.07 / 1.02 / 1.07 at 4/1, 8/8, 32/32,
+  intervals 0.99–1.16, 0.98–1.07, 1.03–1.17 (unresolved, unresolved, missed), control
+  0.93–1.03, 0.96–1.06, 0.99–1.08; user time beyond ``t/io_uring``'s 0.054 / 0.048 / 0.027
+  µs/IO (2.5 / 2.4 / 1.9 % of its CPU/IO). Profiles of 3 s runs at 32/32 (perf, 10 kHz, two
+  pairs) put flashback's own code (the refill, recording each latency, the completion loop) at
+  ~75 ns/IO against ``t/io_uring``'s ~35, and the kernel's per-I/O time within ±20 ns
+  symbol by symbol, one pair each way (whole-run totals 2,203 against 2,111 ns/IO, then 1,684
+  against 1,777): the expected excess is the ~40 ns of recording every I/O that ``-t0`` does
+  not do, below what this VM's noise lets 12 pairs tell from 1.0.
   ``t/io_uring`` is built from fio's source at run
   time into a cache directory, never vendored: the source is ``$FIO_SRC`` (a fio checkout, or
   a git directory such as the one the ``fetch`` tool leaves in
