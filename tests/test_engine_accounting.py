@@ -170,8 +170,9 @@ def hist_quantile(pairs: list[list[int]], q: float) -> int:
     raise AssertionError("rank beyond the count")
 
 
-def fio_randread_p50_us(fio_path: str, dev: str) -> float:
-    """fio's whole-run completion-latency p50 (µs) of 1 s of 4K random reads at QD4 on ``dev``."""
+def fio_randread_min_us(fio_path: str, dev: str) -> float:
+    """fio's whole-run shortest latency (``lat``: from queueing to completion, flashback's
+    span; µs) of 1 s of 4K random reads at QD4 on ``dev``."""
     p = subprocess.run(
         [fio_path, "--name=x", f"--filename={dev}", "--rw=randread", "--bs=4k", "--iodepth=4",
          "--ioengine=io_uring", "--direct=1", "--runtime=1", "--time_based",
@@ -179,15 +180,21 @@ def fio_randread_p50_us(fio_path: str, dev: str) -> float:
         capture_output=True, text=True, check=True,
     )  # fmt: skip
     job = json.loads(p.stdout[p.stdout.index("{") :])["jobs"][0]["read"]
-    lat = job["lat_ns"] if "percentile" in job["lat_ns"] else job["clat_ns"]
-    return lat["percentile"]["50.000000"] / 1e3
+    return job["lat_ns"]["min"] / 1e3
 
 
 def test_whole_run_percentiles_agree_with_fio(loopdev, fio_path):
-    """The same workload on the same device, fio's completion-latency percentiles of the whole
-    run beside flashback's: the median over three alternating runs of each tool within a
-    factor 10 (the same unit and the same measured span), and flashback's stored histogram
-    gives back the percentiles it reports.
+    """The same workload on the same device, fio's latencies of the whole run beside
+    flashback's: the median over three alternating runs of each tool's shortest latency
+    within a factor 10 (the same unit and the same measured span), and flashback's stored
+    histogram gives back the percentiles it reports.
+
+    The shortest latency, not the median: with the machine's CPUs busy, either tool's p50 at
+    QD4 becomes a scheduler tick (the fresh-clone test suite run here beside two busy loops:
+    flashback 4,016, 4,878 and 4,004 µs against fio's 18.3, 18.8 and 3,981 µs; by hand, each
+    tool 4 ms in 2 runs of 3) and even its 5th percentile 1–2 ms (flashback 15.4, 981 and
+    1,309 µs against fio's 16.5, 2,212 and 16.8), while the shortest stayed at 9.9–13.6 µs for
+    both; a unit error (10^3) moves it as it moves every percentile.
 
     The loop device is buffered, so whichever tool reads first pays for filling the backing
     file's page cache (a CI run once measured 243 µs against fio's 103 µs on the warm cache
@@ -200,13 +207,11 @@ def test_whole_run_percentiles_agree_with_fio(loopdev, fio_path):
     for _ in range(3):
         cap = fb.run(dev, w, destroy=dev)
         caps.append(cap)
-        ours.append(cap.meta["latency"]["read"]["p50_us"])
-        theirs.append(fio_randread_p50_us(fio_path, dev))
+        ours.append(hist_quantile(cap.meta["latency"]["read"]["hist_ns"], 0.0) / 1e3)
+        theirs.append(fio_randread_min_us(fio_path, dev))
     ratio = statistics.median(ours) / statistics.median(theirs)
-    # A unit error (10^3) or a clat/lat mix-up fails this; how close the two tools' latencies
-    # are is a speed target, measured in `make bench` (issue "Performance where users wait":
-    # on a quiet machine flashback's QD1-4 latency on a buffered loop device is ~3x fio's,
-    # measured here as 63 vs 21 us with the engine of f483b33 too; under load the gap hides).
+    # how close the two tools' latencies are is a speed target, measured in `make bench`
+    # (issue "Performance where users wait")
     assert 0.1 <= ratio <= 10.0, (ours, theirs)
     s = caps[-1].meta["latency"]["read"]
     for q, key in ((0.5, "p50_us"), (0.99, "p99_us"), (0.9999, "p9999_us")):
