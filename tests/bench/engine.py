@@ -441,6 +441,41 @@ def loop_device(size: int):
             subprocess.run(["losetup", "--detach", dev], check=False)
 
 
+@contextlib.contextmanager
+def page_cached_file(size: int):
+    """A ``size``-byte file of random data on ext4, made on a loop device over a tmpfs file of
+    this bench's own and mounted under a temporary directory, read once so that every page is
+    cached; yields its path, then unmounts and detaches. Root only.
+
+    A buffered read of a cached page on ext4 is done inside the ``io_uring_enter`` that
+    submits it (ext4 takes reads that must not block), so a QD1 run there wakes no other
+    thread: no loop device worker, no io_uring worker. tmpfs, zram and the loop device itself
+    each hand a read to a kernel worker (``iou-wrk-*``, ``kworker``) whose CPU the scheduler
+    draws per wake-up, which on this VM decides a run's IOPS more than the tool (issue 29).
+    Here IOPS and latency are the engines' own cost per I/O, the loop's and the syscalls'.
+    """
+    with contextlib.ExitStack() as stack:
+        ram = stack.enter_context(
+            tempfile.TemporaryDirectory(prefix="flashback-pc-", dir=ram_dir())
+        )
+        img = Path(ram) / "fs.img"
+        with open(img, "wb") as f:
+            f.truncate(size + 64 * MiB)  # room for ext4's own metadata
+        dev = subprocess.run(["losetup", "--find", "--show", str(img)], check=True,
+                             capture_output=True, text=True).stdout.strip()  # fmt: skip
+        stack.callback(subprocess.run, ["losetup", "--detach", dev], check=False)
+        subprocess.run(["mkfs.ext4", "-q", "-F", dev], check=True, capture_output=True)
+        mnt = stack.enter_context(tempfile.TemporaryDirectory(prefix="flashback-pc-mnt-"))
+        subprocess.run(["mount", "-t", "ext4", dev, mnt], check=True, capture_output=True)
+        stack.callback(subprocess.run, ["umount", mnt], check=False)
+        path = Path(mnt) / "f.img"
+        with open(path, "wb") as f:
+            for _ in range(size // MiB):
+                f.write(os.urandom(MiB))
+        path.read_bytes()
+        yield str(path)
+
+
 def prefill(target: str, size: int) -> None:
     """Writes real data everywhere so reads read something."""
     subprocess.run(

@@ -344,7 +344,8 @@ def fb_run(exe: str, dev: str, fields: dict, time_s: float, batch=None) -> dict:
     cmd = [exe, dev]
     if batch:
         cmd += ["--batch", f"{batch[0]}/{batch[1]}"]
-    cmd += [f"{k}={v}" for k, v in fields.items()] + [f"time={time_s}s", "engine=io_uring"]
+    cmd += [f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in fields.items()]
+    cmd += [f"time={time_s}s", "engine=io_uring"]
     out, ru = spawn_rusage(cmd)
     meta = json.loads(out.strip().splitlines()[-1])
     tot = meta["totals"]
@@ -364,9 +365,10 @@ def fb_run(exe: str, dev: str, fields: dict, time_s: float, batch=None) -> dict:
 FB_PY = """
 import json, sys
 import flashback as fb
-dev, rw, bs, depth, time_s, session, cpus = sys.argv[1:]
+dev, rw, bs, depth, time_s, session, cpus, direct = sys.argv[1:]
 cap = fb.run(dev, fb.Workload(rw=rw, bs=bs, iodepth=int(depth), time=time_s + "s",
-                              engine="io_uring", cpus_allowed=cpus or None), session=session)
+                              engine="io_uring", cpus_allowed=cpus or None,
+                              direct=direct == "1"), session=session)
 tot, d = cap.meta["totals"], "read" if cap.meta["totals"]["read_ios"] else "write"
 print(json.dumps({"ios": tot["read_ios"] + tot["write_ios"], "duration_s": cap.meta["duration_s"],
                   "p50_us": cap.meta["latency"][d]["p50_us"]}))
@@ -381,7 +383,7 @@ def fb_py(
     child of a session of its own, as fio's; ``"shared"``: on a thread of the interpreter).
     ``cpus``: its ``cpus_allowed``. No CPU: the child's includes the interpreter's start."""
     cmd = [sys.executable, "-c", FB_PY, dev, fields["rw"], fields["bs"], str(fields["iodepth"]),
-           str(time_s), session, cpus or ""]  # fmt: skip
+           str(time_s), session, cpus or "", str(int(fields.get("direct", True)))]  # fmt: skip
     out, _ = spawn(cmd)
     return json.loads(out.strip().splitlines()[-1])
 
@@ -389,12 +391,17 @@ def fb_py(
 def fio(
     dev: str, fields: dict, time_s: float, *, refill: bool = False, cpus: str | None = None
 ) -> dict:
-    """One fio run; ``cpus``: its ``--cpus_allowed``."""
+    """One fio run; ``cpus``: its ``--cpus_allowed``. ``fields["direct"]`` false: buffered, and
+    the file's cached pages kept (``--invalidate=0``; fio drops them before a job by default,
+    flashback never does)."""
+    direct = fields.get("direct", True)
     cmd = [
         "fio", "--name=b", f"--filename={dev}", "--ioengine=io_uring", f"--rw={fields['rw']}",
-        f"--bs={fields['bs']}", f"--iodepth={fields['iodepth']}", "--direct=1",
+        f"--bs={fields['bs']}", f"--iodepth={fields['iodepth']}", f"--direct={int(direct)}",
         f"--runtime={time_s}", "--time_based", "--output-format=json", "--lat_percentiles=1",
     ]  # fmt: skip
+    if not direct:
+        cmd.append("--invalidate=0")
     if refill:
         cmd.append("--refill_buffers")
     if cpus is not None:
@@ -580,12 +587,36 @@ def verdicts(row: dict, runs: dict[str, list[dict]], tool: str, prefix: str) -> 
     return ", ".join(out)
 
 
-def qd1(dev: str, time_s: float, pairs: int, *, regimes: list[str] | None = None) -> list[dict]:
-    """The QD1 rows, one per regime of ``REGIMES`` (``regimes``: only those)."""
-    fields = {"rw": "randread", "bs": "4k", "iodepth": 1}
+#: Where the QD1 rows read: ``name: (direct I/O, regimes run there by default)``. On the loop
+#: device every read is handed to the loop device's worker, whose CPU the scheduler draws (the
+#: module's docstring); in the page cache (``engine.page_cached_file``) each read is done inside
+#: the enter that submits it, no other thread is woken, and the rows are the engines' own cost:
+#: the placement regimes ("pinned", loops in the tools' session) have nothing to draw there.
+QD1_TARGETS = {
+    "loop device": (True, list(REGIMES)),
+    "page cache": (False, ["quiet", "loaded"]),
+}
+
+#: Size of the page-cached file the QD1 rows read.
+PAGE_CACHE_SIZE = 64 * MiB
+
+
+def qd1(
+    dev: str,
+    time_s: float,
+    pairs: int,
+    *,
+    regimes: list[str] | None = None,
+    target: str = "loop device",
+) -> list[dict]:
+    """The QD1 rows on ``dev``, one per regime of ``REGIMES`` (``regimes``: only those;
+    default: ``target``'s in ``QD1_TARGETS``, which also says whether the reads are direct)."""
+    direct, default_regimes = QD1_TARGETS[target]
+    regimes = regimes or default_regimes
+    fields = {"rw": "randread", "bs": "4k", "iodepth": 1, "direct": direct}
     rows = []
     for regime, loops_session in REGIMES.items():
-        if regimes and regime not in regimes:
+        if regime not in regimes:
             continue
         pinned = loops_session == "pinned"
         loops = busy_loops(own_session=loops_session == "own") if loops_session in (
@@ -610,10 +641,11 @@ def qd1(dev: str, time_s: float, pairs: int, *, regimes: list[str] | None = None
             for p in loops:
                 p.kill()
                 p.wait()
-        row = {"regime": regime, "pairs": pairs, "load": la, "other_work_cpu_share": others,
+        row = {"target": target, "regime": regime, "pairs": pairs, "load": la,
+               "other_work_cpu_share": others,
                **summarize(runs, "fio", {"iops": iops, "p50_us": p50})}  # fmt: skip
         line = (
-            f"QD1 4k randread, {regime}: fio {row['fio_iops']:7.0f} IOPS p50 "
+            f"QD1 4k randread, {target}, {regime}: fio {row['fio_iops']:7.0f} IOPS p50 "
             f"{row['fio_p50_us']:5.2f} µs | fb.run {row['fb_iops']:7.0f} IOPS p50 "
             f"{row['fb_p50_us']:5.2f} µs | IOPS ratio {fmt(row['iops_ratio'])} p50 ratio "
             f"{fmt(row['p50_ratio'])} (targets ≥ {QD1_IOPS_AT_LEAST}, ≤ {QD1_P50_AT_MOST}) | "
@@ -906,6 +938,8 @@ def main(*, time_s: float = 2.0, pairs: int = 8, size: int = 64 * MiB) -> dict:
         out["qd1"] = qd1(dev, time_s, pairs)
         out["t_io_uring"] = ring_cost(dev, time_s, pairs)
         out["write"] = write_cost(dev, size, time_s, pairs)
+    with engine.page_cached_file(PAGE_CACHE_SIZE) as path:
+        out["qd1_page_cache"] = qd1(path, time_s, pairs, target="page cache")
     return out
 
 
@@ -916,8 +950,13 @@ if __name__ == "__main__":
     ap.add_argument("--only", choices=["qd1", "ring", "write"], help="one group of rows")
     ap.add_argument("--regime", action="append", choices=list(REGIMES),
                     help="with --only qd1: this regime (repeatable; default all)")  # fmt: skip
+    ap.add_argument("--target", choices=list(QD1_TARGETS), default="loop device",
+                    help="with --only qd1: where the reads go")  # fmt: skip
     a = ap.parse_args()
-    if a.only:
+    if a.only == "qd1" and a.target == "page cache":
+        with engine.page_cached_file(PAGE_CACHE_SIZE) as path:
+            qd1(path, a.time_s, a.pairs, regimes=a.regime, target=a.target)
+    elif a.only:
         with engine.loop_device(64 * MiB) as dev:
             {"qd1": lambda: qd1(dev, a.time_s, a.pairs, regimes=a.regime),
              "ring": lambda: ring_cost(dev, a.time_s, a.pairs),
