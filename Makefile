@@ -66,7 +66,12 @@ test-python: setup
 test-slow: setup
 	$(BIN)/python -m pytest tests -q -m slow
 
+# perf (Debian's linux-perf) counts the completions and CPU of the page-cache t/io_uring rows
+# (tests/bench/engine_ring.py); without it those rows are skipped with the reason printed
 bench: setup
+	@command -v perf >/dev/null || { if [ "$$(id -u)" = 0 ]; then \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq linux-perf >/dev/null; \
+	  else echo "flashback: perf is missing; install it with: sudo apt-get install linux-perf" >&2; fi; }
 	$(CARGO) build --release --manifest-path $(MANIFEST) --examples --quiet
 	$(BIN)/python tests/bench/run.py
 

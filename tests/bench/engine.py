@@ -465,15 +465,24 @@ def page_cached_file(size: int):
                              capture_output=True, text=True).stdout.strip()  # fmt: skip
         stack.callback(subprocess.run, ["losetup", "--detach", dev], check=False)
         subprocess.run(["mkfs.ext4", "-q", "-F", dev], check=True, capture_output=True)
-        mnt = stack.enter_context(tempfile.TemporaryDirectory(prefix="flashback-pc-mnt-"))
+        # an empty directory, removed as one (never as a tree: it is a mount point)
+        mnt = tempfile.mkdtemp(prefix="flashback-pc-mnt-")
+        stack.callback(os.rmdir, mnt)
         subprocess.run(["mount", "-t", "ext4", dev, mnt], check=True, capture_output=True)
-        stack.callback(subprocess.run, ["umount", mnt], check=False)
+        stack.callback(unmount, mnt)
         path = Path(mnt) / "f.img"
         with open(path, "wb") as f:
             for _ in range(size // MiB):
                 f.write(os.urandom(MiB))
         path.read_bytes()
         yield str(path)
+
+
+def unmount(mnt: str) -> None:
+    """Unmounts ``mnt``; if it is busy (a tool's child still holding a file), detaches it
+    lazily, so the directory and the loop device under it can still go."""
+    if subprocess.run(["umount", mnt], capture_output=True).returncode != 0:
+        subprocess.run(["umount", "--lazy", mnt], check=True, capture_output=True)
 
 
 def prefill(target: str, size: int) -> None:

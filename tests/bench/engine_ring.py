@@ -158,6 +158,19 @@ Rows:
   33.9–49.7 µs (10.2–22.9 without). ``perf sched record`` changes what it watches here (fio's
   p50 rose to 21 µs under it) and was not used to decide anything. What makes the kernel run
   the worker beside fio's job more often than beside flashback's was not found.
+  Session 20 moved the QD1 rows' verdict to where the engines decide it: a page-cached file on
+  ext4 (``engine.page_cached_file``, on a loop device over tmpfs made here), read buffered by
+  both tools (fio with ``--invalidate=0``, as flashback never drops the cache), where the kernel
+  does each read inside the enter that submits it and wakes no other thread (zram and tmpfs,
+  also tried, hand every read to an ``iou-wrk`` worker, the same draw as the loop device's).
+  There fio reaps its ring before it waits and makes one enter per I/O where flashback made
+  two; flashback now reaps first too (``Ring::wait``). 16 pairs of 2 s, no other work, load
+  1.1–2.8: ``fb.run`` IOPS 1.55 × fio's (interval 1.50–1.62), p50 0.69 (0.67–0.72) quiet;
+  1.64 (1.55–1.68) and 0.66 (0.64–0.71) loaded; fio against itself met in both (IOPS
+  1.00–1.07 and 1.02–1.16, p50 0.96–0.99 and 0.85–0.99); main's ``fb_run`` before the change,
+  two enters per I/O, 1.34 and 1.38 in IOPS, 0.81 in p50. On the loop device in the same hour
+  (8 pairs) fio against itself met nothing in any regime (its IOPS intervals 0.71–1.15,
+  0.95–1.64, 0.82–5.23, 0.56–1.14): no verdict there.
 * **t/io_uring** 4 KiB randread QD32, CPU per I/O at submit/complete batches 4/1, 8/8 and 32/32
   (``fb_run --batch S/C`` against ``t/io_uring -sS -cC``, registered files, buffers and ring on
   both sides, no polling, ``t/io_uring`` without latency tracking while flashback records every
@@ -234,6 +247,17 @@ Rows:
   symbol by symbol, one pair each way (whole-run totals 2,203 against 2,111 ns/IO, then 1,684
   against 1,777): the expected excess is the ~40 ns of recording every I/O that ``-t0`` does
   not do, below what this VM's noise lets 12 pairs tell from 1.0.
+  Session 20 ran the rows on the page-cached file too (``--target "page cache"``; ``-O0`` and
+  ``direct=false``), where no worker is woken and the control is tighter: every run under
+  ``perf stat``, which counts the kernel's posted completions (the tracepoint
+  ``io_uring:io_uring_complete``: ``t/io_uring``'s I/Os, which nothing else counts there; it
+  agreed with ``fb_run``'s own count to its timeout's 100 completions in 2 s) and each tool's CPU
+  (``task-clock``). 8 pairs of 2 s, no other work, load 1.0–1.5: CPU/IO 1.09 / 1.04 / 1.06 at
+  4/1, 8/8, 32/32, intervals 1.01–1.18, 1.01–1.08 (missed, missed) and 0.95–1.10 (unresolved),
+  control 0.89–1.04, 0.96–1.01, 0.92–1.08; user time beyond ``t/io_uring``'s 0.014 / 0.026 /
+  0.023 µs/IO (1.5 / 2.8 / 2.6 % of its CPU/IO), system time 0.91–1.05 µs/IO for every tool.
+  The target is missed there by a few per cent: half of it flashback's user time (recording
+  each latency, the permutation), the rest system time not told apart from noise in 8 pairs.
   ``t/io_uring`` is built from fio's source at run
   time into a cache directory, never vendored: the source is ``$FIO_SRC`` (a fio checkout, or
   a git directory such as the one the ``fetch`` tool leaves in
@@ -255,9 +279,11 @@ import argparse
 import hashlib
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import zlib
 from pathlib import Path
@@ -339,14 +365,21 @@ def on_device(dev: str, run) -> dict:
     return r
 
 
-def fb_run(exe: str, dev: str, fields: dict, time_s: float, batch=None) -> dict:
-    """One ``fb_run`` child: I/Os, duration, CPU s, p50 µs (of the first direction with I/O)."""
+def fb_run(
+    exe: str, dev: str, fields: dict, time_s: float, batch=None, *, counted: bool = False
+) -> dict:
+    """One ``fb_run`` child: I/Os, duration, CPU s, p50 µs (of the first direction with I/O);
+    ``counted``: under perf, its CPU counted as :func:`spawn_counted` counts ``t/io_uring``'s."""
     cmd = [exe, dev]
     if batch:
         cmd += ["--batch", f"{batch[0]}/{batch[1]}"]
     cmd += [f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in fields.items()]
     cmd += [f"time={time_s}s", "engine=io_uring"]
-    out, ru = spawn_rusage(cmd)
+    if counted:
+        out, ru, _, cpu_s = spawn_counted(cmd)
+    else:
+        out, ru = spawn_rusage(cmd)
+        cpu_s = ru.ru_utime + ru.ru_stime
     meta = json.loads(out.strip().splitlines()[-1])
     tot = meta["totals"]
     d = "read" if tot["read_ios"] else "write"
@@ -354,7 +387,7 @@ def fb_run(exe: str, dev: str, fields: dict, time_s: float, batch=None) -> dict:
         "ios": tot["read_ios"] + tot["write_ios"],
         "duration_s": meta["duration_s"],
         # a baseline hosted by an interpreter reports the CPU of the run itself
-        "cpu_s": meta.get("cpu_s_run", ru.ru_utime + ru.ru_stime),
+        "cpu_s": meta.get("cpu_s_run", cpu_s),
         "p50_us": meta["latency"][d]["p50_us"],
         **split_of(ru),
     }
@@ -419,17 +452,58 @@ def fio(
 
 
 def t_io_uring(
-    exe: str, dev: str, batch: tuple[int, int], time_s: float, *, lat: bool = False
+    exe: str,
+    dev: str,
+    batch: tuple[int, int],
+    time_s: float,
+    *,
+    lat: bool = False,
+    buffered: bool = False,
 ) -> dict:
-    """One ``t/io_uring`` run at ``batch``; ``lat``: with its latency tracking (``-t1``)."""
+    """One ``t/io_uring`` run at ``batch``; ``lat``: with its latency tracking (``-t1``);
+    ``buffered``: without ``O_DIRECT`` (``-O0``), its I/Os and CPU counted by perf
+    (:func:`spawn_counted`), as it prints no count of its own and the device sees none."""
     # it prints IOPS once a second, so it runs at least two
     runtime = max(2, round(time_s))
     s, c = batch
     cmd = [exe, "-d32", f"-s{s}", f"-c{c}", "-b4096", "-p0", "-B1", "-F1", "-X1",
-           f"-t{int(lat)}", f"-r{runtime}", dev]  # fmt: skip
+           f"-t{int(lat)}", f"-r{runtime}", f"-O{int(not buffered)}", dev]  # fmt: skip
+    if buffered:
+        _, ru, n, cpu_s = spawn_counted(cmd)
+        return {"ios": n, "duration_s": runtime, "cpu_s": cpu_s, **split_of(ru)}
     out, ru = spawn_rusage(cmd)
     return {"ios": engine.t_io_uring_ios(out, runtime), "duration_s": runtime,
             "cpu_s": ru.ru_utime + ru.ru_stime, **split_of(ru)}  # fmt: skip
+
+
+#: What :func:`spawn_counted` has perf count: the program's CPU time (every thread) and the
+#: io_uring completions the kernel posts for it (a tracepoint, exact: ``t/io_uring``'s I/Os;
+#: flashback's own count is its capture's, the same less its run's 20 ms timeout's).
+PERF_EVENTS = ("task-clock", "io_uring:io_uring_complete")
+
+
+def perf_counts() -> str | None:
+    """None if perf can count :data:`PERF_EVENTS` here, else why not."""
+    try:
+        p = subprocess.run(["perf", "stat", "-x,", "-e", ",".join(PERF_EVENTS), "--", "true"],
+                           capture_output=True, text=True)  # fmt: skip
+    except FileNotFoundError:
+        return "no perf (Debian's linux-perf; make bench installs it)"
+    if p.returncode != 0 or "not supported" in p.stderr or "<not" in p.stderr:
+        return f"perf cannot count {', '.join(PERF_EVENTS)} here: {p.stderr.strip()[:200]}"
+    return None
+
+
+def spawn_counted(cmd: list[str]) -> tuple[str, resource.struct_rusage, int, float]:
+    """Runs ``cmd`` under ``perf stat``: its stdout, ``wait4``'s rusage (perf's own few ms
+    included), the io_uring completions posted for it and its CPU seconds (``task-clock``)."""
+    with tempfile.TemporaryDirectory(prefix="flashback-perf-") as d:
+        csv = Path(d) / "stat.csv"
+        out, ru = spawn_rusage(["perf", "stat", "-x,", "-o", str(csv), "-e",
+                                ",".join(PERF_EVENTS), "--", *cmd])  # fmt: skip
+        lines = [ln.split(",") for ln in csv.read_text().splitlines() if ln and ln[0] != "#"]
+    got = {f[2]: f[0] for f in lines if len(f) > 2}
+    return out, ru, int(got[PERF_EVENTS[1]]), float(got[PERF_EVENTS[0]]) / 1e3
 
 
 def iops(r: dict) -> float:
@@ -747,31 +821,43 @@ def build_t_io_uring() -> tuple[str | None, str]:
     return str(exe), f"built from fio {tag} in {tree}"
 
 
-def ring_cost(dev: str, time_s: float, pairs: int) -> list[dict]:
+def ring_cost(dev: str, time_s: float, pairs: int, *, target: str = "loop device") -> list[dict]:
+    """The ``t/io_uring`` rows on ``dev``, one per batch of ``BATCHES``. ``target`` "page
+    cache": ``dev`` is a page-cached file (``engine.page_cached_file``), read buffered by both
+    tools, each run counted by perf (:func:`spawn_counted`); else a loop device, whose read
+    counter counts every tool's I/Os (:func:`on_device`)."""
     exe, how = build_t_io_uring()
     if exe is None:
         print(f"t/io_uring rows skipped: {how}", flush=True)
         return []
-    print(f"t/io_uring: {how}", flush=True)
-    fields = {"rw": "randread", "bs": "4k", "iodepth": 32}
+    cached = target == "page cache"
+    if cached and (why := perf_counts()):
+        print(f"t/io_uring rows on the page cache skipped: {why}", flush=True)
+        return []
+    print(f"t/io_uring on the {target}: {how}", flush=True)
+    fields = {"rw": "randread", "bs": "4k", "iodepth": 32, "direct": not cached}
     rows = []
     for batch in BATCHES:
         tools = {
-            "t": lambda b=batch: t_io_uring(exe, dev, b, time_s),
-            "tlat": lambda b=batch: t_io_uring(exe, dev, b, time_s, lat=True),
-            "fb": lambda b=batch: fb_run(str(FB_RUN), dev, fields, time_s, batch=b),
+            "t": lambda b=batch: t_io_uring(exe, dev, b, time_s, buffered=cached),
+            "tlat": lambda b=batch: t_io_uring(exe, dev, b, time_s, lat=True, buffered=cached),
+            "fb": lambda b=batch: fb_run(str(FB_RUN), dev, fields, time_s, b, counted=cached),
             # the control: t/io_uring against itself, what the rotation's noise alone gives
-            "t2": lambda b=batch: t_io_uring(exe, dev, b, time_s),
+            "t2": lambda b=batch: t_io_uring(exe, dev, b, time_s, buffered=cached),
         }
         if BASELINE:
-            tools["before"] = lambda b=batch: fb_run(BASELINE, dev, fields, time_s, batch=b)
+            tools["before"] = lambda b=batch: fb_run(BASELINE, dev, fields, time_s, b,
+                                                     counted=cached)  # fmt: skip
         # a run of 1 ms: start-up and report, paid in the rotation's conditions
-        tools["fb_start"] = lambda b=batch: fb_run(str(FB_RUN), dev, fields, 0.001, batch=b)
-        # every tool's I/Os as the device counted them
-        runs = rotate({n: lambda f=f: on_device(dev, f) for n, f in tools.items()}, pairs)
+        tools["fb_start"] = lambda b=batch: fb_run(str(FB_RUN), dev, fields, 0.001, b,
+                                                   counted=cached)  # fmt: skip
+        if not cached:
+            # every tool's I/Os as the device counted them
+            tools = {n: lambda f=f: on_device(dev, f) for n, f in tools.items()}
+        runs = rotate(tools, pairs)
         start = runs.pop("fb_start")
         la = load()
-        row = {"batch": list(batch), "pairs": pairs, "load": la,
+        row = {"target": target, "batch": list(batch), "pairs": pairs, "load": la,
                **summarize(runs, "t", {"cpu_us": cpu_us, "iops": iops})}  # fmt: skip
         row["tlat_cpu_ratio"] = ratio(runs["fb"], runs["tlat"], cpu_us)
         row["cpu_verdict"] = verdict(pair_ratios(runs["fb"], runs["t"], cpu_us),
@@ -780,7 +866,7 @@ def ring_cost(dev: str, time_s: float, pairs: int) -> list[dict]:
         row["control_cpu_ratio"] = spread(control)
         row["control_cpu_ci"] = median_ci(control)
         line = (
-            f"4k randread QD32 -s{batch[0]} -c{batch[1]}: t/io_uring {row['t_iops']:7.0f} IOPS "
+            f"4k randread QD32 -s{batch[0]} -c{batch[1]}, {target}: t/io_uring {row['t_iops']:7.0f} IOPS "
             f"{row['t_cpu_us']:5.2f} µs/IO | flashback {row['fb_iops']:7.0f} IOPS "
             f"{row['fb_cpu_us']:5.2f} µs/IO | CPU/IO ratio {fmt(row['cpu_ratio'])} (target "
             f"≤ {RING_CPU_AT_MOST}: {row['cpu_verdict']}) IOPS ratio {fmt(row['iops_ratio'])} | "
@@ -940,6 +1026,7 @@ def main(*, time_s: float = 2.0, pairs: int = 8, size: int = 64 * MiB) -> dict:
         out["write"] = write_cost(dev, size, time_s, pairs)
     with engine.page_cached_file(PAGE_CACHE_SIZE) as path:
         out["qd1_page_cache"] = qd1(path, time_s, pairs, target="page cache")
+        out["t_io_uring_page_cache"] = ring_cost(path, time_s, pairs, target="page cache")
     return out
 
 
@@ -951,11 +1038,14 @@ if __name__ == "__main__":
     ap.add_argument("--regime", action="append", choices=list(REGIMES),
                     help="with --only qd1: this regime (repeatable; default all)")  # fmt: skip
     ap.add_argument("--target", choices=list(QD1_TARGETS), default="loop device",
-                    help="with --only qd1: where the reads go")  # fmt: skip
+                    help="with --only qd1 or ring: where the reads go")  # fmt: skip
     a = ap.parse_args()
-    if a.only == "qd1" and a.target == "page cache":
+    if a.only in ("qd1", "ring") and a.target == "page cache":
         with engine.page_cached_file(PAGE_CACHE_SIZE) as path:
-            qd1(path, a.time_s, a.pairs, regimes=a.regime, target=a.target)
+            if a.only == "qd1":
+                qd1(path, a.time_s, a.pairs, regimes=a.regime, target=a.target)
+            else:
+                ring_cost(path, a.time_s, a.pairs, target=a.target)
     elif a.only:
         with engine.loop_device(64 * MiB) as dev:
             {"qd1": lambda: qd1(dev, a.time_s, a.pairs, regimes=a.regime),
