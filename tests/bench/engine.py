@@ -150,8 +150,9 @@ def spawn_rusage(cmd: list[str]) -> tuple[str, resource.struct_rusage]:
     """Runs ``cmd`` to its end; its stdout and its resource usage from ``wait4`` (user and
     system CPU seconds, voluntary and involuntary context switches, of all its threads)."""
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    out = p.stdout.read()
-    err = p.stderr.read()
+    with p.stdout, p.stderr:
+        out = p.stdout.read()
+        err = p.stderr.read()
     _, status, ru = os.wait4(p.pid, 0)
     p.returncode = os.waitstatus_to_exitcode(status)
     if p.returncode != 0:

@@ -3,8 +3,9 @@ cost and quality of random write data (issue 29, items 1–3).
 
     .venv/bin/python tests/bench/engine_ring.py [--time-s 2] [--pairs 8]
 
-Everything runs on a loop device over a tmpfs file made here (root only; without root the
-module prints why and returns). Each tool runs as a child process, alternately (ABAB…), and
+Everything runs on a loop device over a tmpfs file made here, and the QD1 and ``t/io_uring``
+rows again on a page-cached file on ext4 on another such loop device (``engine.page_cached_file``;
+root only; without root the module prints why and returns). Each tool runs as a child process, alternately (ABAB…), and
 each row gives the median over the pairs of the per-pair ratio flashback / anchor with its
 range, and the load average. The QD1 rows run flashback as users do, ``fb.run`` from Python in
 a child interpreter; the other rows run it from Rust (``native/examples/fb_run.rs``, the same

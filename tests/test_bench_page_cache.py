@@ -1,0 +1,88 @@
+"""The page-cached file the QD1 and ``t/io_uring`` bench rows read (``tests/bench/engine.py``
+``page_cached_file``): what it promises (every read done inside the enter that submits it, so
+one ``io_uring_enter`` per QD1 I/O), that it leaves nothing mounted, attached or on disk, even
+when the body fails, and that perf's completion count the rows use for ``t/io_uring`` agrees
+with flashback's own count of the same run (issue 29)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import need_root_and
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "bench"))
+
+import engine
+import engine_ring
+
+import flashback as fb
+
+MiB = 1 << 20
+
+
+def mounts() -> str:
+    return Path("/proc/self/mounts").read_text()
+
+
+def attached() -> str:
+    return subprocess.run(["losetup", "-a"], capture_output=True, text=True, check=True).stdout
+
+
+def test_a_qd1_read_of_the_page_cache_is_one_enter_per_io():
+    """fio reaps its ring before it waits; so does the engine now. The old wait entered the
+    kernel for a completion already in the ring: 2 enters per I/O here."""
+    need_root_and("losetup", "mkfs.ext4", "mount")
+    with engine.page_cached_file(4 * MiB) as path:
+        cap = fb.run(path, fb.Workload(rw="randread", bs="4k", iodepth=1, loops=1, direct=False))
+    ios = cap.meta["totals"]["read_ios"]
+    assert ios == 1024
+    # besides one per I/O: arming and removing the run's timeout
+    assert cap.meta["io_uring_enters"] <= ios + 4, cap.meta["io_uring_enters"]
+
+
+def test_nothing_is_left_mounted_attached_or_on_disk_when_the_body_fails():
+    need_root_and("losetup", "mkfs.ext4", "mount")
+    with pytest.raises(RuntimeError, match="the body failed"):
+        with engine.page_cached_file(2 * MiB) as path:
+            mnt, img_dir = str(Path(path).parent), None
+            for line in attached().splitlines():
+                if "flashback-pc-" in line:
+                    img_dir = line
+            held = open(path, "rb")  # a file still open on the filesystem as it goes
+            assert mnt in mounts() and img_dir
+            raise RuntimeError("the body failed")
+    assert mnt not in mounts()
+    assert not Path(mnt).exists()
+    # the file still open kept the filesystem, so the loop device, alive: detached lazily, it
+    # goes when that file is closed
+    held.close()
+    deadline = time.monotonic() + 10
+    while "flashback-pc-" in attached() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert "flashback-pc-" not in attached()
+
+
+def test_perf_counts_a_runs_completions_as_flashback_does():
+    """The page-cache ``t/io_uring`` rows count I/Os with the kernel's tracepoint; on a
+    flashback run it gives flashback's own count plus the run's timeout completions."""
+    need_root_and("losetup", "mkfs.ext4", "mount", "perf")
+    if why := engine_ring.perf_counts():
+        pytest.skip(why)
+    with engine.page_cached_file(8 * MiB) as path:
+        code = (
+            "import json, sys, flashback as fb\n"
+            "cap = fb.run(sys.argv[1], fb.Workload(rw='randread', bs='4k', iodepth=8, loops=4,"
+            " direct=False), session='shared')\n"
+            "print(json.dumps(cap.meta['totals']))"
+        )
+        out, _, completions, cpu_s = engine_ring.spawn_counted([sys.executable, "-c", code, path])
+    ios = json.loads(out.strip().splitlines()[-1])["read_ios"]
+    assert ios == 4 * 2048
+    # the run's 20 ms timeout posts one completion each time it fires (a run this short: few)
+    assert ios <= completions <= ios + 200, (ios, completions)
+    assert cpu_s > 0
