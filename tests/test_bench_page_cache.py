@@ -41,8 +41,9 @@ def test_a_qd1_read_of_the_page_cache_is_one_enter_per_io():
         cap = fb.run(path, fb.Workload(rw="randread", bs="4k", iodepth=1, loops=1, direct=False))
     ios = cap.meta["totals"]["read_ios"]
     assert ios == 1024
-    # besides one per I/O: arming and removing the run's timeout
-    assert cap.meta["io_uring_enters"] <= ios + 4, cap.meta["io_uring_enters"]
+    # besides one per I/O: arming and removing the run's timeout, and an eighth spare (a page
+    # reclaimed meanwhile is read by a worker and waited for); the old wait made 2 per I/O
+    assert cap.meta["io_uring_enters"] <= ios + ios // 8 + 4, cap.meta["io_uring_enters"]
 
 
 def test_nothing_is_left_mounted_attached_or_on_disk_when_the_body_fails():

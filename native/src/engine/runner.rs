@@ -514,7 +514,12 @@ mod tests {
         // before it enters; the old wait entered the kernel for it: 2 enters per I/O). Where the
         // kernel hands the read to a worker (tmpfs), a submitting and a waiting enter per I/O.
         if completes_inline(&t) {
-            assert!(stats.enters <= ios + 4, "{} enters for {ios} I/Os", stats.enters);
+            // an eighth spare: a page reclaimed meanwhile is read by a worker, and waited for
+            assert!(
+                stats.enters <= ios + ios / 8 + 4,
+                "{} enters for {ios} I/Os",
+                stats.enters
+            );
         } else {
             assert!(
                 stats.enters >= 2 * ios && stats.enters <= 2 * ios + 4,
