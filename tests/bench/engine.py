@@ -459,11 +459,7 @@ def page_cached_file(size: int):
         ram = stack.enter_context(
             tempfile.TemporaryDirectory(prefix="flashback-pc-", dir=ram_dir())
         )
-        img = Path(ram) / "fs.img"
-        with open(img, "wb") as f:
-            f.truncate(size + 64 * MiB)  # room for ext4's own metadata
-        dev = subprocess.run(["losetup", "--find", "--show", str(img)], check=True,
-                             capture_output=True, text=True).stdout.strip()  # fmt: skip
+        dev = make_loop(Path(ram), size + 64 * MiB)  # room for ext4's own metadata
         stack.callback(subprocess.run, ["losetup", "--detach", dev], check=False)
         subprocess.run(["mkfs.ext4", "-q", "-F", dev], check=True, capture_output=True)
         # an empty directory, removed as one (never as a tree: it is a mount point)

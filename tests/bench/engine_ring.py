@@ -4,9 +4,9 @@ cost and quality of random write data (issue 29, items 1–3).
     .venv/bin/python tests/bench/engine_ring.py [--time-s 2] [--pairs 8]
 
 Everything runs on a loop device over a tmpfs file made here, and the QD1 and ``t/io_uring``
-rows again on a page-cached file on ext4 on another such loop device (``engine.page_cached_file``;
-root only; without root the module prints why and returns). Each tool runs as a child process, alternately (ABAB…), and
-each row gives the median over the pairs of the per-pair ratio flashback / anchor with its
+rows again on a page-cached file on ext4 on another such loop device
+(``engine.page_cached_file``; root only; without root the module prints why and returns). Each
+tool runs as a child process, alternately (ABAB…), and each row gives the median over the pairs of the per-pair ratio flashback / anchor with its
 range, and the load average. The QD1 rows run flashback as users do, ``fb.run`` from Python in
 a child interpreter; the other rows run it from Rust (``native/examples/fb_run.rs``, the same
 engine ``flashback run`` drives, without the interpreter), CPU from ``wait4`` on both sides.
@@ -256,7 +256,7 @@ Rows:
   (``task-clock``). 8 pairs of 2 s, no other work, load 1.0–1.5: CPU/IO 1.09 / 1.04 / 1.06 at
   4/1, 8/8, 32/32, intervals 1.01–1.18, 1.01–1.08 (missed, missed) and 0.95–1.10 (unresolved),
   control 0.89–1.04, 0.96–1.01, 0.92–1.08; user time beyond ``t/io_uring``'s 0.014 / 0.026 /
-  0.023 µs/IO (1.5 / 2.8 / 2.6 % of its CPU/IO), system time 0.91–1.05 µs/IO for every tool.
+  0.023 µs/IO (1.5 / 2.8 / 2.6 % of its CPU/IO), system time 0.87–1.05 µs/IO for every tool.
   The target is missed there by a few per cent: half of it flashback's user time (recording
   each latency, the permutation), the rest system time not told apart from noise in 8 pairs.
   ``t/io_uring`` is built from fio's source at run
@@ -504,6 +504,8 @@ def spawn_counted(cmd: list[str]) -> tuple[str, resource.struct_rusage, int, flo
                                 ",".join(PERF_EVENTS), "--", *cmd])  # fmt: skip
         lines = [ln.split(",") for ln in csv.read_text().splitlines() if ln and ln[0] != "#"]
     got = {f[2]: f[0] for f in lines if len(f) > 2}
+    if not all(got.get(e, "").replace(".", "", 1).isdigit() for e in PERF_EVENTS):
+        raise RuntimeError(f"perf did not count {', '.join(PERF_EVENTS)} for {cmd[0]}: {got}")
     return out, ru, int(got[PERF_EVENTS[1]]), float(got[PERF_EVENTS[0]]) / 1e3
 
 
@@ -662,12 +664,13 @@ def verdicts(row: dict, runs: dict[str, list[dict]], tool: str, prefix: str) -> 
     return ", ".join(out)
 
 
-#: Where the QD1 rows read: ``name: (direct I/O, regimes run there by default)``. On the loop
+#: Where the QD1 and ``t/io_uring`` rows read: ``name: (direct I/O, QD1 regimes run there by
+#: default)``; the reads that are not direct are of a page-cached file. On the loop
 #: device every read is handed to the loop device's worker, whose CPU the scheduler draws (the
 #: module's docstring); in the page cache (``engine.page_cached_file``) each read is done inside
 #: the enter that submits it, no other thread is woken, and the rows are the engines' own cost:
 #: the placement regimes ("pinned", loops in the tools' session) have nothing to draw there.
-QD1_TARGETS = {
+TARGETS = {
     "loop device": (True, list(REGIMES)),
     "page cache": (False, ["quiet", "loaded"]),
 }
@@ -685,8 +688,8 @@ def qd1(
     target: str = "loop device",
 ) -> list[dict]:
     """The QD1 rows on ``dev``, one per regime of ``REGIMES`` (``regimes``: only those;
-    default: ``target``'s in ``QD1_TARGETS``, which also says whether the reads are direct)."""
-    direct, default_regimes = QD1_TARGETS[target]
+    default: ``target``'s in ``TARGETS``, which also says whether the reads are direct)."""
+    direct, default_regimes = TARGETS[target]
     regimes = regimes or default_regimes
     fields = {"rw": "randread", "bs": "4k", "iodepth": 1, "direct": direct}
     rows = []
@@ -831,7 +834,7 @@ def ring_cost(dev: str, time_s: float, pairs: int, *, target: str = "loop device
     if exe is None:
         print(f"t/io_uring rows skipped: {how}", flush=True)
         return []
-    cached = target == "page cache"
+    cached = not TARGETS[target][0]
     if cached and (why := perf_counts()):
         print(f"t/io_uring rows on the page cache skipped: {why}", flush=True)
         return []
@@ -1038,10 +1041,10 @@ if __name__ == "__main__":
     ap.add_argument("--only", choices=["qd1", "ring", "write"], help="one group of rows")
     ap.add_argument("--regime", action="append", choices=list(REGIMES),
                     help="with --only qd1: this regime (repeatable; default all)")  # fmt: skip
-    ap.add_argument("--target", choices=list(QD1_TARGETS), default="loop device",
+    ap.add_argument("--target", choices=list(TARGETS), default="loop device",
                     help="with --only qd1 or ring: where the reads go")  # fmt: skip
     a = ap.parse_args()
-    if a.only in ("qd1", "ring") and a.target == "page cache":
+    if a.only in ("qd1", "ring") and not TARGETS[a.target][0]:
         with engine.page_cached_file(PAGE_CACHE_SIZE) as path:
             if a.only == "qd1":
                 qd1(path, a.time_s, a.pairs, regimes=a.regime, target=a.target)
