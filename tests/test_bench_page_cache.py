@@ -46,13 +46,20 @@ def test_a_qd1_read_of_the_page_cache_is_one_enter_per_io():
     assert cap.meta["io_uring_enters"] <= ios + ios // 8 + 4, cap.meta["io_uring_enters"]
 
 
+def ours() -> set[str]:
+    """The bench's page-cache loop devices attached now (``losetup -a`` lines)."""
+    return {ln for ln in attached().splitlines() if "flashback-pc-" in ln}
+
+
 def test_nothing_is_left_mounted_attached_or_on_disk_when_the_body_fails():
     need_root_and("losetup", "mkfs.ext4", "mount")
+    # another bench's may be attached meanwhile: only this one's must go
+    before = ours()
     with pytest.raises(RuntimeError, match="the body failed"):
         with engine.page_cached_file(2 * MiB) as path:
             mnt = str(Path(path).parent)
             held = open(path, "rb")  # a file still open on the filesystem as it goes
-            assert mnt in mounts() and "flashback-pc-" in attached()
+            assert mnt in mounts() and len(ours() - before) == 1
             raise RuntimeError("the body failed")
     assert mnt not in mounts()
     assert not Path(mnt).exists()
@@ -60,9 +67,9 @@ def test_nothing_is_left_mounted_attached_or_on_disk_when_the_body_fails():
     # goes when that file is closed
     held.close()
     deadline = time.monotonic() + 10
-    while "flashback-pc-" in attached() and time.monotonic() < deadline:
+    while ours() - before and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert "flashback-pc-" not in attached()
+    assert not ours() - before
 
 
 def test_perf_counts_a_runs_completions_as_flashback_does():
@@ -84,3 +91,20 @@ def test_perf_counts_a_runs_completions_as_flashback_does():
     # the run's 20 ms timeout posts one completion each time it fires (a run this short: few)
     assert ios <= completions <= ios + 200, (ios, completions)
     assert cpu_s > 0
+
+
+def test_the_user_share_tells_user_space_from_the_kernel():
+    """The page-cache ``t/io_uring`` rows' sampled user share (``engine_ring.user_share``):
+    a program spending its time in a loop of its own is mostly user space, one copying inside
+    the kernel almost none, and nothing of perf's is left behind."""
+    need_root_and("perf")
+    if why := engine_ring.perf_counts():
+        pytest.skip(why)
+    before = set(Path(engine.ram_dir()).glob("flashback-share-*"))
+    looping = engine_ring.user_share(
+        [sys.executable, "-c", "x = 0\nfor i in range(10_000_000):\n    x += i"]
+    )
+    copying = engine_ring.user_share(["dd", "if=/dev/zero", "of=/dev/null", "bs=4M", "count=1500"])
+    assert looping > 0.7, looping
+    assert copying < 0.2, copying
+    assert set(Path(engine.ram_dir()).glob("flashback-share-*")) == before

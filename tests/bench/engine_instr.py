@@ -22,11 +22,14 @@ is the cost of the steady loop. Under valgrind the program runs some 30× slower
 device does not, so more completions are waiting at each ``io_uring_enter`` than in a native
 run: per-enter costs are amortised over more I/Os on both sides; the syscall counts come from
 native-speed runs. ``t/io_uring`` runs without latency tracking; flashback records every I/O's
-latency in its histograms. ``t/io_uring`` is built by ``engine_ring.build_t_io_uring`` (from
-fio's source, for a generic x86-64: valgrind cannot run AVX-512, which ``-march=native`` may
-emit). Rows: the median over ``rounds`` interleaved rounds, with the range, and the load
-average (printed, though counts do not depend on it). ``$FB_RUN_BASELINE`` naming an
-``fb_run`` built from an earlier commit adds it to the rotation ("before").
+latency in its histograms. flashback draws its offsets as ``t/io_uring`` does, each uniformly
+(``engine_ring.T_IO_URING_OFFSETS``; since session 21: the counts below, from before, are of
+its default permutation, some 30 instructions per I/O more at 8/8). ``t/io_uring`` is built
+by ``engine_ring.build_t_io_uring`` (from fio's source, for a generic x86-64: valgrind cannot
+run AVX-512, which ``-march=native`` may emit). Rows: the median over ``rounds`` interleaved
+rounds, with the range, and the load average (printed, though counts do not depend on it).
+``$FB_RUN_BASELINE`` naming an ``fb_run`` built from an earlier commit adds it to the rotation
+("before").
 
 Caveat: the end-of-run report does not cancel exactly. ``fb_run`` prints its latency histograms
 as JSON, and a longer run under valgrind records a wider spread of latencies, so more buckets:
@@ -73,8 +76,9 @@ def t_cmd(exe: str, dev: str, batch: tuple[int, int], seconds: int) -> list[str]
 def fb_cmd(dev: str, batch: tuple[int, int], loops: int, exe: str | None = None) -> list[str]:
     """``loops`` passes over the device: a count of I/Os that does not depend on the CPU share
     a run under valgrind gets (``t/io_uring`` can only run for a time)."""
+    offsets = [f"{k}={v}" for k, v in engine_ring.T_IO_URING_OFFSETS.items()]
     return [exe or str(engine_ring.FB_RUN), dev, "--batch", f"{batch[0]}/{batch[1]}", "rw=randread",
-            "bs=4k", "iodepth=32", f"loops={loops}", "engine=io_uring"]  # fmt: skip
+            "bs=4k", "iodepth=32", f"loops={loops}", "engine=io_uring", *offsets]  # fmt: skip
 
 
 def run_counted(dev: str, cmd: list[str]) -> int:

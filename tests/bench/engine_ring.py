@@ -366,16 +366,21 @@ def on_device(dev: str, run) -> dict:
     return r
 
 
+def fb_cmd(exe: str, dev: str, fields: dict, time_s: float, batch=None) -> list[str]:
+    """The ``fb_run`` command line: ``fields`` as ``key=value``, ``batch`` as ``--batch S/C``."""
+    cmd = [exe, dev]
+    if batch:
+        cmd += ["--batch", f"{batch[0]}/{batch[1]}"]
+    cmd += [f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in fields.items()]
+    return [*cmd, f"time={time_s}s", "engine=io_uring"]
+
+
 def fb_run(
     exe: str, dev: str, fields: dict, time_s: float, batch=None, *, counted: bool = False
 ) -> dict:
     """One ``fb_run`` child: I/Os, duration, CPU s, p50 µs (of the first direction with I/O);
     ``counted``: under perf, its CPU counted as :func:`spawn_counted` counts ``t/io_uring``'s."""
-    cmd = [exe, dev]
-    if batch:
-        cmd += ["--batch", f"{batch[0]}/{batch[1]}"]
-    cmd += [f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in fields.items()]
-    cmd += [f"time={time_s}s", "engine=io_uring"]
+    cmd = fb_cmd(exe, dev, fields, time_s, batch)
     if counted:
         out, ru, _, cpu_s = spawn_counted(cmd)
     else:
@@ -452,6 +457,21 @@ def fio(
     }
 
 
+def t_runtime(time_s: float) -> int:
+    """``t/io_uring``'s run time in whole seconds: it prints IOPS once a second, so at least 2."""
+    return max(2, round(time_s))
+
+
+def t_cmd(
+    exe: str, dev: str, batch: tuple[int, int], time_s: float, *, lat: bool = False,
+    buffered: bool = False,
+) -> list[str]:  # fmt: skip
+    """The ``t/io_uring`` command line of :func:`t_io_uring`."""
+    s, c = batch
+    return [exe, "-d32", f"-s{s}", f"-c{c}", "-b4096", "-p0", "-B1", "-F1", "-X1",
+            f"-t{int(lat)}", f"-r{t_runtime(time_s)}", f"-O{int(not buffered)}", dev]  # fmt: skip
+
+
 def t_io_uring(
     exe: str,
     dev: str,
@@ -464,11 +484,8 @@ def t_io_uring(
     """One ``t/io_uring`` run at ``batch``; ``lat``: with its latency tracking (``-t1``);
     ``buffered``: without ``O_DIRECT`` (``-O0``), its I/Os and CPU counted by perf
     (:func:`spawn_counted`), as it prints no count of its own and the device sees none."""
-    # it prints IOPS once a second, so it runs at least two
-    runtime = max(2, round(time_s))
-    s, c = batch
-    cmd = [exe, "-d32", f"-s{s}", f"-c{c}", "-b4096", "-p0", "-B1", "-F1", "-X1",
-           f"-t{int(lat)}", f"-r{runtime}", f"-O{int(not buffered)}", dev]  # fmt: skip
+    runtime = t_runtime(time_s)
+    cmd = t_cmd(exe, dev, batch, time_s, lat=lat, buffered=buffered)
     if buffered:
         _, ru, n, cpu_s = spawn_counted(cmd)
         return {"ios": n, "duration_s": runtime, "cpu_s": cpu_s, **split_of(ru)}
@@ -839,7 +856,8 @@ def ring_cost(dev: str, time_s: float, pairs: int, *, target: str = "loop device
         print(f"t/io_uring rows on the page cache skipped: {why}", flush=True)
         return []
     print(f"t/io_uring on the {target}: {how}", flush=True)
-    fields = {"rw": "randread", "bs": "4k", "iodepth": 32, "direct": not cached}
+    fields = {"rw": "randread", "bs": "4k", "iodepth": 32, "direct": not cached,
+              **T_IO_URING_OFFSETS}  # fmt: skip
     rows = []
     for batch in BATCHES:
         tools = {
@@ -889,8 +907,62 @@ def ring_cost(dev: str, time_s: float, pairs: int, *, target: str = "loop device
         print(f"  {user_excess_line(row)}", flush=True)
         row.update(start_cost(start, runs["fb"]))
         print(f"  {start_line(row, time_s)}", flush=True)
+        if cached:
+            row["user_share"] = {
+                "t": user_share(t_cmd(exe, dev, batch, time_s, buffered=True)),
+                "tlat": user_share(t_cmd(exe, dev, batch, time_s, lat=True, buffered=True)),
+                "fb": user_share(fb_cmd(str(FB_RUN), dev, fields, time_s, batch)),
+            }
+            print(f"  {user_share_line(row['user_share'])}", flush=True)
         rows.append(row)
     return rows
+
+
+#: The offsets the ``t/io_uring`` rows' flashback draws: each independently and uniformly over
+#: the target, as ``t/io_uring`` does (``get_offset``: ``__rand64() % max_blocks``), not
+#: flashback's default permutation (every block once per pass, as fio's random map), so both
+#: tools run one workload. The permutation's own cost, measured in session 21 (issue 29): 0.4–0.6
+#: points more of the CPU samples in user space at 4/1, 8/8, 32/32, and no difference in system
+#: time resolved (24 pairs of 1 s at 32/32: CPU/IO uniform / permutation 1.02, 90 % CI 0.98–1.08).
+T_IO_URING_OFFSETS = {"random": "uniform"}
+
+#: The sampling rate of :func:`user_share` (Hz of CPU time).
+SHARE_HZ = 20_000
+
+
+def user_share(cmd: list[str]) -> float:
+    """The share of ``cmd``'s CPU samples taken in user space (``perf record -e cpu-clock`` at
+    :data:`SHARE_HZ`, every thread; perf's data in a temporary directory of this bench's own in
+    RAM, removed after): some 40,000 samples a 2 s run, so a share to a tenth of a point, where
+    ``wait4``'s user time moves by whole points run to run on this VM."""
+    with tempfile.TemporaryDirectory(prefix="flashback-share-", dir=engine.ram_dir()) as d:
+        data = str(Path(d) / "perf.data")
+        spawn_rusage(["perf", "record", "-q", "-e", "cpu-clock", "-F", str(SHARE_HZ), "-o", data,
+                      "--", *cmd])  # fmt: skip
+        p = subprocess.run(["perf", "report", "-i", data, "--stdio", "-q", "--sort", "dso"],
+                           capture_output=True, text=True, check=True)  # fmt: skip
+    shares = {}
+    for ln in p.stdout.splitlines():
+        pct, _, dso = ln.strip().partition("%")
+        try:
+            shares[dso.strip()] = float(pct) / 100
+        except ValueError:
+            continue
+    if not shares:
+        raise RuntimeError(f"perf recorded no samples for {Path(cmd[0]).name}: {p.stderr[:200]}")
+    return sum(v for k, v in shares.items() if not k.startswith("[kernel"))
+
+
+def user_share_line(share: dict[str, float]) -> str:
+    """The user shares, and the CPU/IO ratio they imply if both tools' kernel work per I/O is
+    the same (the same syscalls per I/O into the same kernel code, as perf's profiles show):
+    ``(1 − t's share) / (1 − flashback's)``."""
+    implied = (1 - share["t"]) / (1 - share["fb"])
+    return (
+        f"user share of CPU samples (perf, {SHARE_HZ // 1000} kHz, one run each): t/io_uring "
+        f"{share['t']:.2%}, -t1 {share['tlat']:.2%}, flashback {share['fb']:.2%}; with the same "
+        f"kernel work per I/O that is a CPU/IO ratio of {implied:.3f}"
+    )
 
 
 def user_excess(fb: list[dict], t: list[dict]) -> dict:

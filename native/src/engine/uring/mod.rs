@@ -27,7 +27,7 @@
 
 use crate::engine::job::{wait_until, Job, Next};
 use crate::engine::report::Reporter;
-use crate::engine::sqe::{rw_entry, trim_entry, trim_unsupported, FileRef};
+use crate::engine::sqe::{push_rw, trim_entry, trim_unsupported, FileRef};
 use crate::workload::{Op, OpKind};
 
 mod ring;
@@ -357,15 +357,19 @@ impl State {
             (true, _) => slot as u16,
             (false, kind) => self.take_buf(job, kind),
         };
-        let sqe = if op.kind == OpKind::Trim {
-            trim_entry(job.kind, self.file.fixed, self.file.fd, op.offset, op.len)
+        let user_data = u64::from(slot);
+        let pushed = if op.kind == OpKind::Trim {
+            let sqe = trim_entry(job.kind, self.file.fixed, self.file.fd, op.offset, op.len);
+            // SAFETY: a trim's entry holds no pointer.
+            unsafe { sq.push(&sqe.user_data(user_data)) }.is_ok()
         } else {
             let index = if self.setup.one_region { 0 } else { buf };
             let fixed = self.setup.fixed_bufs.then_some(index);
-            rw_entry(self.file, &op, self.setup.bufs.ptr(buf as usize), fixed)
+            let p = self.setup.bufs.ptr(buf as usize);
+            // SAFETY: the buffer stays valid until the completion is reaped (see `prepare`).
+            unsafe { push_rw(sq, self.file, &op, p, fixed, user_data) }
         };
-        // SAFETY: the buffer stays valid until the completion is reaped (see `prepare`).
-        if unsafe { sq.push(&sqe.user_data(u64::from(slot))) }.is_err() {
+        if !pushed {
             if !self.slot_bufs {
                 self.give_back(op.kind, buf);
             }
