@@ -83,14 +83,17 @@ def test_perf_counts_a_runs_completions_as_flashback_does():
             "import json, sys, flashback as fb\n"
             "cap = fb.run(sys.argv[1], fb.Workload(rw='randread', bs='4k', iodepth=8, loops=4,"
             " direct=False), session='shared')\n"
-            "print(json.dumps(cap.meta['totals']))"
+            "print(json.dumps({**cap.meta['totals'], 'io_uring_enters': cap.meta['io_uring_enters']}))"
         )
-        out, _, completions, cpu_s = engine_ring.spawn_counted([sys.executable, "-c", code, path])
-    ios = json.loads(out.strip().splitlines()[-1])["read_ios"]
+        c = engine_ring.spawn_counted([sys.executable, "-c", code, path])
+    totals = json.loads(c.out.strip().splitlines()[-1])
+    ios = totals["read_ios"]
     assert ios == 4 * 2048
     # the run's 20 ms timeout posts one completion each time it fires (a run this short: few)
-    assert ios <= completions <= ios + 200, (ios, completions)
-    assert cpu_s > 0
+    assert ios <= c.completions <= ios + 200, (ios, c.completions)
+    assert c.cpu_s > 0
+    # perf's count of the run's enters is flashback's own, besides the interpreter's none
+    assert c.enters == totals["io_uring_enters"], (c.enters, totals)
 
 
 def test_the_user_share_tells_user_space_from_the_kernel():

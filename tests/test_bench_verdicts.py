@@ -1,6 +1,7 @@
-"""The QD1 bench's verdicts (``tests/bench/engine_ring.py``) on made-up rotations: a verdict
-stands only where fio against itself (the control) meets the same target, so a regime whose
-runs swing by orders of magnitude cannot hand flashback a "met" (issue 29)."""
+"""The QD1 and ``t/io_uring`` bench rows' verdicts (``tests/bench/engine_ring.py``) on made-up
+rotations: a verdict stands only where the anchor against itself (the control) shows the
+rotation can tell, so a regime whose runs swing by orders of magnitude, or a row of too few
+pairs, cannot hand flashback a "met" (issue 29)."""
 
 from __future__ import annotations
 
@@ -46,3 +47,27 @@ def test_a_control_that_swings_leaves_no_verdict():
     for key in ("fb_iops_verdict", "fb_p50_verdict"):
         assert row[key].endswith("no verdict (the control's is not met)"), text
         assert " met" not in row[key].replace("not met", ""), text
+
+
+def ratios(centre: float, n: int = 16, spread: float = 0.01) -> list[float]:
+    """``n`` pair ratios around ``centre`` (±``spread``, cycled)."""
+    return [centre * (1 + spread * ((k % 5) - 2)) for k in range(n)]
+
+
+def test_a_ring_row_with_a_control_holding_1_gets_its_verdict():
+    assert engine_ring.ring_verdict(ratios(0.95), ratios(1.0)).endswith(" met")
+    assert engine_ring.ring_verdict(ratios(1.05), ratios(1.0)).endswith(" missed")
+    assert engine_ring.ring_verdict(ratios(1.0, spread=0.05), ratios(1.0)).endswith(" unresolved")
+
+
+def test_a_ring_row_of_two_pairs_gets_no_verdict():
+    # 2 pairs of 1 s gave flashback "met" (0.85-0.98) beside t/io_uring against itself 0.83-1.01
+    text = engine_ring.ring_verdict([0.85, 0.98], [0.83, 1.01])
+    assert "no verdict (2 pairs: 8 at least)" in text, text
+
+
+def test_a_ring_row_whose_control_excludes_1_gets_no_verdict():
+    # the rotation told t/io_uring from itself (0.90-0.99): flashback's 0.92-0.99 says nothing
+    text = engine_ring.ring_verdict(ratios(0.95), ratios(0.94))
+    assert "no verdict (the control's interval" in text, text
+    assert not text.endswith(" met"), text
