@@ -259,6 +259,27 @@ Rows:
   0.023 µs/IO (1.5 / 2.8 / 2.6 % of its CPU/IO), system time 0.87–1.05 µs/IO for every tool.
   The target is missed there by a few per cent: half of it flashback's user time (recording
   each latency, the permutation), the rest system time not told apart from noise in 8 pairs.
+  Session 21 ran flashback on ``t/io_uring``'s offsets (``T_IO_URING_OFFSETS``), counted both
+  tools' ``io_uring_enter`` calls (equal in every row: 0.2500 / 0.1250 / 0.0312–0.0313 per I/O)
+  and added the sampled user share (:func:`user_share`), the part of the CPU this VM's noise
+  does not hide: one run's share moves by ~0.3 points where the control's total moves by 5–10 %.
+  Two changes in the engine cut it (2 runs each at every batch, default offsets, before → after):
+  4.2–4.5 → 3.7–4.0 % at 4/1, 3.6 → 3.1–3.4 % at 8/8, 2.8 → 2.8 % at 32/32 (``t/io_uring``
+  1.9–2.1, 1.5–1.6, 1.1–1.2 %; ``-t1`` 2.4–2.6, 1.6–1.8, 1.0–1.1 %): ``io_uring_enter`` as an
+  inline ``syscall`` (the ``io-uring`` crate's ``direct-syscall``, as ``t/io_uring`` makes it)
+  and each read/write entry pushed in its own arm (``sqe::push_rw``: built in one arm and
+  pushed after the arms met, an entry went through a stack copy whose 16-byte load could not
+  forward from the overlapping zeroing stores, half of ``State::push_ready``'s samples by
+  ``perf annotate``). The permutation costs 0.4–0.6 points more than uniform offsets, and its
+  system time was not told apart (24 pairs of 1 s at 32/32: CPU/IO uniform / permutation 1.02,
+  90 % CI 0.98–1.08): its fuller coverage of the page cache is no dearer to read here. 8 pairs
+  of 2 s, no other work, load 0.9–1.1: CPU/IO 1.00 / 1.00 / 0.98, intervals 0.94–1.07,
+  0.96–1.10, 0.95–1.06 (unresolved), control 0.93–1.04, 0.94–0.99, 0.90–1.06; user share
+  ``t/io_uring`` 2.5 / 1.8 / 1.2 %, flashback 4.4 / 3.5 / 2.3 %, which with the same kernel work
+  per I/O is a CPU/IO ratio of 1.019 / 1.017 / 1.011. That excess is flashback's own per-I/O
+  work beyond ``t/io_uring -t0``'s (which reads no clock and records nothing): the clock read
+  per submitted batch and per completed one (13–15 % of flashback's user samples at 8/8), each
+  latency into its histograms (~13 %), the slot and buffer bookkeeping.
   ``t/io_uring`` is built from fio's source at run
   time into a cache directory, never vendored: the source is ``$FIO_SRC`` (a fio checkout, or
   a git directory such as the one the ``fetch`` tool leaves in
