@@ -266,8 +266,8 @@ Rows:
   Two changes in the engine cut it (default offsets; 4 runs before, 2 after, at each batch):
   4.2–4.8 → 3.7–4.0 % at 4/1, 3.5–3.6 → 3.1–3.4 % at 8/8, 2.8–3.1 → 2.8–2.9 % at 32/32
   (``t/io_uring`` 1.9–2.1, 1.5–1.6, 1.1–1.2 %; ``-t1`` 2.4–2.6, 1.6–1.8, 1.0–1.4 %):
-  ``io_uring_enter`` as an inline ``syscall`` (the ``io-uring`` crate's ``direct-syscall``, as ``t/io_uring`` makes it)
-  and each read/write entry pushed in its own arm (``sqe::push_rw``: built in one arm and
+  ``io_uring_enter`` as an inline ``syscall`` (the ``io-uring`` crate's ``direct-syscall``, as
+  ``t/io_uring`` makes it) and each read/write entry pushed in its own arm (``sqe::push_rw``: built in one arm and
   pushed after the arms met, an entry went through a stack copy whose 16-byte load could not
   forward from the overlapping zeroing stores, half of ``State::push_ready``'s samples by
   ``perf annotate``). The permutation costs 0.4–0.6 points more than uniform offsets, and its
