@@ -15,7 +15,7 @@ Measured (issue 29, session 21, load 0.3–1.2, 5 pairs): ``pl.read_csv`` reads 
 instructions for the 500k-line log, cachegrind): 1.43, 1.44 and 0.93× at 500k lines in three
 runs, ``fb.read_fio``'s own median 46, 46 and 30 ms in streaks of either; 0.77, 0.93, 1.00× at
 5M. After (226 million): 1.00, 1.20, 1.20× and 0.86, 0.91, 0.86×; memory 0.38× and 0.32×.
-Reading the log in two parts on two threads was tried and not kept: no faster here (14–25 ms
+Reading the log in two parts on two threads was tried and not kept: no faster here (15–25 ms
 against 14–18 ms for one, best of 3), while polars' two threads gain ~1.7×.
 """
 
