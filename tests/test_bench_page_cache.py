@@ -7,6 +7,7 @@ with flashback's own count of the same run (issue 29)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -111,3 +112,38 @@ def test_the_user_share_tells_user_space_from_the_kernel():
     assert looping > 0.7, looping
     assert copying < 0.2, copying
     assert set(Path(engine.ram_dir()).glob("flashback-share-*")) == before
+
+
+def fake_perf(bin_dir: Path, counted_from: int) -> Path:
+    """A ``perf`` on ``bin_dir`` that runs its command, then writes ``perf stat``'s CSV to its
+    ``-o`` file: ``<not counted>`` for every event on its first ``counted_from - 1`` calls,
+    numbers after. Returns the file counting its calls."""
+    calls = bin_dir / "calls"
+    calls.write_text("0")
+    script = bin_dir / "perf"
+    script.write_text(
+        "#!/bin/sh\n"
+        f'n=$(($(cat "{calls}") + 1)); echo $n > "{calls}"\n'
+        'out=""; while [ "$1" != "--" ]; do [ "$1" = "-o" ] && out="$2"; shift; done; shift\n'
+        '"$@"\n'
+        f'if [ $n -lt {counted_from} ]; then v="<not counted>"; else v=""; fi\n'
+        '{ echo "${v:-2000.5},msec,task-clock,1,100.00"\n'
+        '  echo "${v:-4096},,io_uring:io_uring_complete,1,100.00"\n'
+        '  echo "${v:-512},,syscalls:sys_enter_io_uring_enter,1,100.00"; } > "$out"\n'
+    )
+    script.chmod(0o755)
+    return calls
+
+
+def test_a_run_perf_did_not_count_is_run_again_once(tmp_path, monkeypatch):
+    """perf printed ``<not counted>`` once in some 170 runs here: ``spawn_counted`` runs such a
+    run again, and refuses in one sentence when perf counts neither time."""
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    calls = fake_perf(tmp_path, counted_from=2)
+    c = engine_ring.spawn_counted(["echo", "ran"])
+    assert (c.out.strip(), c.completions, c.enters, c.cpu_s) == ("ran", 4096, 512, 2.0005)
+    assert calls.read_text().strip() == "2"
+    calls = fake_perf(tmp_path, counted_from=3)
+    with pytest.raises(RuntimeError, match="perf did not count task-clock"):
+        engine_ring.spawn_counted(["echo", "ran"])
+    assert calls.read_text().strip() == "2"

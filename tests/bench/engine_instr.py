@@ -68,17 +68,15 @@ MiB = 1 << 20
 
 
 def t_cmd(exe: str, dev: str, batch: tuple[int, int], seconds: int) -> list[str]:
-    s, c = batch
-    return [exe, "-d32", f"-s{s}", f"-c{c}", "-b4096", "-p0", "-B1", "-F1", "-X1", "-t0",
-            f"-r{seconds}", dev]  # fmt: skip
+    return engine_ring.t_cmd(exe, dev, batch, seconds)
 
 
 def fb_cmd(dev: str, batch: tuple[int, int], loops: int, exe: str | None = None) -> list[str]:
     """``loops`` passes over the device: a count of I/Os that does not depend on the CPU share
     a run under valgrind gets (``t/io_uring`` can only run for a time)."""
-    offsets = [f"{k}={v}" for k, v in engine_ring.T_IO_URING_OFFSETS.items()]
-    return [exe or str(engine_ring.FB_RUN), dev, "--batch", f"{batch[0]}/{batch[1]}", "rw=randread",
-            "bs=4k", "iodepth=32", f"loops={loops}", "engine=io_uring", *offsets]  # fmt: skip
+    fields = {"rw": "randread", "bs": "4k", "iodepth": 32, "loops": loops,
+              **engine_ring.T_IO_URING_OFFSETS}  # fmt: skip
+    return engine_ring.fb_cmd(exe or str(engine_ring.FB_RUN), dev, fields, None, batch)
 
 
 def run_counted(dev: str, cmd: list[str]) -> int:

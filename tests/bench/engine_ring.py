@@ -388,13 +388,16 @@ def on_device(dev: str, run) -> dict:
     return r
 
 
-def fb_cmd(exe: str, dev: str, fields: dict, time_s: float, batch=None) -> list[str]:
-    """The ``fb_run`` command line: ``fields`` as ``key=value``, ``batch`` as ``--batch S/C``."""
+def fb_cmd(exe: str, dev: str, fields: dict, time_s: float | None, batch=None) -> list[str]:
+    """The ``fb_run`` command line: ``fields`` as ``key=value``, ``batch`` as ``--batch S/C``,
+    ``time=`` unless ``time_s`` is None (a run of ``loops=`` in ``fields``)."""
     cmd = [exe, dev]
     if batch:
         cmd += ["--batch", f"{batch[0]}/{batch[1]}"]
     cmd += [f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in fields.items()]
-    return [*cmd, f"time={time_s}s", "engine=io_uring"]
+    if time_s is not None:
+        cmd.append(f"time={time_s}s")
+    return [*cmd, "engine=io_uring"]
 
 
 def fb_run(
@@ -488,13 +491,15 @@ def t_runtime(time_s: float) -> int:
 
 
 def t_cmd(
-    exe: str, dev: str, batch: tuple[int, int], time_s: float, *, lat: bool = False,
+    exe: str, dev: str, batch: tuple[int, int], runtime_s: int, *, lat: bool = False,
     buffered: bool = False,
 ) -> list[str]:  # fmt: skip
-    """The ``t/io_uring`` command line of :func:`t_io_uring`."""
+    """The ``t/io_uring`` command line: QD32 4 KiB random reads at ``batch``, registered files,
+    buffers and ring, no polling, for ``runtime_s`` whole seconds; ``lat``: ``-t1``;
+    ``buffered``: ``-O0`` (``-O1``, ``O_DIRECT``, is its default)."""
     s, c = batch
     return [exe, "-d32", f"-s{s}", f"-c{c}", "-b4096", "-p0", "-B1", "-F1", "-X1",
-            f"-t{int(lat)}", f"-r{t_runtime(time_s)}", f"-O{int(not buffered)}", dev]  # fmt: skip
+            f"-t{int(lat)}", f"-r{runtime_s}", f"-O{int(not buffered)}", dev]  # fmt: skip
 
 
 def t_io_uring(
@@ -510,7 +515,7 @@ def t_io_uring(
     ``buffered``: without ``O_DIRECT`` (``-O0``), its I/Os and CPU counted by perf
     (:func:`spawn_counted`), as it prints no count of its own and the device sees none."""
     runtime = t_runtime(time_s)
-    cmd = t_cmd(exe, dev, batch, time_s, lat=lat, buffered=buffered)
+    cmd = t_cmd(exe, dev, batch, runtime, lat=lat, buffered=buffered)
     if buffered:
         c = spawn_counted(cmd)
         return {"ios": c.completions, "duration_s": runtime, "cpu_s": c.cpu_s,
@@ -555,7 +560,7 @@ def spawn_counted(cmd: list[str], *, tries: int = 2) -> Counted:
     """Runs ``cmd`` under ``perf stat``: its stdout, ``wait4``'s rusage (perf's own few ms
     included), the io_uring completions posted for it, its CPU seconds (``task-clock``) and its
     ``io_uring_enter`` calls. A run perf did not count (it printed ``<not counted>`` once in
-    some hundred runs of 1 s here) is run again, ``tries`` times in all."""
+    some 170 runs of 1 s here) is run again, ``tries`` times in all."""
     for _ in range(tries):
         with tempfile.TemporaryDirectory(prefix="flashback-perf-") as d:
             csv = Path(d) / "stat.csv"
@@ -971,8 +976,10 @@ def ring_cost(dev: str, time_s: float, pairs: int, *, target: str = "loop device
         print(f"  {start_line(row, time_s)}", flush=True)
         if cached:
             row["user_share"] = {
-                "t": user_share(t_cmd(exe, dev, batch, time_s, buffered=True)),
-                "tlat": user_share(t_cmd(exe, dev, batch, time_s, lat=True, buffered=True)),
+                "t": user_share(t_cmd(exe, dev, batch, t_runtime(time_s), buffered=True)),
+                "tlat": user_share(
+                    t_cmd(exe, dev, batch, t_runtime(time_s), lat=True, buffered=True)
+                ),
                 "fb": user_share(fb_cmd(str(FB_RUN), dev, fields, time_s, batch)),
             }
             print(f"  {user_share_line(row['user_share'])}", flush=True)
@@ -1010,8 +1017,12 @@ def user_share(cmd: list[str]) -> float:
             shares[dso.strip()] = float(pct) / 100
         except ValueError:
             continue
-    if not shares:
-        raise RuntimeError(f"perf recorded no samples for {Path(cmd[0]).name}: {p.stderr[:200]}")
+    # the shares are of every sample: a report that does not add up to them is not read
+    if not 0.98 <= sum(shares.values()) <= 1.02:
+        raise RuntimeError(
+            f"perf's report of {Path(cmd[0]).name} does not add up to its samples "
+            f"({sum(shares.values()):.1%}): {p.stdout[:200]!r} {p.stderr[:200]!r}"
+        )
     return sum(v for k, v in shares.items() if not k.startswith("[kernel"))
 
 

@@ -127,26 +127,20 @@ pub fn read_plain(path: &Path, time_back_ms: i64) -> Option<LogColumns> {
         })
         .collect();
     // each field's range, taken from its column once it is read (a pass the compiler
-    // vectorises, where a running minimum and maximum per line cost a third of the parse)
-    let (mut lows, mut highs) = (Vec::with_capacity(p.width), Vec::with_capacity(p.width));
-    for col in [&p.t_ms, &p.value] {
-        let (lo, hi) = col
-            .iter()
-            .fold((f64::MAX, f64::MIN), |(lo, hi), &x| (lo.min(x), hi.max(x)));
-        // every value is an integer below 2⁵³ (`row_done`): exact both ways
-        lows.push(lo as i64);
-        highs.push(hi as i64);
-    }
-    for f in &rest {
-        let (lo, hi) = match f {
-            Field::Constant(v) => (*v, *v),
-            Field::Values(vs) => vs
-                .iter()
-                .fold((i64::MAX, i64::MIN), |(lo, hi), &x| (lo.min(x), hi.max(x))),
-        };
-        lows.push(lo);
-        highs.push(hi);
-    }
+    // vectorises, where a running minimum and maximum per line cost a third of the parse);
+    // every time and value is an integer below 2⁵³ (`row_done`): exact as f64 both ways
+    let mut ranges: Vec<(i64, i64)> = [&p.t_ms, &p.value]
+        .into_iter()
+        .map(|col| {
+            let (lo, hi) = range_of(col, f64::MAX, f64::MIN);
+            (lo as i64, hi as i64)
+        })
+        .collect();
+    ranges.extend(rest.iter().map(|f| match f {
+        Field::Constant(v) => (*v, *v),
+        Field::Values(vs) => range_of(vs, i64::MAX, i64::MIN),
+    }));
+    let (lows, highs) = ranges.into_iter().unzip();
     Some(LogColumns {
         rows,
         t_ms: p.t_ms,
@@ -155,6 +149,13 @@ pub fn read_plain(path: &Path, time_back_ms: i64) -> Option<LogColumns> {
         lows,
         highs,
         t_sorted: p.t_sorted,
+    })
+}
+
+/// The smallest and largest of `xs`, starting from (`lo`, `hi`).
+fn range_of<T: Copy + PartialOrd>(xs: &[T], lo: T, hi: T) -> (T, T) {
+    xs.iter().fold((lo, hi), |(lo, hi), &x| {
+        (if x < lo { x } else { lo }, if x > hi { x } else { hi })
     })
 }
 
